@@ -1,0 +1,77 @@
+"""Dispatch to one module per command. Exit codes: 0 all well, 1 a problem found, 2 bad usage or input."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Protocol
+
+from slimwheel._version import __version__
+from slimwheel.errors import SlimwheelError
+
+__all__ = ["console_main", "main"]
+
+# command name -> module under slimwheel.cli; each module has add_arguments(parser) and run(args) -> int.
+COMMANDS: dict[str, str] = {
+    "show": "slimwheel.cli.show",
+    "plan": "slimwheel.cli.plan",
+    "catalog": "slimwheel.cli.catalog",
+}
+
+
+class CommandModule(Protocol):
+    HELP: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so every usage error ends the same way."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageExit(f"{self.prog}: {message}")
+
+
+class _UsageExit(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="slimwheel", description="Use NVIDIA's pip wheels instead of bundling them.")
+    parser.add_argument("--version", action="version", version=f"slimwheel {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        module: CommandModule = importlib.import_module(module_name)  # type: ignore[assignment]
+        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command_parser)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except _UsageExit as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        result: int = args._run(args)
+    except SlimwheelError as exc:
+        print(f"slimwheel {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"slimwheel {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return result
+
+
+def console_main() -> None:
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Library names: a library is named by its soname stem (``libcudss.so.1`` -> ``cudss``).
+
+Parses the file names seen in real wheels: plain sonames, auditwheel's hashed copies
+(``libcudss-1a2b3c4d.so.1.0.0``), renamed copies that keep the soname (``libcudart.41118559.so.12``)
+and Windows DLLs (``cudss64_1.dll``, ``nvJitLink_130_0.dll``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from slimwheel.errors import UsageError
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+__all__ = [
+    "LibraryFileName",
+    "LibrarySpec",
+    "NameStyle",
+    "is_shared_library_name",
+    "parse_library_file_name",
+    "parse_library_spec",
+    "soname_stem",
+]
+
+
+class NameStyle(enum.Enum):
+    PLAIN = "plain"  # libcudss.so.1, or an unversioned libfoo.so
+    AUDITWHEEL = "auditwheel"  # libcudss-1a2b3c4d.so.1.0.0 (SONAME rewritten to this name)
+    RENAMED = "renamed"  # libcudart.41118559.so.12 (SONAME kept)
+    WINDOWS = "windows"  # cudss64_1.dll
+
+
+@dataclass(frozen=True)
+class LibraryFileName:
+    """What a shared library's file name tells, before its ELF header is read."""
+
+    filename: str
+    stem: str
+    version: str | None
+    style: NameStyle
+    name_hash: str | None = None
+
+    @property
+    def plain_soname(self) -> str | None:
+        """The soname the file name spells, when the style keeps it (plain and renamed copies)."""
+        if self.style is NameStyle.PLAIN:
+            return self.filename
+        if self.style is NameStyle.RENAMED:
+            return f"lib{self.stem}.so.{self.version}" if self.version else f"lib{self.stem}.so"
+        return None
+
+
+_VERSION = r"[0-9]+(?:\.[0-9]+)*"
+_AUDITWHEEL = re.compile(rf"^lib(?P<stem>.+?)-(?P<hash>[0-9a-f]{{8}})\.so(?:\.(?P<version>{_VERSION}))?$")
+_RENAMED = re.compile(rf"^lib(?P<stem>.+?)\.(?P<hash>[0-9a-f]{{8}})\.so(?:\.(?P<version>{_VERSION}))?$")
+_PLAIN = re.compile(rf"^lib(?P<stem>.+?)\.so(?:\.(?P<version>{_VERSION}))?$")
+_WINDOWS = re.compile(r"^(?P<stem>.+?)(?:64)?(?:_(?P<version>[0-9][0-9_.]*))?\.dll$", re.IGNORECASE)
+
+
+def parse_library_file_name(filename: str) -> LibraryFileName | None:
+    """Split a shared library file name into stem, version and naming style; None if it is not one."""
+    base = filename.rsplit("/", 1)[-1]
+    for pattern, style in ((_AUDITWHEEL, NameStyle.AUDITWHEEL), (_RENAMED, NameStyle.RENAMED)):
+        match = pattern.match(base)
+        # A stem that is all hex digits would be ambiguous; real stems never are.
+        if match:
+            return LibraryFileName(base, match["stem"], match["version"], style, match["hash"])
+    match = _PLAIN.match(base)
+    if match:
+        return LibraryFileName(base, match["stem"], match["version"], NameStyle.PLAIN)
+    match = _WINDOWS.match(base)
+    if match:
+        return LibraryFileName(base, match["stem"], match["version"], NameStyle.WINDOWS)
+    return None
+
+
+def is_shared_library_name(filename: str) -> bool:
+    return parse_library_file_name(filename) is not None
+
+
+def soname_stem(soname: str) -> str:
+    """``libcublasLt.so.13`` -> ``cublasLt``; a name that is no library name is returned as is."""
+    parsed = parse_library_file_name(soname)
+    return parsed.stem if parsed else soname
+
+
+@dataclass(frozen=True)
+class LibrarySpec:
+    """A library named on the command line: ``cudss`` or ``cudss>=1.0``."""
+
+    name: str
+    specifier: str = ""
+
+    def specifier_set(self) -> SpecifierSet:
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.specifier)
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.specifier}"
+
+
+_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+-]*?)\s*(?P<spec>(?:[<>=!~].*)?)$")
+
+
+def parse_library_spec(text: str) -> LibrarySpec:
+    """Parse ``cudss``, ``cudss>=1.0`` or ``nvrtc-builtins``; a soname is accepted and reduced to its stem."""
+    match = _SPEC.match(text.strip())
+    if not match:
+        raise UsageError(f"{text!r} is not a library name", hint="name it by its soname stem, e.g. cudss>=1.0")
+    name = soname_stem(match["name"])
+    spec = match["spec"].replace(" ", "")
+    if spec:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            SpecifierSet(spec)
+        except InvalidSpecifier as exc:
+            raise UsageError(f"{text!r}: bad version spec {spec!r}", hint="write it like cudss>=1.0") from exc
+    return LibrarySpec(name, spec)

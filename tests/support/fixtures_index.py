@@ -1,0 +1,1 @@
+"""Pytest fixtures for this area (filled in by the module's tests)."""
