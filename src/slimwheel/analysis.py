@@ -1,0 +1,555 @@
+"""Wheel + Catalog -> WheelReport: what a wheel bundles, links statically, needs, and what it costs.
+
+Reading happens once per ELF member (through a seekable window or a spooled temp file, so memory does
+not grow with the wheel); everything after that is plain data.
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+from slimwheel.catalog.model import Catalog, LibraryProvider
+from slimwheel.elf import ElfFacts, Symbol, read_elf, read_section
+from slimwheel.errors import ElfError
+from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
+from slimwheel.wheel import Wheel, WheelMember
+
+__all__ = [
+    "DRIVER_LIBRARY_NAMES",
+    "Confidence",
+    "ElfReport",
+    "Finding",
+    "FindingKind",
+    "IdentifiedRelease",
+    "NeededLibrary",
+    "Resolution",
+    "Severity",
+    "StaticCode",
+    "VendoredCopy",
+    "WheelReport",
+    "analyse_wheel",
+    "is_driver_library",
+    "is_system_library",
+    "rpath_problems",
+]
+
+
+class Resolution(enum.Enum):
+    """Where a DT_NEEDED entry would come from once the wheel is installed."""
+
+    WHEEL = "wheel"  # another file of this wheel
+    VENDORED = "vendored"  # a copy of an NVIDIA library bundled in this wheel
+    NVIDIA_WHEEL = "nvidia-wheel"  # one of NVIDIA's pip wheels ships it
+    DRIVER = "driver"  # the host's NVIDIA driver; never from a wheel
+    SYSTEM = "system"  # allowed by the manylinux policy
+    UNRESOLVED = "unresolved"
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class FindingKind(enum.Enum):
+    VENDORED_NVIDIA = "vendored-nvidia"
+    STATIC_NVIDIA = "static-nvidia"
+    BUNDLED_DRIVER = "bundled-driver"
+    EMPTY_RPATH_ENTRY = "empty-rpath-entry"
+    RELATIVE_RPATH_ENTRY = "relative-rpath-entry"
+    ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
+    UNRESOLVED_NEEDED = "unresolved-needed"
+    NOT_ELF = "not-elf"
+    CORRUPT_ELF = "corrupt-elf"
+
+
+class Confidence(enum.Enum):
+    EXACT = "exact"  # same sha256 as the official file (or same GNU build-id, once confirmed)
+    BY_NAME = "by-name"  # the file's own version (auditwheel's suffix) matches a release
+    BY_SONAME = "by-soname"  # only the soname matches: any release shipping it could be the source
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    severity: Severity
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class NeededLibrary:
+    soname: str
+    resolution: Resolution
+    provided_by: tuple[str, ...] = ()  # member paths, or NVIDIA distributions
+
+
+@dataclass(frozen=True)
+class IdentifiedRelease:
+    distribution: str
+    version: str
+    cuda_major: int | None
+    confidence: Confidence
+    official_path: str  # where the NVIDIA wheel installs the file
+    candidates: int = 1  # releases that fit equally well
+
+
+@dataclass(frozen=True)
+class VendoredCopy:
+    path: str
+    name: str  # soname stem
+    original_soname: str
+    style: NameStyle
+    size: int
+    compressed_size: int
+    identified: IdentifiedRelease | None
+    needed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StaticCode:
+    path: str
+    library: str
+    symbols: int
+    symbol_bytes: int
+    exported: bool  # the symbols are in .dynsym (not only .symtab)
+    version_strings: tuple[str, ...] = ()
+
+    @property
+    def is_runtime(self) -> bool:
+        """nvcc links the CUDA runtime statically by default; that is expected and small."""
+        return self.library == "cudart"
+
+
+@dataclass(frozen=True)
+class ElfReport:
+    path: str
+    size: int
+    compressed_size: int
+    soname: str | None = None
+    machine: str | None = None
+    needed: tuple[NeededLibrary, ...] = ()
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    fatbin_size: int = 0
+    build_id: str | None = None
+    version_needs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class WheelReport:
+    filename: str
+    distribution: str
+    version: str
+    platform_tags: tuple[str, ...]
+    size: int
+    elf_files: tuple[ElfReport, ...]
+    vendored: tuple[VendoredCopy, ...]
+    static: tuple[StaticCode, ...]
+    findings: tuple[Finding, ...]
+    projected_size: int
+    catalog_origin: str
+    other_members: int = 0
+    extras: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+
+# The driver's user-space libraries: they come with the host's driver and never from a wheel.
+DRIVER_LIBRARY_NAMES = frozenset(
+    {"cuda", "nvidia-ml", "nvcuvid", "nvidia-encode", "nvidia-ptxjitcompiler", "nvidia-nvvm", "nvidia-opticalflow"}
+)
+# PEP 599/600's manylinux whitelist plus the dynamic loaders: what a manylinux wheel may take from the host.
+_SYSTEM_SONAMES = frozenset(
+    {
+        "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1", "libnsl.so.1",
+        "libresolv.so.2", "libgcc_s.so.1", "libstdc++.so.6", "libcrypt.so.1", "libX11.so.6", "libXext.so.6",
+        "libXrender.so.1", "libICE.so.6", "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0",
+        "libgthread-2.0.so.0", "libglib-2.0.so.0", "libz.so.1", "libexpat.so.1",
+    }
+)  # fmt: skip
+_LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
+_NOT_BINARY = re.compile(
+    r"\.(py|pyi|pyc|txt|md|rst|json|toml|cfg|ini|h|hh|hpp|cuh|c|cc|cpp|cu|pxd|pyx|typed|html|csv|yaml|yml)$"
+    r"|/(METADATA|RECORD|WHEEL|LICENSE[^/]*|top_level\.txt|entry_points\.txt)$",
+    re.IGNORECASE,
+)
+_SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
+# API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
+# code is linked in. The longest prefix wins (cublasLt before cublas).
+_API_PREFIX = re.compile(
+    r"^(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|cusolverDn|"
+    r"cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|nvshmem|nvshmemx|nvtx|cupti|npp|nvjpeg|"
+    r"cuda)(?=[A-Z_])"
+)
+_PREFIX_LIBRARY = {
+    "cublasXt": "cublas", "cufftXt": "cufft", "cusolverMg": "cusolverMg", "cusolverDn": "cusolver",
+    "cusolverSp": "cusolver", "cusolverRf": "cusolver", "nvshmemx": "nvshmem", "cuda": "cudart",
+    "nvtx": "nvToolsExt",
+}  # fmt: skip
+_VERSION_STRING = re.compile(
+    rb"(cuBLAS(?:Lt)?|cuDSS|cuDNN|NCCL|cuSPARSE(?:Lt)?|cuFFT|cuRAND|cuSOLVER|cuTENSOR|nvJitLink|NVRTC)"
+    rb"[ A-Za-z]{0,16}?(?:version|Version|VERSION)?[ :v]{1,3}(\d+\.\d+(?:\.\d+){0,2})"
+)
+_RODATA_SCAN_LIMIT = 64 * 1024 * 1024
+
+
+def is_driver_library(soname: str) -> bool:
+    parsed = parse_library_file_name(soname)
+    return parsed is not None and parsed.stem in DRIVER_LIBRARY_NAMES and parsed.style is not NameStyle.WINDOWS
+
+
+def is_system_library(soname: str) -> bool:
+    return soname in _SYSTEM_SONAMES or bool(_LOADER.match(soname))
+
+
+def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Finding]:
+    """Empty and relative entries make glibc search a directory that depends on the current one."""
+    findings = []
+    for entry in entries:
+        if entry == "":
+            findings.append(
+                Finding(
+                    FindingKind.EMPTY_RPATH_ENTRY,
+                    Severity.ERROR,
+                    path,
+                    f"{label} {':'.join(entries)!r} has an empty entry: glibc then searches the current directory",
+                )
+            )
+        elif not entry.startswith(("/", "$")):
+            findings.append(
+                Finding(
+                    FindingKind.RELATIVE_RPATH_ENTRY,
+                    Severity.ERROR,
+                    path,
+                    f"{label} entry {entry!r} is relative to the current directory, not to the file; use $ORIGIN",
+                )
+            )
+        elif entry.startswith("/"):
+            findings.append(
+                Finding(
+                    FindingKind.ABSOLUTE_RPATH_ENTRY,
+                    Severity.WARNING,
+                    path,
+                    f"{label} entry {entry!r} points outside the installed tree",
+                )
+            )
+    return findings
+
+
+@dataclass
+class _ElfMember:
+    member: WheelMember
+    installed: str
+    facts: ElfFacts | None
+    error: str | None
+    version_strings: tuple[str, ...] = ()
+
+
+def _candidate_members(wheel: Wheel) -> list[WheelMember]:
+    return [m for m in wheel.members if not m.name.endswith("/") and not _NOT_BINARY.search(m.name)]
+
+
+def _read_members(wheel: Wheel, scan_strings: bool) -> tuple[list[_ElfMember], list[Finding], int]:
+    elf_members: list[_ElfMember] = []
+    findings: list[Finding] = []
+    others = 0
+    for member in _candidate_members(wheel):
+        looks_shared = bool(_SHARED_OBJECT.search(member.name))
+        if member.file_size < 4:
+            if looks_shared:
+                findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file (empty)"))
+            others += 1
+            continue
+        with wheel.seekable_member(member.name) as stream:
+            if stream.read(4) != b"\x7fELF":
+                if looks_shared:
+                    findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file"))
+                others += 1
+                continue
+            stream.seek(0)
+            installed = wheel.installed_path(member.name)
+            try:
+                facts = read_elf(stream, path=member.name)
+            except ElfError as exc:
+                findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, exc.reason))
+                elf_members.append(_ElfMember(member, installed, None, exc.reason))
+                continue
+            strings = _scan_version_strings(stream, facts) if scan_strings else ()
+            elf_members.append(_ElfMember(member, installed, facts, None, strings))
+    return elf_members, findings, others
+
+
+def _scan_version_strings(stream: object, facts: ElfFacts) -> tuple[str, ...]:
+    section = facts.section(".rodata")
+    if section is None or section.size == 0:
+        return ()
+    data = read_section(stream, section, limit=_RODATA_SCAN_LIMIT)  # type: ignore[arg-type]
+    found = {f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(data)}
+    return tuple(sorted(found))
+
+
+def _original_soname(item: _ElfMember, parsed: LibraryFileName | None, consumers: Iterable[_ElfMember]) -> str:
+    """The soname a vendored copy had before it was renamed.
+
+    auditwheel rewrites the SONAME, but the consumers' version needs (File -> Name) and the copy's own
+    version definitions keep the original (``libnvrtc.so.11.2`` for ``libnvrtc-672ee683.so.11.8.89``).
+    """
+    basename = posixpath.basename(item.member.name)
+    stem = parsed.stem if parsed else None
+    if parsed is not None and parsed.style is NameStyle.AUDITWHEEL:
+        for consumer in consumers:
+            for need in consumer.facts.version_needs if consumer.facts else ():
+                if need.file == basename:
+                    for name in need.names:
+                        candidate = parse_library_file_name(name)
+                        if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
+                            return name
+        for name in item.facts.version_definitions if item.facts else ():
+            candidate = parse_library_file_name(name)
+            if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
+                return name
+        major = (parsed.version or "").split(".")[0]
+        return f"lib{parsed.stem}.so.{major}" if major else f"lib{parsed.stem}.so"
+    if item.facts and item.facts.soname and parsed and parsed.style is not NameStyle.AUDITWHEEL:
+        return item.facts.soname
+    if parsed and parsed.plain_soname:
+        return parsed.plain_soname
+    return basename
+
+
+def _identify(
+    catalog: Catalog, record_sha256: str | None, original_soname: str, parsed: LibraryFileName | None
+) -> IdentifiedRelease | None:
+    if record_sha256:
+        exact = catalog.by_sha256(record_sha256)
+        if exact:
+            return _identified(exact[0], Confidence.EXACT, len({p.release.key for p in exact}))
+    providers = catalog.providers(soname=original_soname, include_prereleases=True)
+    if not providers and parsed is not None:
+        providers = catalog.providers(name=parsed.stem, include_prereleases=True)
+    if not providers:
+        return None
+    file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
+    if file_version and file_version.count(".") >= 1:
+        by_name = [
+            p for p in providers if p.version == file_version or p.version.startswith(file_version + ".")
+        ]
+        if by_name:
+            return _identified(by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}))
+    return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}))
+
+
+def _identified(provider: LibraryProvider, confidence: Confidence, candidates: int) -> IdentifiedRelease:
+    return IdentifiedRelease(
+        distribution=provider.distribution,
+        version=provider.version,
+        cuda_major=provider.release.cuda_major,
+        confidence=confidence,
+        official_path=provider.library.path,
+        candidates=candidates,
+    )
+
+
+def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
+    facts = item.facts
+    if facts is None:
+        return []
+    exported: dict[str, list[Symbol]] = {}
+    internal: dict[str, list[Symbol]] = {}
+    for source, symbols in ((exported, facts.defined_symbols), (internal, facts.symtab or ())):
+        for symbol in symbols:
+            match = _API_PREFIX.match(symbol.name)
+            if match:
+                library = _PREFIX_LIBRARY.get(match[1], match[1])
+                source.setdefault(library, []).append(symbol)
+    found = []
+    for library in sorted(set(exported) | set(internal)):
+        if own_name and (library == own_name or own_name.startswith(library)):
+            continue  # a library's own API is not "static" code
+        symbols = internal.get(library) or exported[library]
+        strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
+        found.append(
+            StaticCode(
+                path=item.member.name,
+                library=library,
+                symbols=len({s.name for s in symbols}),
+                symbol_bytes=sum({s.name: s.size for s in symbols}.values()),
+                exported=library in exported,
+                version_strings=strings,
+            )
+        )
+    return found
+
+
+def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) -> WheelReport:
+    """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide."""
+    elf_members, findings, others = _read_members(wheel, scan_strings)
+    record_sha = {entry.path: entry.sha256_hex for entry in wheel.record()}
+    nvidia_names = catalog.library_names
+    # Showing one of NVIDIA's own wheels: its libraries are the originals, not vendored copies.
+    own_distribution = canonicalize_name(wheel.distribution)
+    is_provider_wheel = own_distribution in catalog.distributions
+
+    by_name: dict[str, _ElfMember] = {}
+    for item in elf_members:
+        by_name.setdefault(posixpath.basename(item.member.name), item)
+        if item.facts and item.facts.soname:
+            by_name.setdefault(item.facts.soname, item)
+
+    consumers_of: dict[str, list[_ElfMember]] = {}
+    for item in elf_members:
+        for needed in item.facts.needed if item.facts else ():
+            provider = by_name.get(needed)
+            if provider is not None:
+                consumers_of.setdefault(provider.member.name, []).append(item)
+
+    vendored: dict[str, VendoredCopy] = {}
+    for item in elf_members:
+        basename = posixpath.basename(item.member.name)
+        parsed = parse_library_file_name(basename)
+        if is_driver_library(basename) or (item.facts and item.facts.soname and is_driver_library(item.facts.soname)):
+            findings.append(
+                Finding(
+                    FindingKind.BUNDLED_DRIVER,
+                    Severity.ERROR,
+                    item.member.name,
+                    "bundles the NVIDIA driver library: it must come from the host, never from a wheel",
+                )
+            )
+            continue
+        consumers = consumers_of.get(item.member.name, [])
+        original = _original_soname(item, parsed, consumers)
+        identified = _identify(catalog, record_sha.get(item.member.name), original, parsed)
+        stem = parse_library_file_name(original)
+        if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):
+            continue
+        copy = VendoredCopy(
+            path=item.member.name,
+            name=stem.stem if stem else basename,
+            original_soname=original,
+            style=parsed.style if parsed else NameStyle.PLAIN,
+            size=item.member.file_size,
+            compressed_size=item.member.compress_size,
+            identified=identified,
+            needed_by=tuple(sorted(c.member.name for c in consumers)),
+        )
+        vendored[item.member.name] = copy
+        where = (
+            f"{identified.distribution} {identified.version} ({identified.confidence.value})"
+            if identified
+            else "no NVIDIA wheel matched"
+        )
+        findings.append(
+            Finding(
+                FindingKind.VENDORED_NVIDIA,
+                Severity.WARNING,
+                item.member.name,
+                f"vendored copy of {original} ({copy.size} bytes): {where}",
+            )
+        )
+
+    elf_reports = []
+    static: list[StaticCode] = []
+    for item in elf_members:
+        facts = item.facts
+        if facts is None:
+            elf_reports.append(
+                ElfReport(item.member.name, item.member.file_size, item.member.compress_size, error=item.error)
+            )
+            continue
+        needed = tuple(_resolve(soname, by_name, vendored, catalog) for soname in facts.needed)
+        for need in needed:
+            if need.resolution is Resolution.UNRESOLVED:
+                findings.append(
+                    Finding(
+                        FindingKind.UNRESOLVED_NEEDED,
+                        Severity.WARNING,
+                        item.member.name,
+                        f"needs {need.soname}: not in the wheel, not an NVIDIA wheel's, not a system library",
+                    )
+                )
+        findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
+        findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
+        copy = vendored.get(item.member.name)
+        if copy is None:
+            for code in _static_code(item, None):
+                static.append(code)
+                severity = Severity.INFO if code.is_runtime else Severity.WARNING
+                findings.append(
+                    Finding(
+                        FindingKind.STATIC_NVIDIA,
+                        severity,
+                        item.member.name,
+                        f"contains {code.library} code statically ({code.symbols} symbols, ~{code.symbol_bytes} bytes"
+                        f"{', exported' if code.exported else ''}); it cannot be unlinked, only rebuilt",
+                    )
+                )
+        elf_reports.append(
+            ElfReport(
+                path=item.member.name,
+                size=item.member.file_size,
+                compressed_size=item.member.compress_size,
+                soname=facts.soname,
+                machine=facts.machine,
+                needed=needed,
+                rpath=facts.rpath,
+                runpath=facts.runpath,
+                fatbin_size=facts.fatbin_size,
+                build_id=facts.build_id,
+                version_needs=tuple((n.file, n.names) for n in facts.version_needs),
+            )
+        )
+
+    removable = [copy for copy in vendored.values() if copy.identified is not None]
+    saved = sum(copy.compressed_size + _zip_overhead(copy.path) for copy in removable)
+    order = {kind: i for i, kind in enumerate(Severity)}
+    findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value))
+    return WheelReport(
+        filename=wheel.filename,
+        distribution=wheel.distribution,
+        version=wheel.version,
+        platform_tags=wheel.platform_tags,
+        size=wheel.file_size,
+        elf_files=tuple(elf_reports),
+        vendored=tuple(vendored.values()),
+        static=tuple(static),
+        findings=tuple(findings),
+        projected_size=max(0, wheel.file_size - saved),
+        catalog_origin=catalog.origin,
+        other_members=others,
+    )
+
+
+def _zip_overhead(name: str) -> int:
+    """Local header + central directory entry of one member, without extra fields."""
+    return 30 + 46 + 2 * len(name.encode())
+
+
+def _resolve(
+    soname: str, by_name: Mapping[str, _ElfMember], vendored: Mapping[str, VendoredCopy], catalog: Catalog
+) -> NeededLibrary:
+    inside = by_name.get(soname)
+    if inside is not None:
+        if inside.member.name in vendored:
+            return NeededLibrary(soname, Resolution.VENDORED, (inside.member.name,))
+        return NeededLibrary(soname, Resolution.WHEEL, (inside.member.name,))
+    if is_driver_library(soname):
+        return NeededLibrary(soname, Resolution.DRIVER)
+    providers = catalog.providers(soname=soname)
+    if providers:
+        distributions = tuple(dict.fromkeys(p.distribution for p in providers))
+        return NeededLibrary(soname, Resolution.NVIDIA_WHEEL, distributions)
+    if is_system_library(soname):
+        return NeededLibrary(soname, Resolution.SYSTEM)
+    return NeededLibrary(soname, Resolution.UNRESOLVED)

@@ -1,0 +1,314 @@
+"""Learn the catalog from a package index: project pages, then METADATA and RECORD of each wheel.
+
+Each wheel is read lazily (its zip directory and two small members), so learning every NVIDIA release
+costs a few requests per wheel, not gigabytes. A previous catalog makes an update incremental: a
+wheel already known with the same sha256 is not read again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
+from slimwheel.errors import SlimwheelError
+from slimwheel.names import parse_library_file_name
+
+if TYPE_CHECKING:
+    from slimwheel.index.client import DistributionFile, IndexClient
+
+__all__ = [
+    "DEFAULT_SEEDS",
+    "TOOLKIT_DISTRIBUTION",
+    "ToolkitPins",
+    "WheelReading",
+    "infer_cuda_major",
+    "learn_catalog",
+    "libraries_from_record",
+    "toolkit_pins",
+]
+
+# The metapackage whose extras name every CUDA toolkit library wheel of each CUDA major.
+TOOLKIT_DISTRIBUTION = "cuda-toolkit"
+# Libraries outside the toolkit metapackage: only their names are seeded; everything about them
+# (versions, files, sonames, folders, dependencies) is learned. Their Requires-Dist adds more names.
+DEFAULT_SEEDS: tuple[str, ...] = tuple(
+    f"{family}-cu{major}"
+    for family in ("nvidia-cudss", "nvidia-cudnn", "nvidia-nccl", "nvidia-cusparselt", "nvidia-nvshmem", "cutensor")
+    for major in (12, 13)
+)
+
+_SUFFIX = re.compile(r"-cu(\d+)$")
+_CLASSIFIER = re.compile(r"^Environment :: GPU :: NVIDIA CUDA :: (\d+)")
+_CU_FOLDER = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
+
+
+@dataclass(frozen=True)
+class WheelReading:
+    """What one lazily read wheel told: its facts plus its release-level metadata."""
+
+    distribution: str
+    version: str
+    wheel: WheelFacts
+    requires_dist: tuple[str, ...]
+    classifiers: tuple[str, ...]
+    requires_python: str | None = None
+
+
+# (distribution, version prefix) -> CUDA major, from cuda-toolkit's `nvidia-x==V.*` requirements.
+ToolkitPins = Mapping[tuple[str, str], int]
+
+
+def toolkit_pins(toolkit_version: str, requires_dist: Iterable[str]) -> tuple[dict[tuple[str, str], int], set[str]]:
+    """Pins and distribution names a cuda-toolkit release names in its extras."""
+    major = Version(toolkit_version).major
+    pins: dict[tuple[str, str], int] = {}
+    names: set[str] = set()
+    for text in requires_dist:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(requirement.name)
+        names.add(name)
+        for spec in requirement.specifier:
+            if spec.operator == "==" and spec.version.endswith(".*"):
+                pins[(name, spec.version[:-2])] = major
+            elif spec.operator in ("==", "==="):
+                pins[(name, spec.version)] = major
+    return pins, names
+
+
+def infer_cuda_major(
+    distribution: str,
+    version: str,
+    requires_dist: Sequence[str],
+    classifiers: Sequence[str],
+    library_paths: Sequence[str],
+    pins: ToolkitPins,
+) -> tuple[int | None, CudaMajorSource]:
+    """The CUDA major of one release, from the surest source that speaks."""
+    match = _SUFFIX.search(distribution)
+    if match:
+        return int(match[1]), CudaMajorSource.NAME_SUFFIX
+    for text in requires_dist:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) != TOOLKIT_DISTRIBUTION:
+            continue
+        for spec in requirement.specifier:
+            head = spec.version.split(".")[0]
+            if spec.operator in ("==", "~=", ">=") and head.isdigit():
+                return int(head), CudaMajorSource.TOOLKIT_REQUIREMENT
+    majors = {int(m[1]) for c in classifiers if (m := _CLASSIFIER.match(c))}
+    if len(majors) == 1:
+        return majors.pop(), CudaMajorSource.CLASSIFIER
+    for (name, prefix), major in pins.items():
+        if name == distribution and (version == prefix or version.startswith(prefix + ".")):
+            return major, CudaMajorSource.TOOLKIT_PIN
+    folders = {int(m[1]) for path in library_paths if (m := _CU_FOLDER.search(path))}
+    if len(folders) == 1:
+        return folders.pop(), CudaMajorSource.FOLDER
+    return None, CudaMajorSource.UNKNOWN
+
+
+def libraries_from_record(entries: Iterable[tuple[str, int | None, str | None]]) -> tuple[LibraryFile, ...]:
+    """Shared libraries among (installed path, size, sha256 hex) rows of a RECORD.
+
+    The soname is inferred from the file name (NVIDIA ships each library under its soname) and marked
+    unconfirmed until the ELF itself is read.
+    """
+    found = []
+    for path, size, sha256 in entries:
+        parsed = parse_library_file_name(path)
+        if parsed is None or path.endswith((".a", ".lib")):
+            continue
+        found.append(LibraryFile(path=path, size=size, sha256=sha256, soname=parsed.filename))
+    return tuple(sorted(found, key=lambda lib: lib.path))
+
+
+def _read_wheel(client: IndexClient, distribution: str, version: str, file: DistributionFile) -> WheelReading:
+    with client.open_wheel(file) as wheel:
+        record = wheel.record()
+        metadata = wheel.metadata()
+        rows = [(wheel.installed_path(e.path), e.size, e.sha256_hex) for e in record]
+        facts = WheelFacts(
+            filename=file.filename,
+            platform_tags=wheel.platform_tags,
+            size=file.size if file.size is not None else wheel.file_size,
+            sha256=file.sha256,
+            libraries=libraries_from_record(rows),
+        )
+        return WheelReading(
+            distribution=distribution,
+            version=version,
+            wheel=facts,
+            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+            classifiers=tuple(metadata.get_all("Classifier") or ()),
+            requires_python=metadata.get("Requires-Python"),
+        )
+
+
+def _wanted_version(version: str, include_prereleases: bool) -> bool:
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return False
+    return include_prereleases or not (parsed.is_prerelease or parsed.is_devrelease)
+
+
+def _version_of(filename: str) -> str | None:
+    try:
+        return str(parse_wheel_filename(filename)[1])
+    except ValueError:
+        return None
+
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def learn_catalog(
+    client: IndexClient,
+    distributions: Iterable[str] = (),
+    *,
+    previous: Catalog | None = None,
+    follow_toolkit: bool = True,
+    follow_requirements: bool = True,
+    include_prereleases: bool = False,
+    max_workers: int = 16,
+    progress: ProgressCallback | None = None,
+) -> Catalog:
+    """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index."""
+    queue = [canonicalize_name(d) for d in distributions] or list(DEFAULT_SEEDS)
+    pins: dict[tuple[str, str], int] = {}
+    seen: set[str] = set()
+    if follow_toolkit:
+        toolkit_names = _learn_toolkit(client, pins, include_prereleases)
+        queue.extend(sorted(toolkit_names))
+    known = {(w.filename, w.sha256): (r, w) for r in (previous.releases if previous else ()) for w in r.wheels}
+    readings: list[WheelReading] = []
+    reused: dict[tuple[str, str], list[tuple[Release, WheelFacts]]] = {}
+    while queue:
+        batch = sorted({name for name in queue if name not in seen})
+        queue = []
+        seen.update(batch)
+        pages = client.projects(batch)
+        tasks: list[tuple[str, str, DistributionFile]] = []
+        for name in batch:
+            page = pages.get(name)
+            if page is None:
+                continue
+            for file in page.files:
+                version = _version_of(file.filename) if file.is_wheel else None
+                if version is None or not _wanted_version(version, include_prereleases) or file.yanked:
+                    continue
+                if (file.filename, file.sha256) in known and file.sha256:
+                    reused.setdefault((name, version), []).append(known[(file.filename, file.sha256)])
+                else:
+                    tasks.append((name, version, file))
+        batch_readings = _read_all(client, tasks, max_workers, progress)
+        readings.extend(batch_readings)
+        if follow_requirements:
+            requirements = [r for reading in batch_readings for r in reading.requires_dist]
+            requirements += [r for pairs in reused.values() for rel, _ in pairs for r in rel.requires_dist]
+            queue = sorted(_nvidia_names(requirements) - seen)
+    return _assemble(readings, reused, pins)
+
+
+def _learn_toolkit(client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool) -> set[str]:
+    page = client.projects([TOOLKIT_DISTRIBUTION]).get(TOOLKIT_DISTRIBUTION)
+    names: set[str] = set()
+    if page is None:
+        return names
+    files = {}
+    for file in page.files:
+        version = _version_of(file.filename) if file.is_wheel else None
+        if version and _wanted_version(version, include_prereleases) and not file.yanked:
+            files.setdefault(version, file)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        metadata = dict(zip(files, pool.map(client.fetch_metadata, files.values()), strict=True))
+    from email.parser import BytesParser
+
+    for version, raw in metadata.items():
+        message = BytesParser().parsebytes(raw)
+        found_pins, found_names = toolkit_pins(version, message.get_all("Requires-Dist") or ())
+        pins.update(found_pins)
+        names |= found_names
+    return names
+
+
+def _nvidia_names(requirements: Iterable[str]) -> set[str]:
+    names = set()
+    for text in requirements:
+        try:
+            name = canonicalize_name(Requirement(text).name)
+        except InvalidRequirement:
+            continue
+        if name.startswith("nvidia-") or name.startswith("cutensor"):
+            names.add(name)
+    return names
+
+
+def _read_all(
+    client: IndexClient,
+    tasks: Sequence[tuple[str, str, DistributionFile]],
+    max_workers: int,
+    progress: ProgressCallback | None,
+) -> list[WheelReading]:
+    readings: list[WheelReading] = []
+    if not tasks:
+        return readings
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        futures = {pool.submit(_read_wheel, client, *task): task for task in tasks}
+        for done, future in enumerate(as_completed(futures), start=1):
+            name, version, file = futures[future]
+            try:
+                readings.append(future.result())
+            except SlimwheelError as exc:
+                # One unreadable wheel must not sink the whole update; it is simply not learned.
+                if progress:
+                    progress(f"skipped {file.filename}: {exc}", done, len(tasks))
+                continue
+            if progress:
+                progress(f"{name} {version}", done, len(tasks))
+    return readings
+
+
+def _assemble(
+    readings: Sequence[WheelReading],
+    reused: Mapping[tuple[str, str], Sequence[tuple[Release, WheelFacts]]],
+    pins: ToolkitPins,
+) -> Catalog:
+    grouped: dict[tuple[str, str], list[WheelReading]] = {}
+    for reading in readings:
+        grouped.setdefault((reading.distribution, reading.version), []).append(reading)
+    releases = []
+    for key in sorted(set(grouped) | set(reused)):
+        distribution, version = key
+        fresh = grouped.get(key, [])
+        old = reused.get(key, [])
+        wheels = sorted([r.wheel for r in fresh] + [w for _, w in old], key=lambda w: w.filename)
+        if fresh:
+            requires, classifiers = fresh[0].requires_dist, fresh[0].classifiers
+            requires_python = fresh[0].requires_python
+        else:
+            requires, classifiers = old[0][0].requires_dist, ()
+            requires_python = old[0][0].requires_python
+        paths = [lib.path for wheel in wheels for lib in wheel.libraries]
+        if fresh or not old:
+            major, source = infer_cuda_major(distribution, version, requires, classifiers, paths, pins)
+        else:
+            major, source = old[0][0].cuda_major, old[0][0].cuda_major_source
+        releases.append(Release(distribution, version, major, source, requires, tuple(wheels), requires_python))
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Catalog(tuple(releases), origin="index", generated=generated)

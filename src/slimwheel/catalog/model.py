@@ -1,0 +1,313 @@
+"""What NVIDIA's wheels provide, as plain data, and the queries every command asks of it.
+
+A :class:`Catalog` holds one :class:`Release` per distribution version, each with its wheel files and
+the shared libraries inside them. It is learned from the index (``slimwheel.catalog.learn``), never
+written by hand, and stored as a compact snapshot (``slimwheel.catalog.store``).
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from packaging.version import InvalidVersion, Version
+
+from slimwheel.names import parse_library_file_name
+from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
+
+__all__ = [
+    "Catalog",
+    "CudaMajorSource",
+    "LibraryFile",
+    "LibraryProvider",
+    "Release",
+    "SafeRange",
+    "WheelFacts",
+]
+
+
+class CudaMajorSource(enum.Enum):
+    """Where a release's CUDA major was read from; a soname alone never tells."""
+
+    NAME_SUFFIX = "name suffix"  # nvidia-cudss-cu13
+    TOOLKIT_REQUIREMENT = "cuda-toolkit requirement"  # Requires-Dist: cuda-toolkit[...]==13.*
+    CLASSIFIER = "classifier"  # Environment :: GPU :: NVIDIA CUDA :: 13
+    TOOLKIT_PIN = "pinned by cuda-toolkit"  # cuda-toolkit 13.0.2 requires nvidia-cusparse==12.6.3.3.*
+    FOLDER = "folder"  # files under nvidia/cu13/
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class LibraryFile:
+    """One shared library inside an NVIDIA wheel, at its installed path (relative to site-packages)."""
+
+    path: str
+    size: int | None
+    sha256: str | None
+    soname: str  # the DLL name on Windows
+    soname_confirmed: bool = False  # False: inferred from the file name, not yet read from the ELF
+    build_id: str | None = None
+
+    @property
+    def folder(self) -> str:
+        return posixpath.dirname(self.path)
+
+    @property
+    def filename(self) -> str:
+        return posixpath.basename(self.path)
+
+    @property
+    def name(self) -> str:
+        """The soname stem: ``cudss`` for ``nvidia/cu13/lib/libcudss.so.1``."""
+        parsed = parse_library_file_name(self.filename)
+        return parsed.stem if parsed else self.filename
+
+
+@dataclass(frozen=True)
+class WheelFacts:
+    filename: str
+    platform_tags: tuple[str, ...]
+    size: int | None
+    sha256: str | None
+    libraries: tuple[LibraryFile, ...]
+
+    @cached_property
+    def platforms(self) -> frozenset[Platform]:
+        return frozenset(p for p in map(platform_of_tag, self.platform_tags) if p is not None)
+
+    def glibc(self, platform: Platform) -> tuple[int, int] | None:
+        """The lowest glibc this wheel runs on for ``platform`` (the oldest of its manylinux tags)."""
+        levels = [
+            level
+            for tag in self.platform_tags
+            if platform_of_tag(tag) == platform and (level := glibc_of_tag(tag)) is not None
+        ]
+        return min(levels) if levels else None
+
+    def supports(self, platform: Platform) -> bool:
+        return platform in self.platforms
+
+
+@dataclass(frozen=True)
+class Release:
+    """One version of one NVIDIA distribution."""
+
+    distribution: str  # canonical name
+    version: str
+    cuda_major: int | None
+    cuda_major_source: CudaMajorSource
+    requires_dist: tuple[str, ...]
+    wheels: tuple[WheelFacts, ...]
+    requires_python: str | None = None
+
+    @cached_property
+    def parsed_version(self) -> Version:
+        return Version(self.version)
+
+    def wheel_for(self, platform: Platform) -> WheelFacts | None:
+        """The wheel that serves ``platform``, preferring the one with the oldest glibc requirement."""
+        candidates = [wheel for wheel in self.wheels if wheel.supports(platform)]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda w: (w.glibc(platform) or (0, 0), w.filename))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.distribution, self.version)
+
+
+@dataclass(frozen=True)
+class LibraryProvider:
+    """An answer to "who provides this library": the release, its wheel and the file."""
+
+    release: Release
+    wheel: WheelFacts
+    library: LibraryFile
+
+    @property
+    def distribution(self) -> str:
+        return self.release.distribution
+
+    @property
+    def version(self) -> str:
+        return self.release.version
+
+
+@dataclass(frozen=True)
+class SafeRange:
+    """Versions of ``distribution`` that keep ``soname`` in ``folder``: ``>=lower,<upper``."""
+
+    distribution: str
+    soname: str
+    folder: str
+    lower: str
+    upper: str | None  # None: no release past ``lower`` changed it, and the next major is not capped either
+    upper_reason: str  # why the range ends there
+
+    @property
+    def specifier(self) -> str:
+        return f">={self.lower},<{self.upper}" if self.upper else f">={self.lower}"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.distribution}{self.specifier}"
+
+
+def _version_or_none(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All known releases, with lookups by soname, stem and sha256."""
+
+    releases: tuple[Release, ...]
+    origin: str = "empty"
+    generated: str | None = None
+    _by_key: dict[tuple[str, str], Release] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_key", {release.key: release for release in self.releases})
+
+    # -- building --------------------------------------------------------------------------------
+    def overlaid_by(self, other: Catalog) -> Catalog:
+        """This catalog with ``other``'s releases replacing same-version ones and adding new ones."""
+        merged = dict(self._by_key)
+        merged.update(other._by_key)
+        origin = other.origin if not self.releases else f"{self.origin} + {other.origin}"
+        generated = max(filter(None, (self.generated, other.generated)), default=None)
+        return Catalog(tuple(merged[k] for k in sorted(merged)), origin=origin, generated=generated)
+
+    # -- lookups ---------------------------------------------------------------------------------
+    def release(self, distribution: str, version: str) -> Release | None:
+        return self._by_key.get((distribution, version))
+
+    @cached_property
+    def distributions(self) -> tuple[str, ...]:
+        return tuple(sorted({release.distribution for release in self.releases}))
+
+    def releases_of(self, distribution: str) -> tuple[Release, ...]:
+        """Releases of one distribution, oldest first (versions that do not parse are left out)."""
+        found = [r for r in self.releases if r.distribution == distribution and _version_or_none(r.version)]
+        return tuple(sorted(found, key=lambda r: r.parsed_version))
+
+    def iter_libraries(self) -> Iterator[LibraryProvider]:
+        for release in self.releases:
+            for wheel in release.wheels:
+                for library in wheel.libraries:
+                    yield LibraryProvider(release, wheel, library)
+
+    @cached_property
+    def _by_sha256(self) -> dict[str, list[LibraryProvider]]:
+        index: dict[str, list[LibraryProvider]] = {}
+        for provider in self.iter_libraries():
+            if provider.library.sha256:
+                index.setdefault(provider.library.sha256, []).append(provider)
+        return index
+
+    @cached_property
+    def _by_stem(self) -> dict[str, list[LibraryProvider]]:
+        index: dict[str, list[LibraryProvider]] = {}
+        for provider in self.iter_libraries():
+            index.setdefault(provider.library.name, []).append(provider)
+        return index
+
+    @cached_property
+    def _by_soname(self) -> dict[str, list[LibraryProvider]]:
+        index: dict[str, list[LibraryProvider]] = {}
+        for provider in self.iter_libraries():
+            index.setdefault(provider.library.soname, []).append(provider)
+        return index
+
+    @cached_property
+    def library_names(self) -> frozenset[str]:
+        """Every soname stem an NVIDIA wheel ships (``cudss``, ``cublasLt``, ``nvrtc-builtins`` ...)."""
+        return frozenset(self._by_stem)
+
+    def by_sha256(self, sha256_hex: str) -> tuple[LibraryProvider, ...]:
+        return tuple(self._by_sha256.get(sha256_hex.lower(), ()))
+
+    def providers(
+        self,
+        *,
+        soname: str | None = None,
+        name: str | None = None,
+        cuda_major: int | None = None,
+        platform: Platform | None = None,
+        include_prereleases: bool = False,
+    ) -> tuple[LibraryProvider, ...]:
+        """Who ships ``soname`` (or any file of stem ``name``) for CUDA ``cuda_major`` on ``platform``.
+
+        Newest release first. The CUDA major is the release's, never guessed from the soname:
+        ``libcusparse.so.12`` ships in CUDA 12 and CUDA 13 wheels alike.
+        """
+        if soname is not None:
+            candidates: Iterable[LibraryProvider] = self._by_soname.get(soname, ())
+        elif name is not None:
+            candidates = self._by_stem.get(name, ())
+        else:
+            candidates = self.iter_libraries()
+        found = [
+            provider
+            for provider in candidates
+            if (cuda_major is None or provider.release.cuda_major == cuda_major)
+            and (platform is None or provider.wheel.supports(platform))
+            and (include_prereleases or not provider.release.parsed_version.is_prerelease)
+        ]
+        found.sort(key=lambda p: (p.release.parsed_version, p.release.distribution), reverse=True)
+        return tuple(found)
+
+    def cuda_majors(self) -> tuple[int, ...]:
+        return tuple(sorted({r.cuda_major for r in self.releases if r.cuda_major is not None}))
+
+    def safe_range(
+        self, distribution: str, version: str, library_name: str, *, platform: Platform | None = None
+    ) -> SafeRange | None:
+        """The versions from ``version`` up that keep the library's soname and folder and CUDA major.
+
+        The range ends at the first later release that moves, renames or drops the library (cuDSS
+        0.x -> 1.x moved ``libcudss.so.0`` to ``.so.1``) or changes CUDA major. If none did, it ends at
+        the next major version of the distribution, since NVIDIA bumps sonames with majors.
+        """
+        start = _version_or_none(version)
+        releases = [r for r in self.releases_of(distribution) if not r.parsed_version.is_prerelease]
+        if start is None or not releases:
+            return None
+        first = next((r for r in releases if r.parsed_version >= start), None)
+        if first is None:
+            return None
+        identity = _library_identity(first, library_name, platform)
+        if identity is None:
+            return None
+        soname, folder = identity
+        for later in releases:
+            if later.parsed_version <= first.parsed_version:
+                continue
+            if later.cuda_major != first.cuda_major:
+                reason = f"{later.version} is for CUDA {later.cuda_major}"
+                return SafeRange(distribution, soname, folder, version, later.version, reason)
+            later_identity = _library_identity(later, library_name, platform)
+            if later_identity != identity:
+                what = "drops it" if later_identity is None else f"ships {posixpath.join(*later_identity[::-1])}"
+                return SafeRange(distribution, soname, folder, version, later.version, f"{later.version} {what}")
+        next_major = f"{start.major + 1}"
+        return SafeRange(distribution, soname, folder, version, next_major, "next major version")
+
+
+def _library_identity(release: Release, library_name: str, platform: Platform | None) -> tuple[str, str] | None:
+    """(soname, folder) of the library named ``library_name`` in ``release`` on ``platform``."""
+    # Without a platform, compare like with like: Linux x86_64, where every NVIDIA library ships.
+    wheel = release.wheel_for(platform or Platform("linux", "x86_64"))
+    for wheel in (wheel,) if wheel else sorted(release.wheels, key=lambda w: w.filename):
+        matches = sorted(
+            (lib for lib in wheel.libraries if lib.name == library_name), key=lambda lib: len(lib.filename)
+        )
+        if matches:
+            return matches[0].soname, matches[0].folder
+    return None

@@ -1,0 +1,114 @@
+"""``slimwheel show WHEEL``: what a wheel bundles, links statically and needs, and what slimming saves."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+
+if TYPE_CHECKING:
+    from slimwheel.analysis import WheelReport
+
+HELP = "show what a wheel bundles or links statically, what it needs, and what NVIDIA's wheels could provide"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("wheels", nargs="+", type=Path, metavar="WHEEL")
+    parser.add_argument("--json", action="store_true", help="print a slimwheel.show/1 JSON document")
+    parser.add_argument("--verify", action="store_true", help="also check every member against RECORD")
+    parser.add_argument(
+        "--no-strings", action="store_true", help="skip scanning .rodata for NVIDIA version strings (faster)"
+    )
+    add_catalog_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.report import dump_report
+    from slimwheel.wheel import Wheel
+
+    catalog = load_catalog_from_args(args)
+    reports = []
+    for path in args.wheels:
+        with Wheel.open(path) as wheel:
+            if args.verify:
+                wheel.verify()
+            reports.append(analyse_wheel(wheel, catalog, scan_strings=not args.no_strings))
+    if args.json:
+        print(dump_report("show", {"catalog": catalog.origin, "wheels": reports}))
+    else:
+        for report in reports:
+            _render(report)
+    return 1 if any(report.has_errors for report in reports) else 0
+
+
+def _render(report: WheelReport) -> None:
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]{report.filename}[/bold]  {human_size(report.size)}  (catalog: {report.catalog_origin})")
+    table = Table(title="ELF files", title_justify="left", show_lines=False)
+    for column in ("file", "size", "soname", "needs -> resolves to", "rpath / runpath"):
+        table.add_column(column, overflow="fold")
+    for elf in report.elf_files:
+        needs = "\n".join(
+            f"{n.soname} -> {n.resolution.value}" + (f" ({', '.join(n.provided_by[:3])})" if n.provided_by else "")
+            for n in elf.needed
+        )
+        paths = []
+        if elf.rpath:
+            paths.append("RPATH " + ":".join(elf.rpath))
+        if elf.runpath:
+            paths.append("RUNPATH " + ":".join(elf.runpath))
+        table.add_row(
+            elf.path, human_size(elf.size), elf.soname or "", needs or (elf.error or ""), "\n".join(paths)
+        )
+    out.print(table)
+    if report.vendored:
+        vendored = Table(title="Vendored NVIDIA libraries", title_justify="left")
+        for column in ("file", "original soname", "style", "size", "NVIDIA wheel", "match"):
+            vendored.add_column(column, overflow="fold")
+        for copy in report.vendored:
+            found = copy.identified
+            vendored.add_row(
+                copy.path,
+                copy.original_soname,
+                copy.style.value,
+                human_size(copy.size),
+                f"{found.distribution} {found.version}\n{found.official_path}" if found else "none known",
+                f"{found.confidence.value}" + (f" (1 of {found.candidates})" if found and found.candidates > 1 else "")
+                if found
+                else "",
+            )
+        out.print(vendored)
+    if report.static:
+        static = Table(title="NVIDIA code linked statically", title_justify="left")
+        for column in ("file", "library", "symbols", "~bytes", "exported", "version strings"):
+            static.add_column(column, overflow="fold")
+        for code in report.static:
+            static.add_row(
+                code.path,
+                code.library,
+                str(code.symbols),
+                human_size(code.symbol_bytes),
+                "yes" if code.exported else "no",
+                ", ".join(code.version_strings),
+            )
+        out.print(static)
+    fatbins = [(elf.path, elf.fatbin_size) for elf in report.elf_files if elf.fatbin_size]
+    for path, size in fatbins:
+        out.print(f"device code (.nv_fatbin) in {path}: {human_size(size)}")
+    if report.findings:
+        findings = Table(title="Findings", title_justify="left")
+        for column in ("severity", "file", "finding"):
+            findings.add_column(column, overflow="fold")
+        for finding in report.findings:
+            findings.add_row(finding.severity.value, finding.path, finding.message)
+        out.print(findings)
+    saved = report.size - report.projected_size
+    share = f" ({100 * saved / report.size:.0f}% smaller)" if report.size else ""
+    out.print(
+        f"projected size once slimmed: {human_size(report.projected_size)} (now {human_size(report.size)}){share}"
+    )

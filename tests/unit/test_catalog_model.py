@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from slimwheel.catalog.learn import infer_cuda_major, libraries_from_record, toolkit_pins
+from slimwheel.catalog.model import Catalog, CudaMajorSource
+from slimwheel.catalog.store import load_catalog, read_catalog, write_catalog
+from slimwheel.errors import CatalogError
+from slimwheel.platforms import Platform
+from tests.support.catalogs import release, sample_catalog
+
+X86 = Platform("linux", "x86_64")
+WIN = Platform("win", "amd64")
+
+
+def test_a_soname_alone_does_not_tell_the_cuda_major() -> None:
+    catalog = sample_catalog()
+    both = {p.distribution for p in catalog.providers(soname="libcusparse.so.12")}
+    assert both == {"nvidia-cusparse", "nvidia-cusparse-cu12"}
+    cu13 = catalog.providers(soname="libcusparse.so.12", cuda_major=13, platform=X86)
+    assert [p.library.path for p in cu13] == ["nvidia/cu13/lib/libcusparse.so.12"]
+
+
+def test_providers_newest_first_per_platform() -> None:
+    catalog = sample_catalog()
+    linux = catalog.providers(name="cudss", cuda_major=13, platform=X86)
+    assert [(p.version, p.library.path) for p in linux] == [
+        ("1.0.0.35", "nvidia/cu13/lib/libcudss.so.1"),
+        ("0.7.1.6", "nvidia/cu13/lib/libcudss.so.0"),
+    ]
+    windows = catalog.providers(name="cudss", cuda_major=13, platform=WIN)
+    assert [p.library.path for p in windows] == ["nvidia/cu13/bin/cudss64_1.dll"]
+
+
+def test_safe_range_ends_where_the_soname_changes() -> None:
+    catalog = sample_catalog()
+    old = catalog.safe_range("nvidia-cudss-cu12", "0.7.1.6", "cudss")
+    assert old is not None
+    assert old.specifier == ">=0.7.1.6,<1.0.0.35"
+    assert "libcudss.so.1" in old.upper_reason
+    new = catalog.safe_range("nvidia-cudss-cu13", "1.0.0.35", "cudss")
+    assert new is not None
+    assert new.requirement == "nvidia-cudss-cu13>=1.0.0.35,<2"
+    assert (new.soname, new.folder) == ("libcudss.so.1", "nvidia/cu13/lib")
+
+
+def test_safe_range_ends_at_a_cuda_major_change() -> None:
+    catalog = Catalog(
+        (
+            release("nvidia-cusparse", "12.5.0.1", 12, ("nvidia/cusparse/lib/libcusparse.so.12",)),
+            release("nvidia-cusparse", "12.6.3.3", 13, ("nvidia/cu13/lib/libcusparse.so.12",)),
+        )
+    )
+    safe = catalog.safe_range("nvidia-cusparse", "12.5.0.1", "cusparse")
+    assert safe is not None
+    assert safe.specifier == ">=12.5.0.1,<12.6.3.3"
+
+
+def test_identify_by_sha256() -> None:
+    catalog = sample_catalog()
+    target = catalog.providers(name="cudss", cuda_major=13, platform=X86)[0]
+    assert target.library.sha256
+    found = catalog.by_sha256(target.library.sha256)
+    assert [(p.distribution, p.version) for p in found] == [("nvidia-cudss-cu13", "1.0.0.35")]
+
+
+def test_overlay_replaces_same_versions_and_adds_new_ones() -> None:
+    base = sample_catalog()
+    newer = Catalog(
+        (release("nvidia-cudss-cu13", "1.1.0.1", 13, ("nvidia/cu13/lib/libcudss.so.1",)),), origin="user"
+    )
+    merged = base.overlaid_by(newer)
+    assert merged.providers(name="cudss", cuda_major=13, platform=X86)[0].version == "1.1.0.1"
+    assert len(merged.releases) == len(base.releases) + 1
+    assert merged.origin == "sample + user"
+
+
+def test_store_roundtrip_and_precedence(tmp_path: Path) -> None:
+    catalog = sample_catalog()
+    user = tmp_path / "user.json.gz"
+    write_catalog(catalog, user)
+    first = user.read_bytes()
+    write_catalog(catalog, user)
+    assert user.read_bytes() == first  # reproducible
+    again = read_catalog(user)
+    assert set(again.releases) == set(catalog.releases)
+    extra = tmp_path / "extra.json.gz"
+    write_catalog(Catalog((release("nvidia-cudss-cu13", "1.0.0.35", 13, ("nvidia/cu13/lib/libcudss.so.9",)),)), extra)
+    loaded = load_catalog(extra, use_shipped=False, environ={"SLIMWHEEL_CATALOG": str(user)})
+    assert loaded.release("nvidia-cudss-cu13", "1.0.0.35") is not None
+    paths = [lib.path for w in loaded.release("nvidia-cudss-cu13", "1.0.0.35").wheels for lib in w.libraries]  # type: ignore[union-attr]
+    assert "nvidia/cu13/lib/libcudss.so.9" in paths  # --catalog wins over the user's copy
+
+
+def test_unreadable_catalog_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CatalogError, match="unreadable catalog"):
+        read_catalog(bad)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"schema": "other/1"}')
+    with pytest.raises(CatalogError, match="not a slimwheel catalog"):
+        read_catalog(wrong)
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "requires", "classifiers", "paths", "expected"),
+    [
+        ("nvidia-cudss-cu13", "1.0.0.35", (), (), (), (13, CudaMajorSource.NAME_SUFFIX)),
+        ("nvidia-cudss", "1.0.0.35", ("cuda-toolkit[cublas]==13.*",), (), (), (13, CudaMajorSource.TOOLKIT_REQUIREMENT)),
+        ("nvidia-x", "1.0", (), ("Environment :: GPU :: NVIDIA CUDA :: 12",), (), (12, CudaMajorSource.CLASSIFIER)),
+        ("nvidia-cusparse", "12.6.3.3", (), (), (), (13, CudaMajorSource.TOOLKIT_PIN)),
+        ("nvidia-cublas", "13.1.0.3", (), (), ("nvidia/cu13/lib/libcublas.so.13",), (13, CudaMajorSource.FOLDER)),
+        ("nvidia-y", "1.0", (), (), ("nvidia/y/lib/liby.so.1",), (None, CudaMajorSource.UNKNOWN)),
+    ],
+)
+def test_cuda_major_inference(
+    name: str,
+    version: str,
+    requires: tuple[str, ...],
+    classifiers: tuple[str, ...],
+    paths: tuple[str, ...],
+    expected: tuple[int | None, CudaMajorSource],
+) -> None:
+    pins, _ = toolkit_pins("13.0.2", ["nvidia-cusparse==12.6.3.3.*; extra == 'cusparse'"])
+    assert infer_cuda_major(name, version, requires, classifiers, paths, pins) == expected
+
+
+def test_libraries_from_record_skip_static_archives_and_headers() -> None:
+    rows = [
+        ("nvidia/cu13/lib/libcudss.so.1", 10, "aa"),
+        ("nvidia/cu13/lib/libcudss_static.a", 10, "bb"),
+        ("nvidia/cu13/include/cudss.h", 10, "cc"),
+        ("nvidia/cu13/bin/cudss64_1.dll", 10, "dd"),
+    ]
+    libraries = libraries_from_record(rows)
+    assert [lib.path for lib in libraries] == ["nvidia/cu13/bin/cudss64_1.dll", "nvidia/cu13/lib/libcudss.so.1"]
+    assert all(not lib.soname_confirmed for lib in libraries)
