@@ -1,0 +1,23 @@
+"""Read wheels in place (local files or seekable remote file objects): members, metadata, RECORD."""
+
+from slimwheel.wheel.reader import CHUNK_SIZE, SIGNATURE_FILE_NAMES, SPOOL_MEMORY_LIMIT, Wheel, WheelMember
+from slimwheel.wheel.record import (
+    ACCEPTED_HASH_ALGORITHMS,
+    RecordEntry,
+    decode_digest,
+    encode_digest,
+    parse_record,
+)
+
+__all__ = [
+    "ACCEPTED_HASH_ALGORITHMS",
+    "CHUNK_SIZE",
+    "SIGNATURE_FILE_NAMES",
+    "SPOOL_MEMORY_LIMIT",
+    "RecordEntry",
+    "Wheel",
+    "WheelMember",
+    "decode_digest",
+    "encode_digest",
+    "parse_record",
+]

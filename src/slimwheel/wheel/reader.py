@@ -1,0 +1,534 @@
+"""Read a wheel in place: file name, central directory, metadata, RECORD and members; nothing is extracted.
+
+Works on a local file or on any seekable binary file object (for example a remote file served by HTTP
+range requests). Opening reads only the zip's end records and central directory, and checks what can
+be checked from them: member names, duplicates, symlinks, entry layout and the ``.dist-info``
+directory. Member data is read only when asked for.
+
+A Wheel is meant for one thread at a time: member reads seek the shared file object.
+"""
+
+from __future__ import annotations
+
+import email.message
+import email.parser
+import hashlib
+import io
+import re
+import shutil
+import stat
+import struct
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, BinaryIO, cast
+
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+from slimwheel.errors import WheelError
+from slimwheel.wheel.record import ACCEPTED_HASH_ALGORITHMS, RecordEntry, encode_digest, parse_record
+from slimwheel.wheel.streams import (
+    READ_ERRORS,
+    ArchiveWindow,
+    GuardedStream,
+    describe_error,
+    wheel_errors,
+)
+
+if TYPE_CHECKING:
+    import os
+    from contextlib import AbstractContextManager
+
+    from packaging.tags import Tag
+    from packaging.utils import BuildTag
+
+__all__ = ["CHUNK_SIZE", "SIGNATURE_FILE_NAMES", "SPOOL_MEMORY_LIMIT", "Wheel", "WheelMember"]
+
+CHUNK_SIZE = 1024 * 1024  # hashing and copying stream members in pieces this big
+SPOOL_MEMORY_LIMIT = 8 * 1024 * 1024  # decompressed members up to this size stay in memory
+SIGNATURE_FILE_NAMES = ("RECORD.jws", "RECORD.p7s")  # signatures over RECORD, which RECORD cannot hash
+
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+_LOCAL_HEADER_MAGIC = b"PK\x03\x04"
+_UTF8_NAME_FLAG = 0x800
+_ENCRYPTED_FLAG = 0x1
+_READABLE_COMPRESSION = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflated",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
+_DRIVE_LETTER = re.compile(r"[A-Za-z]:")
+_INSTALLED_SCHEMES = ("purelib", "platlib")  # .data schemes that land in site-packages itself
+
+
+@dataclass(frozen=True)
+class WheelMember:
+    """One central directory entry."""
+
+    name: str  # archive path, forward slashes
+    file_size: int  # uncompressed bytes
+    compress_size: int  # stored bytes
+    compress_type: int  # zipfile.ZIP_STORED, ZIP_DEFLATED, ...
+    crc: int
+    header_offset: int  # offset of the local file header in the .whl
+    external_attr: int = 0  # high 16 bits: Unix mode, kept so a rewrite can preserve it
+    date_time: tuple[int, int, int, int, int, int] = (1980, 1, 1, 0, 0, 0)
+
+    @property
+    def is_dir(self) -> bool:
+        return self.name.endswith("/")
+
+    @property
+    def is_stored(self) -> bool:
+        return self.compress_type == zipfile.ZIP_STORED
+
+    @property
+    def unix_mode(self) -> int:
+        """Permission bits (0o755...) from the external attributes; 0 when the archiver set none."""
+        return stat.S_IMODE(self.external_attr >> 16)
+
+
+class Wheel:
+    """An open wheel. Use ``Wheel.open(path)`` or ``Wheel.from_fileobj(fileobj, filename)``."""
+
+    filename: str  # base file name
+    distribution: str  # canonical project name, from the file name
+    version: str  # normalised version, from the file name
+    build_tag: BuildTag  # () or (number, rest), from the file name
+    tags: frozenset[Tag]
+    platform_tags: tuple[str, ...]
+    members: tuple[WheelMember, ...]  # every central directory entry (directories too), in zip order
+    file_size: int  # bytes in the whole .whl
+
+    def __init__(
+        self, fileobj: BinaryIO, filename: str, *, closefd: bool = False, source: str | None = None
+    ) -> None:
+        """Prefer the classmethods. ``source`` names the wheel in errors (a path or URL; the file name
+        by default). With ``closefd`` the file object is closed by ``close()``, or at once if opening
+        fails."""
+        self._fileobj = fileobj
+        self._closefd = closefd
+        self._source = source or filename
+        self._zip: zipfile.ZipFile | None = None
+        self._closed = False
+        self._metadata: email.message.Message | None = None
+        self._wheel_info: email.message.Message | None = None
+        self._record: tuple[RecordEntry, ...] | None = None
+        try:
+            self._load(filename)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Wheel:
+        """Open a local .whl file; ``close()`` closes it."""
+        file_path = Path(path)
+        source = str(file_path)
+        try:
+            fileobj = file_path.open("rb")
+        except OSError as exc:
+            raise WheelError(source, f"cannot open: {exc.strerror or describe_error(exc)}") from exc
+        return cls(fileobj, file_path.name, closefd=True, source=source)
+
+    @classmethod
+    def from_fileobj(cls, fileobj: BinaryIO, filename: str, *, closefd: bool = False) -> Wheel:
+        """Read a wheel from a seekable binary file object; ``filename`` is its .whl name (a path or
+        URL is accepted: its last component is used). The file object stays open unless ``closefd``."""
+        return cls(fileobj, filename, closefd=closefd)
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _load(self, filename: str) -> None:
+        self.filename = filename.replace("\\", "/").rsplit("/", 1)[-1]
+        self._parse_file_name()
+        self.file_size = self._measure()
+        if self.file_size == 0:
+            raise WheelError(self._source, "empty file, not a wheel")
+        self._zip = self._open_zip()
+        infos = self._zip.infolist()
+        for info in infos:
+            self._check_entry(info)
+        self._check_duplicates(infos)
+        self._check_layout(infos, self._zip.start_dir)
+        self._infos = {info.filename: info for info in infos}
+        self.members = tuple(_member_from_info(info) for info in infos)
+        self._members_by_name = {member.name: member for member in self.members}
+        self._dist_info = self._find_dist_info()
+
+    def _parse_file_name(self) -> None:
+        try:
+            name, version, build, tags = parse_wheel_filename(self.filename)
+        except ValueError as exc:  # InvalidWheelFilename, and InvalidVersion in older packaging
+            raise WheelError(self._source, f"not a valid wheel file name: {describe_error(exc)}") from exc
+        self.distribution = str(name)
+        self.version = str(version)
+        self.build_tag = build
+        self.tags = tags
+        self.platform_tags = tuple(sorted({tag.platform for tag in tags}))
+
+    def _measure(self) -> int:
+        with wheel_errors(self._source, "cannot read"):
+            if not self._fileobj.seekable():
+                raise WheelError(self._source, "cannot read a wheel from a file object that is not seekable")
+            return self._fileobj.seek(0, io.SEEK_END)
+
+    def _open_zip(self) -> zipfile.ZipFile:
+        try:
+            # Reads the end record(s) and the central directory only.
+            return zipfile.ZipFile(self._fileobj)
+        except READ_ERRORS as exc:
+            raise WheelError(self._source, self._explain_unreadable_zip(exc)) from exc
+
+    def _explain_unreadable_zip(self, exc: Exception) -> str:
+        try:
+            self._fileobj.seek(0)
+            head = self._fileobj.read(len(_LOCAL_HEADER_MAGIC))
+        except READ_ERRORS:
+            head = b""
+        if head != _LOCAL_HEADER_MAGIC:
+            return "not a zip archive"
+        if isinstance(exc, zipfile.BadZipFile) and str(exc) == "File is not a zip file":
+            # zipfile's words for "no end of central directory record": the tail is missing.
+            return "truncated zip archive: its end (the central directory) is missing"
+        return f"damaged zip archive: {describe_error(exc)}"
+
+    def _check_entry(self, info: zipfile.ZipInfo) -> None:
+        # zipfile cuts names at NUL (orig_filename keeps the raw text) and keeps backslashes on POSIX.
+        raw_name = info.orig_filename
+        problem = _hostile_name_problem(raw_name)
+        if problem:
+            raise WheelError(self._source, f"unsafe member name {raw_name!r}: {problem}")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise WheelError(self._source, f"member {raw_name!r} is a symbolic link; wheels hold only files")
+        if info.flag_bits & _ENCRYPTED_FLAG:
+            raise WheelError(self._source, f"member {raw_name!r} is encrypted")
+        if info.compress_type not in _READABLE_COMPRESSION:
+            raise WheelError(
+                self._source, f"member {raw_name!r} uses unsupported compression method {info.compress_type}"
+            )
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise WheelError(
+                self._source,
+                f"damaged zip archive: stored member {raw_name!r} has {info.compress_size} bytes "
+                f"but claims {info.file_size}",
+            )
+
+    def _check_duplicates(self, infos: list[zipfile.ZipInfo]) -> None:
+        seen: set[str] = set()
+        for info in infos:
+            if info.filename in seen:
+                raise WheelError(self._source, f"member {info.filename!r} appears more than once")
+            seen.add(info.filename)
+
+    def _check_layout(self, infos: list[zipfile.ZipInfo], central_directory_start: int) -> None:
+        """Every entry's header and data must fit before the next entry: catches a central directory
+        that disagrees with the data (a cut-out middle, overlapping 'zip bomb' entries) without
+        reading any local header."""
+        ordered = sorted(infos, key=lambda info: info.header_offset)
+        for index, info in enumerate(ordered):
+            limit = ordered[index + 1].header_offset if index + 1 < len(ordered) else central_directory_start
+            # Local header + name + data; the extra field and data descriptor only add to this.
+            encoding = "utf-8" if info.flag_bits & _UTF8_NAME_FLAG else "cp437"
+            name_length = len(info.orig_filename.encode(encoding, errors="replace"))
+            end = info.header_offset + _LOCAL_HEADER.size + name_length + info.compress_size
+            if info.header_offset < 0:
+                raise WheelError(
+                    self._source,
+                    f"damaged zip archive: the central directory places {info.filename!r} before the "
+                    "start of the file",
+                )
+            if end > limit:
+                raise WheelError(
+                    self._source,
+                    f"damaged zip archive: entry {info.filename!r} at offset {info.header_offset} "
+                    "overlaps the next entry or the central directory",
+                )
+
+    def _find_dist_info(self) -> str:
+        top_dirs = {name.split("/", 1)[0] for name in self._infos if "/" in name}
+        dist_infos = sorted(name for name in top_dirs if name.endswith(".dist-info"))
+        if not dist_infos:
+            raise WheelError(self._source, "no .dist-info directory")
+        if len(dist_infos) > 1:
+            raise WheelError(self._source, f"more than one .dist-info directory: {', '.join(dist_infos)}")
+        dist_info = dist_infos[0]
+        stem = dist_info.removesuffix(".dist-info")
+        # The name part cannot hold '-' in a conforming wheel; rpartition is a fallback for old ones.
+        candidates = {canonicalize_name(stem.partition("-")[0]), canonicalize_name(stem.rpartition("-")[0])}
+        if self.distribution not in candidates:
+            raise WheelError(
+                self._source,
+                f"{dist_info} does not belong to {self.distribution}, the project the file name names",
+            )
+        for required in ("METADATA", "WHEEL", "RECORD"):
+            if f"{dist_info}/{required}" not in self._infos:
+                raise WheelError(self._source, f"{dist_info}/{required} is missing")
+        return dist_info
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the zip reader, and the file object when this Wheel opened it (or closefd was set)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._zip is not None:
+                self._zip.close()
+        finally:
+            if self._closefd:
+                self._fileobj.close()
+
+    def __enter__(self) -> Wheel:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Wheel {self.filename!r} ({len(self.members)} members)>"
+
+    # -- names -----------------------------------------------------------------------------------
+
+    @property
+    def dist_info(self) -> str:
+        """The .dist-info directory as the archive spells it: ``nvidia_cudss_cu13-1.0.0.35.dist-info``."""
+        return self._dist_info
+
+    @property
+    def data_dir(self) -> str:
+        """The matching ``<name>-<version>.data`` directory (which may be absent from the archive)."""
+        return self._dist_info.removesuffix(".dist-info") + ".data"
+
+    def member(self, name: str) -> WheelMember:
+        try:
+            return self._members_by_name[name]
+        except KeyError:
+            raise WheelError(self._source, f"no member {name!r} in the wheel") from None
+
+    def has_member(self, name: str) -> bool:
+        return name in self._members_by_name
+
+    def installed_path(self, name: str) -> str:
+        """Where ``name`` lands relative to site-packages: ``<x>.data/purelib/a/b`` and
+        ``<x>.data/platlib/a/b`` become ``a/b``; other names (other .data schemes too) stay as they are."""
+        for scheme in _INSTALLED_SCHEMES:
+            prefix = f"{self.data_dir}/{scheme}/"
+            if name.startswith(prefix):
+                return name[len(prefix) :]
+        return name
+
+    # -- dist-info files -------------------------------------------------------------------------
+
+    def metadata_bytes(self) -> bytes:
+        return self.read_member(f"{self._dist_info}/METADATA")
+
+    def metadata(self) -> email.message.Message:
+        """METADATA parsed as email headers (cached; treat it as read-only)."""
+        if self._metadata is None:
+            self._metadata = _parse_headers(self.metadata_bytes())
+        return self._metadata
+
+    def requires_dist(self) -> tuple[str, ...]:
+        values = self.metadata().get_all("Requires-Dist") or []
+        return tuple(str(value).strip() for value in values)
+
+    def wheel_info(self) -> email.message.Message:
+        """The WHEEL file parsed as email headers (cached; treat it as read-only)."""
+        if self._wheel_info is None:
+            self._wheel_info = _parse_headers(self.read_member(f"{self._dist_info}/WHEEL"))
+        return self._wheel_info
+
+    def record(self) -> tuple[RecordEntry, ...]:
+        """RECORD's lines, parsed (cached)."""
+        if self._record is None:
+            self._record = parse_record(self.read_member(f"{self._dist_info}/RECORD"), self._source)
+        return self._record
+
+    # -- member data -----------------------------------------------------------------------------
+
+    def read_member(self, name: str) -> bytes:
+        """A member's whole content (checked against its CRC)."""
+        info = self._info(name)
+        with wheel_errors(self._source, f"cannot read {name}"), self._zip_open(info) as stream:
+            return stream.read()
+
+    def open_member(self, name: str) -> BinaryIO:
+        """A forward-only stream of a member's content (CRC checked at the end); close it after use."""
+        info = self._info(name)
+        with wheel_errors(self._source, f"cannot open {name}"):
+            stream = self._zip_open(info)
+        return io.BufferedReader(GuardedStream(stream, self._source, name))
+
+    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
+        """A seekable read-only file of a member's content, for random access (ELF parsing).
+
+        A stored member is a window onto the archive itself (no copy, no CRC check: ``verify`` does
+        that); a compressed one is decompressed into a SpooledTemporaryFile, which keeps small members
+        in memory and moves big ones to disk.
+        """
+        return self._seekable_member(name)
+
+    @contextmanager
+    def _seekable_member(self, name: str) -> Iterator[BinaryIO]:
+        info = self._info(name)
+        if info.compress_type == zipfile.ZIP_STORED:
+            window = ArchiveWindow(
+                self._fileobj, self._data_offset(info), info.compress_size, self._source, name
+            )
+            with io.BufferedReader(window) as reader:
+                yield reader
+            return
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_LIMIT) as spool:
+            # Read failures are WheelErrors already; this names a full temporary disk the same way.
+            with (
+                wheel_errors(self._source, f"cannot unpack {name} to a temporary file"),
+                self.open_member(name) as stream,
+            ):
+                shutil.copyfileobj(stream, spool, CHUNK_SIZE)
+            spool.seek(0)
+            # SpooledTemporaryFile is an IO[bytes] that typeshed does not mark as BinaryIO.
+            yield cast(BinaryIO, spool)
+
+    def iter_member_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+        """A member's content in pieces of at most ``chunk_size`` bytes (CRC checked at the end)."""
+        info = self._info(name)
+        with wheel_errors(self._source, f"cannot read {name}"), self._zip_open(info) as stream:
+            while chunk := stream.read(chunk_size):
+                yield chunk
+
+    def verify(self) -> None:
+        """Check every member against RECORD; raise WheelError naming the first problem.
+
+        Cheap checks come first (members RECORD lacks, RECORD lines without a member, missing hashes,
+        sizes from the central directory); then each member is hashed in zip order, streamed in
+        CHUNK_SIZE pieces. RECORD itself and its signatures are exempt.
+        """
+        record_path = f"{self._dist_info}/RECORD"
+        exempt = {record_path, *(f"{self._dist_info}/{name}" for name in SIGNATURE_FILE_NAMES)}
+        entries: dict[str, RecordEntry] = {}
+        for entry in self.record():
+            if entry.path in entries:
+                raise WheelError(self._source, f"RECORD lists {entry.path} more than once")
+            entries[entry.path] = entry
+        files = [member for member in self.members if not member.is_dir and member.name not in exempt]
+        for member in files:
+            if member.name not in entries:
+                raise WheelError(self._source, f"{member.name} is not listed in RECORD")
+        for entry in entries.values():
+            if entry.path not in self._members_by_name and entry.path not in exempt:
+                raise WheelError(self._source, f"RECORD lists {entry.path}, which is not in the wheel")
+        for member in files:
+            self._check_record_entry(member, entries[member.name])
+        for member in files:
+            self._check_hash(member, entries[member.name])
+
+    def _check_record_entry(self, member: WheelMember, entry: RecordEntry) -> None:
+        if entry.hash_algorithm is None or entry.hash_digest is None:
+            raise WheelError(self._source, f"RECORD has no hash for {member.name}")
+        if entry.hash_algorithm not in ACCEPTED_HASH_ALGORITHMS:
+            raise WheelError(
+                self._source,
+                f"RECORD hashes {member.name} with {entry.hash_algorithm}, which is not accepted "
+                "(use sha256)",
+            )
+        if entry.size is not None and entry.size != member.file_size:
+            raise WheelError(
+                self._source,
+                f"size mismatch for {member.name}: RECORD says {entry.size} bytes, the wheel holds "
+                f"{member.file_size}",
+            )
+
+    def _check_hash(self, member: WheelMember, entry: RecordEntry) -> None:
+        algorithm = cast(str, entry.hash_algorithm)  # checked by _check_record_entry
+        hasher = hashlib.new(algorithm)
+        for chunk in self.iter_member_chunks(member.name):
+            hasher.update(chunk)
+        if not entry.digest_matches(hasher.digest()):
+            raise WheelError(
+                self._source,
+                f"hash mismatch for {member.name}: RECORD says {algorithm}={entry.hash_digest}, "
+                f"the content hashes to {algorithm}={encode_digest(hasher.digest())}",
+            )
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _info(self, name: str) -> zipfile.ZipInfo:
+        if self._closed:
+            raise WheelError(self._source, f"cannot read {name}: the wheel is closed")
+        try:
+            return self._infos[name]
+        except KeyError:
+            raise WheelError(self._source, f"no member {name!r} in the wheel") from None
+
+    def _zip_open(self, info: zipfile.ZipInfo) -> IO[bytes]:
+        assert self._zip is not None  # set by _load, which every public method follows
+        return self._zip.open(info)
+
+    def _data_offset(self, info: zipfile.ZipInfo) -> int:
+        """Where a member's data starts, from its local header (checked against the central directory)."""
+        name = info.filename
+        with wheel_errors(self._source, f"cannot read the local header of {name}"):
+            self._fileobj.seek(info.header_offset)
+            header = self._fileobj.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size or not header.startswith(_LOCAL_HEADER_MAGIC):
+                raise WheelError(self._source, f"damaged zip archive: bad local header for {name}")
+            fields = _LOCAL_HEADER.unpack(header)
+            flags: int = fields[3]
+            name_length: int = fields[10]
+            extra_length: int = fields[11]
+            raw_name = self._fileobj.read(name_length)
+            local_name = raw_name.decode("utf-8" if flags & _UTF8_NAME_FLAG else "cp437")
+        if local_name != info.orig_filename:
+            raise WheelError(
+                self._source,
+                f"damaged zip archive: local header names {local_name!r}, central directory {name!r}",
+            )
+        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+        if start + info.compress_size > self.file_size:
+            raise WheelError(self._source, f"the archive ends inside {name} (truncated download?)")
+        return start
+
+
+def _hostile_name_problem(name: str) -> str | None:
+    """Why an archive path could write outside the install directory, or None if it cannot."""
+    if not name:
+        return "empty name"
+    if "\x00" in name:
+        return "contains a NUL byte"
+    if "\\" in name:
+        return "contains a backslash"
+    if name.startswith("/") or _DRIVE_LETTER.match(name):
+        return "absolute path"
+    if ".." in name.split("/"):
+        return "contains a '..' component"
+    return None
+
+
+def _member_from_info(info: zipfile.ZipInfo) -> WheelMember:
+    return WheelMember(
+        name=info.filename,
+        file_size=info.file_size,
+        compress_size=info.compress_size,
+        compress_type=info.compress_type,
+        crc=info.CRC,
+        header_offset=info.header_offset,
+        external_attr=info.external_attr,
+        date_time=info.date_time,
+    )
+
+
+def _parse_headers(data: bytes) -> email.message.Message:
+    # Core metadata is UTF-8; a stray bad byte should not make a wheel unreadable.
+    return email.parser.Parser().parsestr(data.decode("utf-8", errors="replace"))
