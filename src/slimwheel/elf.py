@@ -1,0 +1,812 @@
+"""A small, fast ELF reader: the facts slimwheel needs from a shared library, with ``struct`` only.
+
+Real inputs include 170 MB CUDA libraries and extensions with huge ``.symtab``\\ s, so the reader
+seeks to what it needs and reads each table in one bulk read (decoded with ``struct.iter_unpack``);
+it never reads the whole file. 32/64-bit and both byte orders are supported. Files whose section
+headers were removed (``sstrip``) are read through ``PT_DYNAMIC`` and the dynamic tags.
+
+Every problem with the bytes is an :class:`~slimwheel.errors.ElfError` whose reason is
+``"not an ELF file"`` or ``"truncated or corrupt ELF: <what>"``; analysis turns those into findings.
+
+Strings are decoded as UTF-8 with ``errors="surrogateescape"``: names in DT_NEEDED and file names on
+disk are the same bytes, and Python decodes file names the same way (``os.fsdecode``), so names
+compare equal to paths and round-trip to the exact bytes (``os.fsencode``) when a file is rewritten.
+``"replace"`` would lose bytes and could make two different names equal.
+
+References: the gABI (https://refspecs.linuxfoundation.org/elf/gabi4+/contents.html) and the LSB
+symbol versioning chapter.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from slimwheel.errors import ElfError
+
+__all__ = [
+    "ELF_MAGIC",
+    "ElfFacts",
+    "Section",
+    "Symbol",
+    "VersionNeed",
+    "is_elf",
+    "read_elf",
+    "read_elf_file",
+    "read_section",
+]
+
+ELF_MAGIC = b"\x7fELF"
+
+_ELF_TYPES = {1: "REL", 2: "EXEC", 3: "DYN", 4: "CORE"}
+_MACHINES = {3: "i386", 22: "s390x", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+_EM_PPC64 = 21
+
+# Section types.
+_SHT_SYMTAB = 2
+_SHT_STRTAB = 3
+_SHT_DYNAMIC = 6
+_SHT_NOTE = 7
+_SHT_NOBITS = 8
+_SHT_DYNSYM = 11
+_SHT_GNU_VERDEF = 0x6FFFFFFD
+_SHT_GNU_VERNEED = 0x6FFFFFFE
+_SHT_GNU_VERSYM = 0x6FFFFFFF
+
+# Program header types.
+_PT_LOAD = 1
+_PT_DYNAMIC = 2
+_PT_NOTE = 4
+
+# Dynamic tags.
+_DT_NULL = 0
+_DT_NEEDED = 1
+_DT_HASH = 4
+_DT_STRTAB = 5
+_DT_SYMTAB = 6
+_DT_STRSZ = 10
+_DT_SONAME = 14
+_DT_RPATH = 15
+_DT_RUNPATH = 29
+_DT_GNU_HASH = 0x6FFFFEF5
+_DT_VERSYM = 0x6FFFFFF0
+_DT_VERDEF = 0x6FFFFFFC
+_DT_VERDEFNUM = 0x6FFFFFFD
+_DT_VERNEED = 0x6FFFFFFE
+_DT_VERNEEDNUM = 0x6FFFFFFF
+
+_SHN_UNDEF = 0
+_SHN_XINDEX = 0xFFFF
+_PN_XNUM = 0xFFFF
+_VER_FLG_BASE = 0x1
+_VER_NDX_MASK = 0x7FFF  # the top bit of a versym entry only marks a hidden (non-default) version
+_NT_GNU_BUILD_ID = 3
+
+_BINDINGS = {0: "local", 1: "global", 2: "weak", 10: "unique"}
+# STT_GNU_IFUNC (10) resolves to a function at load time; STT_COMMON (5) is data.
+_KINDS = {1: "object", 2: "func", 5: "object", 6: "tls", 10: "func"}
+_STT_SECTION = 3
+_STT_FILE = 4
+
+_LAZY_STRING_CHUNK = 256
+_NOTE_SCAN_LIMIT = 1 << 20  # build-id notes are tiny; do not read a huge foreign note to look for one
+_MAX_VERSION_ENTRIES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    size: int
+    kind: str  # "func", "object", "tls", "other"
+    binding: str  # "global", "weak", "local", "unique" ("other" for processor-specific bindings)
+    version: str | None = None  # dynamic symbols only; None when unversioned
+
+
+@dataclass(frozen=True)
+class VersionNeed:
+    file: str  # vn_file: the DT_NEEDED name the versions are required from
+    names: tuple[str, ...]  # vna_name entries
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    kind: int  # sh_type
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ElfFacts:
+    """What :func:`read_elf` found. ``sections`` includes the null section 0, so indexes match st_shndx.
+
+    With ``symbols=False``, ``defined_symbols`` and ``undefined_symbols`` are empty and ``symtab`` is
+    None; :attr:`has_symtab` still tells whether the file has a ``.symtab``.
+    ``version_definitions`` lists the version nodes a library defines, without the base entry
+    (VER_FLG_BASE, which only repeats the file's own name). ``defined_symbols`` keeps what the table
+    has, including the absolute symbol ld emits for each version node (``libcudss.so.1``, size 0).
+    """
+
+    elf_class: int
+    machine: str
+    little_endian: bool
+    elf_type: str
+    soname: str | None
+    needed: tuple[str, ...]
+    rpath: tuple[str, ...]
+    runpath: tuple[str, ...]
+    version_needs: tuple[VersionNeed, ...]
+    version_definitions: tuple[str, ...]
+    defined_symbols: tuple[Symbol, ...]
+    undefined_symbols: tuple[str, ...]
+    symtab: tuple[Symbol, ...] | None
+    sections: tuple[Section, ...]
+    build_id: str | None
+    file_size: int
+
+    def section(self, name: str) -> Section | None:
+        for section in self.sections:
+            if section.name == name:
+                return section
+        return None
+
+    @property
+    def fatbin_size(self) -> int:
+        """Bytes of CUDA device code: the sizes of the ``.nv_fatbin`` and ``__nv_relfatbin`` sections."""
+        return sum(s.size for s in self.sections if s.name in (".nv_fatbin", "__nv_relfatbin"))
+
+    @property
+    def has_symtab(self) -> bool:
+        return any(s.kind == _SHT_SYMTAB for s in self.sections)
+
+
+def is_elf(prefix: bytes) -> bool:
+    return prefix[:4] == ELF_MAGIC
+
+
+def read_elf_file(path: str | os.PathLike[str], *, symbols: bool = True) -> ElfFacts:
+    """Read ``path``; OSError (missing or unreadable file) propagates, bad bytes raise ElfError."""
+    with Path(path).open("rb") as stream:
+        return read_elf(stream, path=os.fspath(path), symbols=symbols)
+
+
+def read_elf(stream: BinaryIO, *, path: str, symbols: bool = True) -> ElfFacts:
+    """Read the facts of the ELF file in ``stream`` (seekable; the file starts at offset 0).
+
+    ``path`` only names the file in errors. ``symbols=False`` skips the symbol tables, which are the
+    only big reads. OSError from the stream propagates; every problem with the bytes is an ElfError.
+    """
+    try:
+        return _Parser(stream, path).parse(symbols=symbols)
+    except OSError:
+        raise
+    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
+        # A safety net only: every known inconsistency is reported precisely before it gets here.
+        raise ElfError(path, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
+
+
+def read_section(
+    stream: BinaryIO, section: Section, *, limit: int | None = None, path: str | None = None
+) -> bytes:
+    """The bytes of ``section`` (at most ``limit``); b"" for SHT_NOBITS sections, which have none."""
+    if section.kind == _SHT_NOBITS:
+        return b""
+    size = section.size if limit is None else max(0, min(section.size, limit))
+    name = path if path is not None else str(getattr(stream, "name", "<stream>"))
+    stream.seek(section.offset)
+    data = _read_fully(stream, size)
+    if len(data) != size:
+        raise ElfError(name, f"truncated or corrupt ELF: section {section.name} runs past end of file")
+    return data
+
+
+def _read_fully(stream: BinaryIO, size: int) -> bytes:
+    # Raw and zip streams may return short reads before the end.
+    data = stream.read(size)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    remaining = size - len(data)
+    while remaining > 0:
+        chunk = stream.read(remaining)
+        if not chunk:
+            break
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+def _split_path_list(value: str | None) -> tuple[str, ...]:
+    # Empty entries are kept: "$ORIGIN:" really searches the current directory as well.
+    return () if value is None else tuple(value.split(":"))
+
+
+class _Layout(NamedTuple):
+    """Struct formats for one (class, byte order); fields are normalised by the _decode helpers."""
+
+    elf_class: int
+    ehdr: struct.Struct  # after e_ident
+    phdr: struct.Struct
+    shdr: struct.Struct
+    dyn: struct.Struct
+    sym: struct.Struct
+    verneed: struct.Struct
+    vernaux: struct.Struct
+    verdef: struct.Struct
+    verdaux: struct.Struct
+    u32: struct.Struct
+    u32x2: struct.Struct
+    u32x3: struct.Struct
+    u32x4: struct.Struct
+    word_size: int
+    order: str
+
+
+def _layout(elf_class: int, order: str) -> _Layout:
+    wide = elf_class == 64
+    word = "Q" if wide else "I"
+    return _Layout(
+        elf_class=elf_class,
+        ehdr=struct.Struct(f"{order}HHI{word}{word}{word}IHHHHHH"),
+        phdr=struct.Struct(f"{order}IIQQQQQQ" if wide else f"{order}IIIIIIII"),
+        shdr=struct.Struct(f"{order}II{word}{word}{word}{word}II{word}{word}"),
+        dyn=struct.Struct(f"{order}qQ" if wide else f"{order}iI"),
+        sym=struct.Struct(f"{order}IBBHQQ" if wide else f"{order}IIIBBH"),
+        verneed=struct.Struct(f"{order}HHIII"),
+        vernaux=struct.Struct(f"{order}IHHII"),
+        verdef=struct.Struct(f"{order}HHHHIII"),
+        verdaux=struct.Struct(f"{order}II"),
+        u32=struct.Struct(f"{order}I"),
+        u32x2=struct.Struct(f"{order}II"),
+        u32x3=struct.Struct(f"{order}III"),
+        u32x4=struct.Struct(f"{order}IIII"),
+        word_size=8 if wide else 4,
+        order=order,
+    )
+
+
+class _Shdr(NamedTuple):
+    name: str
+    kind: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    addralign: int
+    entsize: int
+
+
+class _Phdr(NamedTuple):
+    kind: int
+    offset: int
+    vaddr: int
+    filesz: int
+    align: int
+
+
+class _Region(NamedTuple):
+    """A byte range of the file holding one table, with the name used in errors."""
+
+    offset: int
+    size: int
+    what: str
+
+
+class _Dynamic(NamedTuple):
+    values: dict[int, int]  # first value of each tag
+    needed: tuple[int, ...]  # every DT_NEEDED, in order
+
+
+class _Parser:
+    def __init__(self, stream: BinaryIO, path: str) -> None:
+        self.stream = stream
+        self.path = path
+        self.file_size = 0
+        self.layout = _layout(64, "<")
+        self.shdrs: list[_Shdr] = []
+        self.phdrs: list[_Phdr] = []
+
+    # -- low level ------------------------------------------------------------------------------
+
+    def corrupt(self, what: str) -> ElfError:
+        return ElfError(self.path, f"truncated or corrupt ELF: {what}")
+
+    def read(self, offset: int, size: int, what: str) -> bytes:
+        if offset < 0 or size < 0 or offset + size > self.file_size:
+            raise self.corrupt(
+                f"{what} (offset {offset}, {size} bytes) runs past end of file ({self.file_size} bytes)"
+            )
+        self.stream.seek(offset)
+        data = _read_fully(self.stream, size)
+        if len(data) != size:
+            raise self.corrupt(f"{what}: file ended after {len(data)} of {size} bytes")
+        return data
+
+    def read_table(self, region: _Region, entry: struct.Struct) -> list[tuple[int, ...]]:
+        usable = region.size - region.size % entry.size
+        return list(entry.iter_unpack(self.read(region.offset, usable, region.what)))
+
+    def vaddr_region(self, address: int, what: str, size: int | None = None) -> _Region:
+        """Translate a virtual address through PT_LOAD; without ``size``, the region runs to the
+        end of the segment's file bytes."""
+        for ph in self.phdrs:
+            if ph.kind == _PT_LOAD and ph.vaddr <= address < ph.vaddr + ph.filesz:
+                available = ph.filesz - (address - ph.vaddr)
+                return _Region(ph.offset + address - ph.vaddr, available if size is None else size, what)
+        raise self.corrupt(f"{what} address {address:#x} is not in any PT_LOAD segment")
+
+    def section_region(self, sh: _Shdr) -> _Region:
+        return _Region(sh.offset, 0 if sh.kind == _SHT_NOBITS else sh.size, sh.name or f"section {sh.kind}")
+
+    def linked_strings(self, sh: _Shdr, *, eager: bool) -> _StringTable | None:
+        if 0 < sh.link < len(self.shdrs) and self.shdrs[sh.link].kind == _SHT_STRTAB:
+            return _StringTable(self, self.section_region(self.shdrs[sh.link]), eager=eager)
+        return None
+
+    def first_section(self, kind: int) -> _Shdr | None:
+        return next((sh for sh in self.shdrs if sh.kind == kind), None)
+
+    # -- headers --------------------------------------------------------------------------------
+
+    def parse(self, *, symbols: bool) -> ElfFacts:
+        self.file_size = self.stream.seek(0, os.SEEK_END)
+        self.stream.seek(0)
+        head = _read_fully(self.stream, 64)
+        if not is_elf(head):
+            raise ElfError(self.path, "not an ELF file")
+        if len(head) < 6:
+            raise self.corrupt(f"ELF identification cut short ({len(head)} of 16 bytes)")
+        elf_class = {1: 32, 2: 64}.get(head[4])
+        if elf_class is None:
+            raise self.corrupt(f"unknown ELF class {head[4]}")
+        order = {1: "<", 2: ">"}.get(head[5])
+        if order is None:
+            raise self.corrupt(f"unknown data encoding {head[5]}")
+        self.layout = layout = _layout(elf_class, order)
+        if len(head) < 16 + layout.ehdr.size:
+            raise self.corrupt(f"ELF header cut short ({len(head)} of {16 + layout.ehdr.size} bytes)")
+        (
+            e_type,
+            e_machine,
+            _version,
+            _entry,
+            e_phoff,
+            e_shoff,
+            _flags,
+            _ehsize,
+            e_phentsize,
+            e_phnum,
+            e_shentsize,
+            e_shnum,
+            e_shstrndx,
+        ) = layout.ehdr.unpack_from(head, 16)
+
+        self.read_section_headers(e_shoff, e_shentsize, e_shnum, e_shstrndx, e_phnum)
+        if e_phnum == _PN_XNUM and self.shdrs:
+            e_phnum = self.shdrs[0].info  # extended numbering: the real count is in section 0
+        self.read_program_headers(e_phoff, e_phentsize, e_phnum)
+
+        if e_machine == _EM_PPC64:
+            machine = "ppc64le" if order == "<" else "ppc64"
+        else:
+            machine = _MACHINES.get(e_machine, f"EM_{e_machine}")
+
+        dynamic = self.read_dynamic()
+        dynstr = self.dynamic_strings(dynamic)
+        values = dynamic.values if dynamic else {}
+
+        def dyn_string(tag: int) -> str | None:
+            if tag not in values:
+                return None
+            if dynstr is None:
+                raise self.corrupt("dynamic section names strings but has no string table")
+            return dynstr.get(values[tag])
+
+        needed: tuple[str, ...] = ()
+        if dynamic and dynamic.needed:
+            if dynstr is None:
+                raise self.corrupt("DT_NEEDED without a dynamic string table")
+            needed = tuple(dynstr.get(offset) for offset in dynamic.needed)
+
+        version_needs, need_index = self.read_version_needs(values, dynstr)
+        definitions, def_index = self.read_version_definitions(values, dynstr)
+
+        defined: tuple[Symbol, ...] = ()
+        undefined: tuple[str, ...] = ()
+        symtab: tuple[Symbol, ...] | None = None
+        if symbols:
+            version_names = {**need_index, **def_index}
+            defined, undefined = self.read_dynamic_symbols(values, dynstr, version_names)
+            symtab = self.read_symtab()
+
+        return ElfFacts(
+            elf_class=elf_class,
+            machine=machine,
+            little_endian=order == "<",
+            elf_type=_ELF_TYPES.get(e_type, f"ET_{e_type}"),
+            soname=dyn_string(_DT_SONAME),
+            needed=needed,
+            rpath=_split_path_list(dyn_string(_DT_RPATH)),
+            runpath=_split_path_list(dyn_string(_DT_RUNPATH)),
+            version_needs=version_needs,
+            version_definitions=definitions,
+            defined_symbols=defined,
+            undefined_symbols=undefined,
+            symtab=symtab,
+            sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size) for sh in self.shdrs),
+            build_id=self.read_build_id(),
+            file_size=self.file_size,
+        )
+
+    def read_section_headers(self, shoff: int, shentsize: int, shnum: int, shstrndx: int, phnum: int) -> None:
+        if shoff == 0:
+            return  # no section headers (sstrip'ed file)
+        layout = self.layout
+        if shentsize < layout.shdr.size:
+            raise self.corrupt(
+                f"e_shentsize {shentsize} is smaller than a section header ({layout.shdr.size})"
+            )
+        if shnum == 0 or shstrndx == _SHN_XINDEX or phnum == _PN_XNUM:
+            # Extended numbering keeps the real counts in section 0.
+            first = layout.shdr.unpack(self.read(shoff, layout.shdr.size, "section header 0"))
+            if shnum == 0:
+                shnum = first[5]
+            if shstrndx == _SHN_XINDEX:
+                shstrndx = first[6]
+        if shnum == 0:
+            return
+        data = self.read(shoff, shnum * shentsize, "section header table")
+        if shentsize == layout.shdr.size:
+            raw = list(layout.shdr.iter_unpack(data))
+        else:
+            raw = [layout.shdr.unpack_from(data, i * shentsize) for i in range(shnum)]
+        shdrs = [_Shdr("", r[1], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in raw]
+        if shstrndx != _SHN_UNDEF:
+            if shstrndx >= shnum:
+                raise self.corrupt(f"e_shstrndx {shstrndx} out of range ({shnum} sections)")
+            names_section = shdrs[shstrndx]
+            names = _StringTable(
+                self, _Region(names_section.offset, names_section.size, "section names"), eager=True
+            )
+            shdrs = [sh._replace(name=names.get(r[0])) for sh, r in zip(shdrs, raw, strict=True)]
+        for index, sh in enumerate(shdrs):
+            if sh.kind != _SHT_NOBITS and sh.size and sh.offset + sh.size > self.file_size:
+                raise self.corrupt(
+                    f"section {index} {sh.name} (offset {sh.offset}, {sh.size} bytes) runs past end of "
+                    f"file ({self.file_size} bytes)"
+                )
+        self.shdrs = shdrs
+
+    def read_program_headers(self, phoff: int, phentsize: int, phnum: int) -> None:
+        if phnum == 0 or phoff == 0:
+            return
+        entry = self.layout.phdr
+        if phentsize < entry.size:
+            raise self.corrupt(f"e_phentsize {phentsize} is smaller than a program header ({entry.size})")
+        data = self.read(phoff, phnum * phentsize, "program header table")
+        rows = (entry.unpack_from(data, i * phentsize) for i in range(phnum))
+        if self.layout.elf_class == 64:
+            self.phdrs = [_Phdr(r[0], r[2], r[3], r[5], r[7]) for r in rows]
+        else:
+            self.phdrs = [_Phdr(r[0], r[1], r[2], r[4], r[7]) for r in rows]
+
+    # -- dynamic section ------------------------------------------------------------------------
+
+    def read_dynamic(self) -> _Dynamic | None:
+        section = self.first_section(_SHT_DYNAMIC)
+        if section is not None:
+            region = self.section_region(section)
+        else:
+            segment = next((ph for ph in self.phdrs if ph.kind == _PT_DYNAMIC), None)
+            if segment is None:
+                return None
+            region = _Region(segment.offset, segment.filesz, "PT_DYNAMIC segment")
+        values: dict[int, int] = {}
+        needed: list[int] = []
+        for tag, value in self.read_table(region, self.layout.dyn):
+            if tag == _DT_NULL:
+                break
+            if tag == _DT_NEEDED:
+                needed.append(value)
+            values.setdefault(tag, value)
+        return _Dynamic(values, tuple(needed))
+
+    def dynamic_strings(self, dynamic: _Dynamic | None) -> _StringTable | None:
+        if dynamic is None:
+            return None
+        section = self.first_section(_SHT_DYNAMIC)
+        if section is not None:
+            table = self.linked_strings(section, eager=False)
+            if table is not None:
+                return table
+        if _DT_STRTAB not in dynamic.values:
+            return None
+        size = dynamic.values.get(_DT_STRSZ)
+        region = self.vaddr_region(dynamic.values[_DT_STRTAB], "DT_STRTAB", size)
+        return _StringTable(self, region, eager=False)
+
+    # -- symbol versions ------------------------------------------------------------------------
+
+    def version_table(
+        self, kind: int, tag: int, count_tag: int, values: dict[int, int], dynstr: _StringTable | None
+    ) -> tuple[_Region, int | None, _StringTable] | None:
+        """Where a verneed/verdef table is, how many entries it has, and its string table."""
+        section = self.first_section(kind)
+        count = values.get(count_tag)
+        if section is not None:
+            strings = self.linked_strings(section, eager=False) or dynstr
+            region = self.section_region(section)
+            count = count if count is not None else section.info
+        elif tag in values:
+            strings = dynstr
+            region = self.vaddr_region(values[tag], {_DT_VERNEED: "DT_VERNEED", _DT_VERDEF: "DT_VERDEF"}[tag])
+        else:
+            return None
+        if strings is None:
+            raise self.corrupt(f"{region.what} has no string table")
+        if count is not None and count > _MAX_VERSION_ENTRIES:
+            raise self.corrupt(f"{region.what} claims {count} entries")
+        return region, count, strings
+
+    def entry(self, region: _Region, position: int, entry: struct.Struct, what: str) -> tuple[int, ...]:
+        if position < 0 or position + entry.size > region.size:
+            raise self.corrupt(f"{what} at offset {position} runs past end of {region.what}")
+        return entry.unpack(self.read(region.offset + position, entry.size, region.what))
+
+    def read_version_needs(
+        self, values: dict[int, int], dynstr: _StringTable | None
+    ) -> tuple[tuple[VersionNeed, ...], dict[int, str]]:
+        table = self.version_table(_SHT_GNU_VERNEED, _DT_VERNEED, _DT_VERNEEDNUM, values, dynstr)
+        if table is None:
+            return (), {}
+        region, count, strings = table
+        layout = self.layout
+        needs: list[VersionNeed] = []
+        index: dict[int, str] = {}
+        position = 0
+        for _ in range(_MAX_VERSION_ENTRIES if count is None else count):
+            _version, aux_count, file_offset, aux, next_offset = self.entry(
+                region, position, layout.verneed, "version need entry"
+            )
+            names: list[str] = []
+            aux_position = position + aux
+            for _ in range(aux_count):
+                _hash, _flags, other, name_offset, aux_next = self.entry(
+                    region, aux_position, layout.vernaux, "version need aux entry"
+                )
+                name = strings.get(name_offset)
+                names.append(name)
+                index[other & _VER_NDX_MASK] = name
+                if aux_next == 0:
+                    break
+                aux_position += aux_next
+            needs.append(VersionNeed(strings.get(file_offset), tuple(names)))
+            if next_offset == 0:
+                break
+            position += next_offset
+        return tuple(needs), index
+
+    def read_version_definitions(
+        self, values: dict[int, int], dynstr: _StringTable | None
+    ) -> tuple[tuple[str, ...], dict[int, str]]:
+        table = self.version_table(_SHT_GNU_VERDEF, _DT_VERDEF, _DT_VERDEFNUM, values, dynstr)
+        if table is None:
+            return (), {}
+        region, count, strings = table
+        layout = self.layout
+        definitions: list[str] = []
+        index: dict[int, str] = {}
+        position = 0
+        for _ in range(_MAX_VERSION_ENTRIES if count is None else count):
+            _version, flags, ndx, aux_count, _hash, aux, next_offset = self.entry(
+                region, position, layout.verdef, "version definition entry"
+            )
+            if aux_count:
+                (name_offset, _next) = self.entry(
+                    region, position + aux, layout.verdaux, "version definition aux entry"
+                )
+                name = strings.get(name_offset)
+                index[ndx & _VER_NDX_MASK] = name
+                if not flags & _VER_FLG_BASE:
+                    definitions.append(name)
+            if next_offset == 0:
+                break
+            position += next_offset
+        return tuple(definitions), index
+
+    # -- symbols --------------------------------------------------------------------------------
+
+    def symbol_rows(self, region: _Region) -> list[tuple[int, int, int, int]]:
+        """(st_name, st_info, st_shndx, st_size) of each symbol, in table order."""
+        rows = self.read_table(region, self.layout.sym)
+        if self.layout.elf_class == 64:
+            return [(r[0], r[1], r[3], r[5]) for r in rows]
+        return [(r[0], r[3], r[5], r[2]) for r in rows]
+
+    def dynamic_symbol_count(self, values: dict[int, int]) -> int | None:
+        """Without section headers, the dynsym size is only known through a hash table."""
+        u32 = self.layout.u32
+        if _DT_HASH in values:
+            region = self.vaddr_region(values[_DT_HASH], "DT_HASH", 8)
+            _nbucket, nchain = self.layout.u32x2.unpack(self.read(region.offset, 8, "DT_HASH"))
+            return int(nchain)
+        if _DT_GNU_HASH not in values:
+            return None
+        region = self.vaddr_region(values[_DT_GNU_HASH], "DT_GNU_HASH", 16)
+        nbuckets, symoffset, bloom_size, _shift = self.layout.u32x4.unpack(
+            self.read(region.offset, 16, "DT_GNU_HASH")
+        )
+        buckets_offset = region.offset + 16 + bloom_size * self.layout.word_size
+        buckets = self.read(buckets_offset, nbuckets * 4, "DT_GNU_HASH buckets")
+        last = max((b for (b,) in u32.iter_unpack(buckets)), default=0)
+        if last < symoffset:
+            return int(symoffset)
+        # Walk the last bucket's chain to its end marker (low bit set).
+        chain_offset = buckets_offset + nbuckets * 4 + (last - symoffset) * 4
+        index = last
+        while True:
+            chunk = self.read(chain_offset, min(256, self.file_size - chain_offset), "DT_GNU_HASH chain")
+            if len(chunk) < 4:
+                raise self.corrupt("DT_GNU_HASH chain runs past end of file")
+            for (value,) in u32.iter_unpack(chunk[: len(chunk) - len(chunk) % 4]):
+                index += 1
+                if value & 1:
+                    return index
+            chain_offset += len(chunk) - len(chunk) % 4
+
+    def read_dynamic_symbols(
+        self, values: dict[int, int], dynstr: _StringTable | None, version_names: dict[int, str]
+    ) -> tuple[tuple[Symbol, ...], tuple[str, ...]]:
+        entry_size = self.layout.sym.size
+        section = self.first_section(_SHT_DYNSYM)
+        if section is not None:
+            region = self.section_region(section)
+            strings = self.linked_strings(section, eager=True) or dynstr
+        elif _DT_SYMTAB in values:
+            count = self.dynamic_symbol_count(values)
+            if count is None:
+                return (), ()  # no way to know the table's size
+            region = self.vaddr_region(values[_DT_SYMTAB], "DT_SYMTAB", count * entry_size)
+            strings = dynstr
+        else:
+            return (), ()
+        if strings is None:
+            raise self.corrupt(f"{region.what} has no string table")
+        strings.load()
+        rows = self.symbol_rows(region)
+        versions = self.read_versym(values, len(rows))
+        defined: list[Symbol] = []
+        undefined: list[str] = []
+        for position, (name_offset, info, shndx, size) in enumerate(rows):
+            if name_offset == 0:
+                continue
+            name = strings.get(name_offset)
+            if shndx == _SHN_UNDEF:
+                undefined.append(name)
+                continue
+            binding = _BINDINGS.get(info >> 4, "other")
+            if binding == "local":
+                continue
+            version = None
+            if versions is not None:
+                version = version_names.get(versions[position] & _VER_NDX_MASK)
+            defined.append(Symbol(name, size, _KINDS.get(info & 0xF, "other"), binding, version))
+        return tuple(defined), tuple(undefined)
+
+    def read_versym(self, values: dict[int, int], count: int) -> tuple[int, ...] | None:
+        section = self.first_section(_SHT_GNU_VERSYM)
+        if section is not None:
+            region = self.section_region(section)
+        elif _DT_VERSYM in values:
+            region = self.vaddr_region(values[_DT_VERSYM], "DT_VERSYM", count * 2)
+        else:
+            return None
+        if region.size < count * 2:
+            raise self.corrupt(f"{region.what} has {region.size // 2} entries for {count} symbols")
+        data = self.read(region.offset, count * 2, region.what)
+        return struct.unpack(f"{self.layout.order}{count}H", data)
+
+    def read_symtab(self) -> tuple[Symbol, ...] | None:
+        section = self.first_section(_SHT_SYMTAB)
+        if section is None:
+            return None
+        strings = self.linked_strings(section, eager=True)
+        if strings is None:
+            raise self.corrupt(f"{section.name or '.symtab'} has no string table")
+        symbols: list[Symbol] = []
+        for name_offset, info, shndx, size in self.symbol_rows(self.section_region(section)):
+            kind = info & 0xF
+            if shndx == _SHN_UNDEF or name_offset == 0 or kind in (_STT_SECTION, _STT_FILE):
+                continue
+            name = strings.get(name_offset)
+            symbols.append(Symbol(name, size, _KINDS.get(kind, "other"), _BINDINGS.get(info >> 4, "other")))
+        return tuple(symbols)
+
+    # -- notes ----------------------------------------------------------------------------------
+
+    def read_build_id(self) -> str | None:
+        named = [sh for sh in self.shdrs if sh.kind == _SHT_NOTE and sh.name == ".note.gnu.build-id"]
+        others = [sh for sh in self.shdrs if sh.kind == _SHT_NOTE and sh.name != ".note.gnu.build-id"]
+        candidates = [(self.section_region(sh), sh.addralign) for sh in named + others]
+        if not self.shdrs:
+            candidates = [
+                (_Region(ph.offset, ph.filesz, "PT_NOTE segment"), ph.align)
+                for ph in self.phdrs
+                if ph.kind == _PT_NOTE
+            ]
+        for region, align in candidates:
+            if region.size > _NOTE_SCAN_LIMIT:
+                continue
+            build_id = self.build_id_in(region, 8 if align == 8 else 4)
+            if build_id is not None:
+                return build_id
+        return None
+
+    def build_id_in(self, region: _Region, align: int) -> str | None:
+        data = self.read(region.offset, region.size, region.what)
+        position = 0
+        while position + 12 <= len(data):
+            namesz, descsz, kind = self.layout.u32x3.unpack_from(data, position)
+            name_start = position + 12
+            desc_start = name_start + _align_up(namesz, align)
+            end = desc_start + _align_up(descsz, align)
+            if desc_start + descsz > len(data):
+                raise self.corrupt(f"note at offset {position} runs past end of {region.what}")
+            if kind == _NT_GNU_BUILD_ID and data[name_start : name_start + namesz] == b"GNU\0":
+                return data[desc_start : desc_start + descsz].hex()
+            position = end
+        return None
+
+
+def _align_up(value: int, align: int) -> int:
+    return (value + align - 1) & ~(align - 1)
+
+
+class _StringTable:
+    """A NUL-terminated string table, read in one go (symbol names) or string by string (a few
+    names out of a large .dynstr, when symbols are skipped)."""
+
+    def __init__(self, parser: _Parser, region: _Region, *, eager: bool) -> None:
+        self.parser = parser
+        self.region = region
+        self.data: bytes | None = None
+        self.cache: dict[int, str] = {}
+        if eager:
+            self.load()
+
+    def load(self) -> None:
+        if self.data is None:
+            self.data = self.parser.read(self.region.offset, self.region.size, self.region.what)
+
+    def get(self, offset: int) -> str:
+        if offset >= self.region.size:
+            raise self.parser.corrupt(
+                f"string offset {offset} out of range in {self.region.what} ({self.region.size} bytes)"
+            )
+        if self.data is not None:
+            end = self.data.find(b"\0", offset)
+            if end < 0:
+                raise self.parser.corrupt(f"unterminated string at offset {offset} in {self.region.what}")
+            return self.data[offset:end].decode("utf-8", "surrogateescape")
+        cached = self.cache.get(offset)
+        if cached is None:
+            cached = self.cache[offset] = self.read_lazily(offset)
+        return cached
+
+    def read_lazily(self, offset: int) -> str:
+        parts: list[bytes] = []
+        position = offset
+        while position < self.region.size:
+            size = min(_LAZY_STRING_CHUNK, self.region.size - position)
+            chunk = self.parser.read(self.region.offset + position, size, self.region.what)
+            end = chunk.find(b"\0")
+            if end >= 0:
+                parts.append(chunk[:end])
+                return b"".join(parts).decode("utf-8", "surrogateescape")
+            parts.append(chunk)
+            position += size
+        raise self.parser.corrupt(f"unterminated string at offset {offset} in {self.region.what}")
