@@ -167,12 +167,21 @@ class WheelReport:
 
 # The driver's user-space libraries: they come with the host's driver and never from a wheel.
 DRIVER_LIBRARY_NAMES = frozenset(
-    {"cuda", "nvidia-ml", "nvcuvid", "nvidia-encode", "nvidia-ptxjitcompiler", "nvidia-nvvm", "nvidia-opticalflow"}
+    {
+        "cuda",
+        "nvidia-ml",
+        "nvcuvid",
+        "nvidia-encode",
+        "nvidia-ptxjitcompiler",
+        "nvidia-nvvm",
+        "nvidia-opticalflow",
+    }
 )
 # PEP 599/600's manylinux whitelist plus the dynamic loaders: what a manylinux wheel may take from the host.
 _SYSTEM_SONAMES = frozenset(
     {
-        "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1", "libnsl.so.1",
+        "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1",
+        "libnsl.so.1",
         "libresolv.so.2", "libgcc_s.so.1", "libstdc++.so.6", "libcrypt.so.1", "libX11.so.6", "libXext.so.6",
         "libXrender.so.1", "libICE.so.6", "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0",
         "libgthread-2.0.so.0", "libglib-2.0.so.0", "libz.so.1", "libexpat.so.1",
@@ -206,7 +215,9 @@ _RODATA_SCAN_LIMIT = 64 * 1024 * 1024
 
 def is_driver_library(soname: str) -> bool:
     parsed = parse_library_file_name(soname)
-    return parsed is not None and parsed.stem in DRIVER_LIBRARY_NAMES and parsed.style is not NameStyle.WINDOWS
+    return (
+        parsed is not None and parsed.stem in DRIVER_LIBRARY_NAMES and parsed.style is not NameStyle.WINDOWS
+    )
 
 
 def is_system_library(soname: str) -> bool:
@@ -223,7 +234,8 @@ def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Findin
                     FindingKind.EMPTY_RPATH_ENTRY,
                     Severity.ERROR,
                     path,
-                    f"{label} {':'.join(entries)!r} has an empty entry: glibc then searches the current directory",
+                    f"{label} {':'.join(entries)!r} has an empty entry: "
+                    "glibc then searches the current directory",
                 )
             )
         elif not entry.startswith(("/", "$")):
@@ -232,7 +244,8 @@ def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Findin
                     FindingKind.RELATIVE_RPATH_ENTRY,
                     Severity.ERROR,
                     path,
-                    f"{label} entry {entry!r} is relative to the current directory, not to the file; use $ORIGIN",
+                    f"{label} entry {entry!r} is relative to the current directory, "
+                    "not to the file; use $ORIGIN",
                 )
             )
         elif entry.startswith("/"):
@@ -268,13 +281,17 @@ def _read_members(wheel: Wheel, scan_strings: bool) -> tuple[list[_ElfMember], l
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
         if member.file_size < 4:
             if looks_shared:
-                findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file (empty)"))
+                findings.append(
+                    Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file (empty)")
+                )
             others += 1
             continue
         with wheel.seekable_member(member.name) as stream:
             if stream.read(4) != b"\x7fELF":
                 if looks_shared:
-                    findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file"))
+                    findings.append(
+                        Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file")
+                    )
                 others += 1
                 continue
             stream.seek(0)
@@ -299,7 +316,9 @@ def _scan_version_strings(stream: object, facts: ElfFacts) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _original_soname(item: _ElfMember, parsed: LibraryFileName | None, consumers: Iterable[_ElfMember]) -> str:
+def _original_soname(
+    item: _ElfMember, parsed: LibraryFileName | None, consumers: Iterable[_ElfMember]
+) -> str:
     """The soname a vendored copy had before it was renamed.
 
     auditwheel rewrites the SONAME, but the consumers' version needs (File -> Name) and the copy's own
@@ -377,14 +396,14 @@ def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
     for library in sorted(set(exported) | set(internal)):
         if own_name and (library == own_name or own_name.startswith(library)):
             continue  # a library's own API is not "static" code
-        symbols = internal.get(library) or exported[library]
+        matched: Sequence[Symbol] = internal.get(library) or exported[library]
         strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
         found.append(
             StaticCode(
                 path=item.member.name,
                 library=library,
-                symbols=len({s.name for s in symbols}),
-                symbol_bytes=sum({s.name: s.size for s in symbols}.values()),
+                symbols=len({s.name for s in matched}),
+                symbol_bytes=sum({s.name: s.size for s in matched}.values()),
                 exported=library in exported,
                 version_strings=strings,
             )
@@ -401,16 +420,15 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
     own_distribution = canonicalize_name(wheel.distribution)
     is_provider_wheel = own_distribution in catalog.distributions
 
+    # The loader searches for a DT_NEEDED entry by file name; a SONAME only matters once loaded.
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
         by_name.setdefault(posixpath.basename(item.member.name), item)
-        if item.facts and item.facts.soname:
-            by_name.setdefault(item.facts.soname, item)
 
     consumers_of: dict[str, list[_ElfMember]] = {}
     for item in elf_members:
-        for needed in item.facts.needed if item.facts else ():
-            provider = by_name.get(needed)
+        for soname in item.facts.needed if item.facts else ():
+            provider = by_name.get(soname)
             if provider is not None:
                 consumers_of.setdefault(provider.member.name, []).append(item)
 
@@ -418,7 +436,9 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
     for item in elf_members:
         basename = posixpath.basename(item.member.name)
         parsed = parse_library_file_name(basename)
-        if is_driver_library(basename) or (item.facts and item.facts.soname and is_driver_library(item.facts.soname)):
+        if is_driver_library(basename) or (
+            item.facts and item.facts.soname and is_driver_library(item.facts.soname)
+        ):
             findings.append(
                 Finding(
                     FindingKind.BUNDLED_DRIVER,
@@ -465,11 +485,13 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
         facts = item.facts
         if facts is None:
             elf_reports.append(
-                ElfReport(item.member.name, item.member.file_size, item.member.compress_size, error=item.error)
+                ElfReport(
+                    item.member.name, item.member.file_size, item.member.compress_size, error=item.error
+                )
             )
             continue
-        needed = tuple(_resolve(soname, by_name, vendored, catalog) for soname in facts.needed)
-        for need in needed:
+        resolved = tuple(_resolve(soname, by_name, vendored, catalog) for soname in facts.needed)
+        for need in resolved:
             if need.resolution is Resolution.UNRESOLVED:
                 findings.append(
                     Finding(
@@ -481,8 +503,7 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
                 )
         findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
-        copy = vendored.get(item.member.name)
-        if copy is None:
+        if item.member.name not in vendored:
             for code in _static_code(item, None):
                 static.append(code)
                 severity = Severity.INFO if code.is_runtime else Severity.WARNING
@@ -491,7 +512,8 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
                         FindingKind.STATIC_NVIDIA,
                         severity,
                         item.member.name,
-                        f"contains {code.library} code statically ({code.symbols} symbols, ~{code.symbol_bytes} bytes"
+                        f"contains {code.library} code statically "
+                        f"({code.symbols} symbols, ~{code.symbol_bytes} bytes"
                         f"{', exported' if code.exported else ''}); it cannot be unlinked, only rebuilt",
                     )
                 )
@@ -502,7 +524,7 @@ def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) 
                 compressed_size=item.member.compress_size,
                 soname=facts.soname,
                 machine=facts.machine,
-                needed=needed,
+                needed=resolved,
                 rpath=facts.rpath,
                 runpath=facts.runpath,
                 fatbin_size=facts.fatbin_size,

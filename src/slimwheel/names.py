@@ -112,7 +112,9 @@ def parse_library_spec(text: str) -> LibrarySpec:
     """Parse ``cudss``, ``cudss>=1.0`` or ``nvrtc-builtins``; a soname is accepted and reduced to its stem."""
     match = _SPEC.match(text.strip())
     if not match:
-        raise UsageError(f"{text!r} is not a library name", hint="name it by its soname stem, e.g. cudss>=1.0")
+        raise UsageError(
+            f"{text!r} is not a library name", hint="name it by its soname stem, e.g. cudss>=1.0"
+        )
     name = soname_stem(match["name"])
     spec = match["spec"].replace(" ", "")
     if spec:

@@ -86,8 +86,16 @@ def marker_environment(platform: Platform, python: str | None) -> dict[str, str]
     machine = {"amd64": "AMD64", "arm64": "ARM64"}.get(platform.arch, platform.arch)
     version = python or "3.12"
     return {
-        "sys_platform": "win32" if platform.is_windows else "linux" if platform.os == "linux" else platform.os,
-        "platform_system": "Windows" if platform.is_windows else "Linux" if platform.os == "linux" else platform.os,
+        "sys_platform": "win32"
+        if platform.is_windows
+        else "linux"
+        if platform.os == "linux"
+        else platform.os,
+        "platform_system": "Windows"
+        if platform.is_windows
+        else "Linux"
+        if platform.os == "linux"
+        else platform.os,
         "platform_machine": machine,
         "os_name": "nt" if platform.is_windows else "posix",
         "python_version": version,
@@ -107,9 +115,7 @@ def _python_ok(release: Release, python: str | None) -> bool:
         return True
 
 
-def _newest(
-    catalog: Catalog, target: Target, *, name: str, specifier: str = ""
-) -> LibraryProvider | None:
+def _newest(catalog: Catalog, target: Target, *, name: str, specifier: str = "") -> LibraryProvider | None:
     spec = SpecifierSet(specifier)
     for provider in catalog.providers(name=name, cuda_major=target.cuda_major, platform=target.platform):
         wheel = provider.release.wheel_for(target.platform)
@@ -122,9 +128,7 @@ def _newest(
     return None
 
 
-def _dependencies(
-    catalog: Catalog, target: Target, release: Release, seen: set[str]
-) -> list[PlannedLibrary]:
+def _dependencies(catalog: Catalog, target: Target, release: Release, seen: set[str]) -> list[PlannedLibrary]:
     """NVIDIA wheels that ``release`` requires on this target, newest allowed version each, recursively."""
     environment = marker_environment(target.platform, target.python)
     planned: list[PlannedLibrary] = []
@@ -140,7 +144,10 @@ def _dependencies(
             continue
         seen.add(name)
         for candidate in reversed(catalog.releases_of(name)):
-            if candidate.parsed_version.is_prerelease or candidate.parsed_version not in requirement.specifier:
+            if (
+                candidate.parsed_version.is_prerelease
+                or candidate.parsed_version not in requirement.specifier
+            ):
                 continue
             wheel = candidate.wheel_for(target.platform)
             if wheel is None:
@@ -169,7 +176,9 @@ def _marker_true(marker: Marker, environment: Mapping[str, str]) -> bool:
         return True
 
 
-def plan_targets(catalog: Catalog, libraries: Sequence[LibrarySpec], targets: Iterable[Target]) -> list[TargetPlan]:
+def plan_targets(
+    catalog: Catalog, libraries: Sequence[LibrarySpec], targets: Iterable[Target]
+) -> list[TargetPlan]:
     plans = []
     for target in sorted(targets):
         planned: list[PlannedLibrary] = []
@@ -259,5 +268,7 @@ def compare_plans(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> lis
         elif before[key] != after[key]:
             for field_name in ("missing", "manylinux", "libraries"):
                 if before[key][field_name] != after[key][field_name]:
-                    lines.append(f"{label}: {field_name} was {before[key][field_name]}, now {after[key][field_name]}")
+                    lines.append(
+                        f"{label}: {field_name} was {before[key][field_name]}, now {after[key][field_name]}"
+                    )
     return lines

@@ -21,7 +21,7 @@ _LEGACY = re.compile(r"^(manylinux1|manylinux2010|manylinux2014)_(.+)$")
 
 @dataclass(frozen=True, order=True)
 class Platform:
-    """A target platform: ``linux``/``win``/``macos`` and an architecture (``x86_64``, ``aarch64``, ``amd64``)."""
+    """A target platform: an OS (``linux``, ``win``, ``macos``) and an architecture (``x86_64``)."""
 
     os: str
     arch: str
@@ -86,7 +86,7 @@ def manylinux_tag(glibc: tuple[int, int], arch: str) -> str:
 
 
 def parse_platform(text: str) -> Platform:
-    """Parse a target as users write it: ``manylinux_x86_64``, ``linux_aarch64``, ``win_amd64``, a full tag."""
+    """Parse a target as users write it: ``manylinux_x86_64``, ``win_amd64``, or a full platform tag."""
     from slimwheel.errors import UsageError
 
     cleaned = text.strip()

@@ -31,13 +31,17 @@ def release(
     wheels = []
     for tag in linux_tags:
         libraries = tuple(
-            LibraryFile(path, 1000, fake_sha256(f"{distribution}{version}{tag}{path}"), path.rsplit("/", 1)[-1])
+            LibraryFile(
+                path, 1000, fake_sha256(f"{distribution}{version}{tag}{path}"), path.rsplit("/", 1)[-1]
+            )
             for path in linux_paths
         )
         wheels.append(WheelFacts(f"{dist}-{version}-py3-none-{tag}.whl", (tag,), 5000, None, libraries))
     if windows_paths:
         libraries = tuple(LibraryFile(p, 1000, None, p.rsplit("/", 1)[-1]) for p in windows_paths)
-        wheels.append(WheelFacts(f"{dist}-{version}-py3-none-win_amd64.whl", ("win_amd64",), 5000, None, libraries))
+        wheels.append(
+            WheelFacts(f"{dist}-{version}-py3-none-win_amd64.whl", ("win_amd64",), 5000, None, libraries)
+        )
     return Release(distribution, version, cuda, source, requires, tuple(wheels))
 
 

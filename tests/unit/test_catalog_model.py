@@ -87,7 +87,9 @@ def test_store_roundtrip_and_precedence(tmp_path: Path) -> None:
     again = read_catalog(user)
     assert set(again.releases) == set(catalog.releases)
     extra = tmp_path / "extra.json.gz"
-    write_catalog(Catalog((release("nvidia-cudss-cu13", "1.0.0.35", 13, ("nvidia/cu13/lib/libcudss.so.9",)),)), extra)
+    write_catalog(
+        Catalog((release("nvidia-cudss-cu13", "1.0.0.35", 13, ("nvidia/cu13/lib/libcudss.so.9",)),)), extra
+    )
     loaded = load_catalog(extra, use_shipped=False, environ={"SLIMWHEEL_CATALOG": str(user)})
     assert loaded.release("nvidia-cudss-cu13", "1.0.0.35") is not None
     paths = [lib.path for w in loaded.release("nvidia-cudss-cu13", "1.0.0.35").wheels for lib in w.libraries]  # type: ignore[union-attr]
@@ -109,10 +111,31 @@ def test_unreadable_catalog_is_a_clear_error(tmp_path: Path) -> None:
     ("name", "version", "requires", "classifiers", "paths", "expected"),
     [
         ("nvidia-cudss-cu13", "1.0.0.35", (), (), (), (13, CudaMajorSource.NAME_SUFFIX)),
-        ("nvidia-cudss", "1.0.0.35", ("cuda-toolkit[cublas]==13.*",), (), (), (13, CudaMajorSource.TOOLKIT_REQUIREMENT)),
-        ("nvidia-x", "1.0", (), ("Environment :: GPU :: NVIDIA CUDA :: 12",), (), (12, CudaMajorSource.CLASSIFIER)),
+        (
+            "nvidia-cudss",
+            "1.0.0.35",
+            ("cuda-toolkit[cublas]==13.*",),
+            (),
+            (),
+            (13, CudaMajorSource.TOOLKIT_REQUIREMENT),
+        ),
+        (
+            "nvidia-x",
+            "1.0",
+            (),
+            ("Environment :: GPU :: NVIDIA CUDA :: 12",),
+            (),
+            (12, CudaMajorSource.CLASSIFIER),
+        ),
         ("nvidia-cusparse", "12.6.3.3", (), (), (), (13, CudaMajorSource.TOOLKIT_PIN)),
-        ("nvidia-cublas", "13.1.0.3", (), (), ("nvidia/cu13/lib/libcublas.so.13",), (13, CudaMajorSource.FOLDER)),
+        (
+            "nvidia-cublas",
+            "13.1.0.3",
+            (),
+            (),
+            ("nvidia/cu13/lib/libcublas.so.13",),
+            (13, CudaMajorSource.FOLDER),
+        ),
         ("nvidia-y", "1.0", (), (), ("nvidia/y/lib/liby.so.1",), (None, CudaMajorSource.UNKNOWN)),
     ],
 )
@@ -125,7 +148,10 @@ def test_cuda_major_inference(
     expected: tuple[int | None, CudaMajorSource],
 ) -> None:
     pins, _ = toolkit_pins("13.0.2", ["nvidia-cusparse==12.6.3.3.*; extra == 'cusparse'"])
-    assert infer_cuda_major(name, version, requires, classifiers, paths, pins) == expected
+    found = infer_cuda_major(
+        name, version=version, requires_dist=requires, classifiers=classifiers, library_paths=paths, pins=pins
+    )
+    assert found == expected
 
 
 def test_libraries_from_record_skip_static_archives_and_headers() -> None:
@@ -136,5 +162,8 @@ def test_libraries_from_record_skip_static_archives_and_headers() -> None:
         ("nvidia/cu13/bin/cudss64_1.dll", 10, "dd"),
     ]
     libraries = libraries_from_record(rows)
-    assert [lib.path for lib in libraries] == ["nvidia/cu13/bin/cudss64_1.dll", "nvidia/cu13/lib/libcudss.so.1"]
+    assert [lib.path for lib in libraries] == [
+        "nvidia/cu13/bin/cudss64_1.dll",
+        "nvidia/cu13/lib/libcudss.so.1",
+    ]
     assert all(not lib.soname_confirmed for lib in libraries)

@@ -26,7 +26,8 @@ def test_plan_cudss_per_target() -> None:
     )
     # cuDSS's wheels are manylinux_2_17, but the cuBLAS wheel it requires is 2_27: the target needs 2_27.
     assert linux13["manylinux"] == "manylinux_2_27_x86_64"
-    deps = {lib["distribution"] for lib in linux13["libraries"] if lib["dependency_of"]}  # type: ignore[union-attr]
+    libraries: list[dict[str, str]] = linux13["libraries"]  # type: ignore[assignment]
+    deps = {lib["distribution"] for lib in libraries if lib["dependency_of"]}
     assert deps == {"nvidia-cublas", "nvidia-cuda-nvrtc"}
     windows = plans[(13, "win_amd64")]
     assert windows["libraries"][0]["folder"] == "nvidia/cu13/bin"  # type: ignore[index]

@@ -7,11 +7,13 @@ wheel already known with the same sha256 is not read again.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -21,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.errors import SlimwheelError
 from slimwheel.names import parse_library_file_name
+from slimwheel.wheel import Wheel
 
 if TYPE_CHECKING:
     from slimwheel.index.client import DistributionFile, IndexClient
@@ -32,6 +35,8 @@ __all__ = [
     "WheelReading",
     "infer_cuda_major",
     "learn_catalog",
+    "learn_from_wheels",
+    "reading_from_wheel",
     "libraries_from_record",
     "toolkit_pins",
 ]
@@ -42,7 +47,14 @@ TOOLKIT_DISTRIBUTION = "cuda-toolkit"
 # (versions, files, sonames, folders, dependencies) is learned. Their Requires-Dist adds more names.
 DEFAULT_SEEDS: tuple[str, ...] = tuple(
     f"{family}-cu{major}"
-    for family in ("nvidia-cudss", "nvidia-cudnn", "nvidia-nccl", "nvidia-cusparselt", "nvidia-nvshmem", "cutensor")
+    for family in (
+        "nvidia-cudss",
+        "nvidia-cudnn",
+        "nvidia-nccl",
+        "nvidia-cusparselt",
+        "nvidia-nvshmem",
+        "cutensor",
+    )
     for major in (12, 13)
 )
 
@@ -67,7 +79,9 @@ class WheelReading:
 ToolkitPins = Mapping[tuple[str, str], int]
 
 
-def toolkit_pins(toolkit_version: str, requires_dist: Iterable[str]) -> tuple[dict[tuple[str, str], int], set[str]]:
+def toolkit_pins(
+    toolkit_version: str, requires_dist: Iterable[str]
+) -> tuple[dict[tuple[str, str], int], set[str]]:
     """Pins and distribution names a cuda-toolkit release names in its extras."""
     major = Version(toolkit_version).major
     pins: dict[tuple[str, str], int] = {}
@@ -89,6 +103,7 @@ def toolkit_pins(toolkit_version: str, requires_dist: Iterable[str]) -> tuple[di
 
 def infer_cuda_major(
     distribution: str,
+    *,
     version: str,
     requires_dist: Sequence[str],
     classifiers: Sequence[str],
@@ -137,26 +152,43 @@ def libraries_from_record(entries: Iterable[tuple[str, int | None, str | None]])
     return tuple(sorted(found, key=lambda lib: lib.path))
 
 
-def _read_wheel(client: IndexClient, distribution: str, version: str, file: DistributionFile) -> WheelReading:
+def reading_from_wheel(wheel: Wheel, *, size: int | None = None, sha256: str | None = None) -> WheelReading:
+    """Facts of one opened wheel: its libraries (from RECORD) and its release metadata."""
+    metadata = wheel.metadata()
+    rows = [(wheel.installed_path(e.path), e.size, e.sha256_hex) for e in wheel.record()]
+    facts = WheelFacts(
+        filename=wheel.filename,
+        platform_tags=wheel.platform_tags,
+        size=size if size is not None else wheel.file_size,
+        sha256=sha256,
+        libraries=libraries_from_record(rows),
+    )
+    return WheelReading(
+        distribution=canonicalize_name(wheel.distribution),
+        version=wheel.version,
+        wheel=facts,
+        requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+        classifiers=tuple(metadata.get_all("Classifier") or ()),
+        requires_python=metadata.get("Requires-Python"),
+    )
+
+
+def _read_wheel(client: IndexClient, file: DistributionFile) -> WheelReading:
     with client.open_wheel(file) as wheel:
-        record = wheel.record()
-        metadata = wheel.metadata()
-        rows = [(wheel.installed_path(e.path), e.size, e.sha256_hex) for e in record]
-        facts = WheelFacts(
-            filename=file.filename,
-            platform_tags=wheel.platform_tags,
-            size=file.size if file.size is not None else wheel.file_size,
-            sha256=file.sha256,
-            libraries=libraries_from_record(rows),
-        )
-        return WheelReading(
-            distribution=distribution,
-            version=version,
-            wheel=facts,
-            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
-            classifiers=tuple(metadata.get_all("Classifier") or ()),
-            requires_python=metadata.get("Requires-Python"),
-        )
+        return reading_from_wheel(wheel, size=file.size, sha256=file.sha256)
+
+
+def learn_from_wheels(paths: Iterable[Path]) -> Catalog:
+    """A catalog from wheel files on disk (tests, air-gapped mirrors); no toolkit pins."""
+    readings = []
+    for path in paths:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        with Wheel.open(path) as wheel:
+            readings.append(reading_from_wheel(wheel, sha256=digest.hexdigest()))
+    return _assemble(readings, {}, {})
 
 
 def _wanted_version(version: str, include_prereleases: bool) -> bool:
@@ -189,13 +221,15 @@ def learn_catalog(
     progress: ProgressCallback | None = None,
 ) -> Catalog:
     """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index."""
-    queue = [canonicalize_name(d) for d in distributions] or list(DEFAULT_SEEDS)
+    queue: list[str] = [canonicalize_name(d) for d in distributions] or list(DEFAULT_SEEDS)
     pins: dict[tuple[str, str], int] = {}
     seen: set[str] = set()
     if follow_toolkit:
         toolkit_names = _learn_toolkit(client, pins, include_prereleases)
         queue.extend(sorted(toolkit_names))
-    known = {(w.filename, w.sha256): (r, w) for r in (previous.releases if previous else ()) for w in r.wheels}
+    known = {
+        (w.filename, w.sha256): (r, w) for r in (previous.releases if previous else ()) for w in r.wheels
+    }
     readings: list[WheelReading] = []
     reused: dict[tuple[str, str], list[tuple[Release, WheelFacts]]] = {}
     while queue:
@@ -225,12 +259,14 @@ def learn_catalog(
     return _assemble(readings, reused, pins)
 
 
-def _learn_toolkit(client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool) -> set[str]:
+def _learn_toolkit(
+    client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool
+) -> set[str]:
     page = client.projects([TOOLKIT_DISTRIBUTION]).get(TOOLKIT_DISTRIBUTION)
     names: set[str] = set()
     if page is None:
         return names
-    files = {}
+    files: dict[str, DistributionFile] = {}
     for file in page.files:
         version = _version_of(file.filename) if file.is_wheel else None
         if version and _wanted_version(version, include_prereleases) and not file.yanked:
@@ -248,13 +284,13 @@ def _learn_toolkit(client: IndexClient, pins: dict[tuple[str, str], int], includ
 
 
 def _nvidia_names(requirements: Iterable[str]) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for text in requirements:
         try:
             name = canonicalize_name(Requirement(text).name)
         except InvalidRequirement:
             continue
-        if name.startswith("nvidia-") or name.startswith("cutensor"):
+        if name.startswith(("nvidia-", "cutensor")):
             names.add(name)
     return names
 
@@ -269,7 +305,7 @@ def _read_all(
     if not tasks:
         return readings
     with ThreadPoolExecutor(max_workers=max_workers) as pool:
-        futures = {pool.submit(_read_wheel, client, *task): task for task in tasks}
+        futures = {pool.submit(_read_wheel, client, task[2]): task for task in tasks}
         for done, future in enumerate(as_completed(futures), start=1):
             name, version, file = futures[future]
             try:
@@ -306,9 +342,18 @@ def _assemble(
             requires_python = old[0][0].requires_python
         paths = [lib.path for wheel in wheels for lib in wheel.libraries]
         if fresh or not old:
-            major, source = infer_cuda_major(distribution, version, requires, classifiers, paths, pins)
+            major, source = infer_cuda_major(
+                distribution,
+                version=version,
+                requires_dist=requires,
+                classifiers=classifiers,
+                library_paths=paths,
+                pins=pins,
+            )
         else:
             major, source = old[0][0].cuda_major, old[0][0].cuda_major_source
-        releases.append(Release(distribution, version, major, source, requires, tuple(wheels), requires_python))
+        releases.append(
+            Release(distribution, version, major, source, requires, tuple(wheels), requires_python)
+        )
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Catalog(tuple(releases), origin="index", generated=generated)

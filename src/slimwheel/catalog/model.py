@@ -294,17 +294,23 @@ class Catalog:
                 return SafeRange(distribution, soname, folder, version, later.version, reason)
             later_identity = _library_identity(later, library_name, platform)
             if later_identity != identity:
-                what = "drops it" if later_identity is None else f"ships {posixpath.join(*later_identity[::-1])}"
-                return SafeRange(distribution, soname, folder, version, later.version, f"{later.version} {what}")
+                what = (
+                    "drops it" if later_identity is None else f"ships {posixpath.join(*later_identity[::-1])}"
+                )
+                return SafeRange(
+                    distribution, soname, folder, version, later.version, f"{later.version} {what}"
+                )
         next_major = f"{start.major + 1}"
         return SafeRange(distribution, soname, folder, version, next_major, "next major version")
 
 
-def _library_identity(release: Release, library_name: str, platform: Platform | None) -> tuple[str, str] | None:
+def _library_identity(
+    release: Release, library_name: str, platform: Platform | None
+) -> tuple[str, str] | None:
     """(soname, folder) of the library named ``library_name`` in ``release`` on ``platform``."""
     # Without a platform, compare like with like: Linux x86_64, where every NVIDIA library ships.
-    wheel = release.wheel_for(platform or Platform("linux", "x86_64"))
-    for wheel in (wheel,) if wheel else sorted(release.wheels, key=lambda w: w.filename):
+    preferred = release.wheel_for(platform or Platform("linux", "x86_64"))
+    for wheel in (preferred,) if preferred else sorted(release.wheels, key=lambda w: w.filename):
         matches = sorted(
             (lib for lib in wheel.libraries if lib.name == library_name), key=lambda lib: len(lib.filename)
         )

@@ -82,7 +82,9 @@ def catalog_from_dict(data: Mapping[str, Any], *, origin: str) -> Catalog:
     try:
         releases = tuple(_release_from_dict(item) for item in data["releases"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise CatalogError(f"{origin}: malformed catalog entry ({exc})", hint="run `slimwheel catalog update`") from exc
+        raise CatalogError(
+            f"{origin}: malformed catalog entry ({exc})", hint="run `slimwheel catalog update`"
+        ) from exc
     return Catalog(releases, origin=origin, generated=data.get("generated"))
 
 
@@ -125,9 +127,13 @@ def read_catalog(path: Path, *, origin: str | None = None) -> Catalog:
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
         data = json.loads(text)
     except FileNotFoundError as exc:
-        raise CatalogError(f"{label}: no such catalog file", hint="check the path given to --catalog") from exc
+        raise CatalogError(
+            f"{label}: no such catalog file", hint="check the path given to --catalog"
+        ) from exc
     except (OSError, EOFError, ValueError) as exc:
-        raise CatalogError(f"{label}: unreadable catalog ({exc})", hint="run `slimwheel catalog update`") from exc
+        raise CatalogError(
+            f"{label}: unreadable catalog ({exc})", hint="run `slimwheel catalog update`"
+        ) from exc
     if not isinstance(data, dict):
         raise CatalogError(f"{label}: not a slimwheel catalog", hint="run `slimwheel catalog update`")
     return catalog_from_dict(data, origin=label)
@@ -162,7 +168,11 @@ def user_catalog_path(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def load_catalog(
-    extra: Path | None = None, *, use_shipped: bool = True, use_user: bool = True, environ: Mapping[str, str] | None = None
+    extra: Path | None = None,
+    *,
+    use_shipped: bool = True,
+    use_user: bool = True,
+    environ: Mapping[str, str] | None = None,
 ) -> Catalog:
     """The shipped snapshot, overlaid by the user's copy, overlaid by ``extra`` (``--catalog``)."""
     catalog = Catalog(())

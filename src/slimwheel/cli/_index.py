@@ -18,7 +18,12 @@ def add_index_arguments(parser: argparse.ArgumentParser) -> None:
         "--extra-index-url", action="append", default=[], metavar="URL", help="another index to merge in"
     )
     group.add_argument(
-        "--find-links", "-f", action="append", default=[], metavar="PATH_OR_URL", help="a folder or page of wheels"
+        "--find-links",
+        "-f",
+        action="append",
+        default=[],
+        metavar="PATH_OR_URL",
+        help="a folder or page of wheels",
     )
     group.add_argument(
         "--isolated", action="store_true", help="ignore PIP_* variables and pip's configuration files"

@@ -17,12 +17,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
     update = sub.add_parser("update", help="learn releases from the index into the user's catalog")
     update.add_argument(
-        "distributions", nargs="*", metavar="DIST", help="only these (default: cuda-toolkit's extras and the seeds)"
+        "distributions",
+        nargs="*",
+        metavar="DIST",
+        help="only these (default: cuda-toolkit's extras and the seeds)",
     )
     update.add_argument("--output", "-o", type=Path, help="write here instead of the user's catalog")
     update.add_argument("--pre", action="store_true", help="include pre-releases and dev releases")
-    update.add_argument("--no-follow", action="store_true", help="do not follow Requires-Dist to more NVIDIA wheels")
-    update.add_argument("--fresh", action="store_true", help="re-read every wheel instead of updating incrementally")
+    update.add_argument(
+        "--no-follow", action="store_true", help="do not follow Requires-Dist to more NVIDIA wheels"
+    )
+    update.add_argument(
+        "--fresh", action="store_true", help="re-read every wheel instead of updating incrementally"
+    )
     update.add_argument("--workers", type=int, default=16, help="concurrent requests (default 16)")
     update.add_argument("--json", action="store_true", help="print a slimwheel.catalog/1 summary")
     add_index_arguments(update)
@@ -140,14 +147,16 @@ def _query(args: argparse.Namespace) -> int:
         cuda_major=args.cuda,
         platform=platform,
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for provider in providers:
         key = (provider.distribution, provider.library.path)
         if key in seen:
             continue
         seen.add(key)
-        safe = catalog.safe_range(provider.distribution, provider.version, provider.library.name, platform=platform)
+        safe = catalog.safe_range(
+            provider.distribution, provider.version, provider.library.name, platform=platform
+        )
         rows.append(
             {
                 "distribution": provider.distribution,

@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from slimwheel._version import __version__
 from slimwheel.errors import SlimwheelError
@@ -32,11 +32,11 @@ class CommandModule(Protocol):
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so every usage error ends the same way."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageExit(f"{self.prog}: {message}")
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: {message}")
 
 
-class _UsageExit(Exception):
+class _UsageError(Exception):
     pass
 
 
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"slimwheel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module_name in COMMANDS.items():
-        module: CommandModule = importlib.import_module(module_name)  # type: ignore[assignment]
+        module: CommandModule = importlib.import_module(module_name)
         command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command_parser)
         command_parser.set_defaults(_run=module.run)
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except _UsageExit as exc:
+    except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not getattr(args, "command", None):

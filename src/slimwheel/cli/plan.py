@@ -1,4 +1,4 @@
-"""``slimwheel plan LIB...``: which targets have NVIDIA wheels for these libraries, and which must link statically."""
+"""``slimwheel plan LIB...``: which targets have NVIDIA wheels for these libraries; which link statically."""
 
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--markdown", action="store_true", help="print a Markdown table for a project's docs")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target lacks a wheel")
     parser.add_argument(
-        "--expect", type=Path, metavar="FILE", help="exit 1 when the answer differs from this saved --json output"
+        "--expect",
+        type=Path,
+        metavar="FILE",
+        help="exit 1 when the answer differs from this saved --json output",
     )
     parser.add_argument("--offline", action="store_true", help="answer from the catalog only; ask no index")
     add_catalog_argument(parser)
@@ -64,11 +67,17 @@ def _pythons(text: str | None) -> list[str | None]:
     return pythons
 
 
-def _refresh(catalog: Catalog, args: argparse.Namespace, libraries: list[LibrarySpec], majors: list[int]) -> Catalog:
+def _refresh(
+    catalog: Catalog, args: argparse.Namespace, libraries: list[LibrarySpec], majors: list[int]
+) -> Catalog:
     """Ask the live index about the distributions that ship these libraries (and the obvious new names)."""
     from slimwheel.catalog.learn import learn_catalog
 
-    names = {p.distribution for spec in libraries for p in catalog.providers(name=spec.name, include_prereleases=True)}
+    names = {
+        p.distribution
+        for spec in libraries
+        for p in catalog.providers(name=spec.name, include_prereleases=True)
+    }
     for spec in libraries:
         for major in majors:
             names.add(f"nvidia-{spec.name.lower()}-cu{major}")
@@ -131,7 +140,12 @@ def _cell(plan: TargetPlan, spec: LibrarySpec, code: bool) -> str:
 
 def _markdown(plans: list[TargetPlan], libraries: list[LibrarySpec]) -> str:
     show_python = any(plan.target.python for plan in plans)
-    header = ["CUDA", "platform"] + (["Python"] if show_python else []) + [str(s) for s in libraries] + ["manylinux"]
+    header = (
+        ["CUDA", "platform"]
+        + (["Python"] if show_python else [])
+        + [str(s) for s in libraries]
+        + ["manylinux"]
+    )
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for plan in plans:
         row = [str(plan.target.cuda_major), plan.target.platform.key]

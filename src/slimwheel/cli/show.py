@@ -47,16 +47,26 @@ def run(args: argparse.Namespace) -> int:
 def _render(report: WheelReport) -> None:
     from rich.table import Table
 
+    from slimwheel.analysis import Resolution
+
     out = console()
-    out.print(f"[bold]{report.filename}[/bold]  {human_size(report.size)}  (catalog: {report.catalog_origin})")
+    out.print(
+        f"[bold]{report.filename}[/bold]  {human_size(report.size)}  (catalog: {report.catalog_origin})"
+    )
     table = Table(title="ELF files", title_justify="left", show_lines=False)
     for column in ("file", "size", "soname", "needs -> resolves to", "rpath / runpath"):
         table.add_column(column, overflow="fold")
     for elf in report.elf_files:
-        needs = "\n".join(
-            f"{n.soname} -> {n.resolution.value}" + (f" ({', '.join(n.provided_by[:3])})" if n.provided_by else "")
+        lines = [
+            f"{n.soname} -> {n.resolution.value}"
+            + (f" ({', '.join(n.provided_by[:3])})" if n.provided_by else "")
             for n in elf.needed
-        )
+            if n.resolution is not Resolution.SYSTEM
+        ]
+        system = sum(1 for n in elf.needed if n.resolution is Resolution.SYSTEM)
+        if system:
+            lines.append(f"+ {system} system libraries")
+        needs = "\n".join(lines)
         paths = []
         if elf.rpath:
             paths.append("RPATH " + ":".join(elf.rpath))
@@ -78,7 +88,8 @@ def _render(report: WheelReport) -> None:
                 copy.style.value,
                 human_size(copy.size),
                 f"{found.distribution} {found.version}\n{found.official_path}" if found else "none known",
-                f"{found.confidence.value}" + (f" (1 of {found.candidates})" if found and found.candidates > 1 else "")
+                f"{found.confidence.value}"
+                + (f" (1 of {found.candidates})" if found and found.candidates > 1 else "")
                 if found
                 else "",
             )
@@ -110,5 +121,6 @@ def _render(report: WheelReport) -> None:
     saved = report.size - report.projected_size
     share = f" ({100 * saved / report.size:.0f}% smaller)" if report.size else ""
     out.print(
-        f"projected size once slimmed: {human_size(report.projected_size)} (now {human_size(report.size)}){share}"
+        f"projected size once slimmed: {human_size(report.projected_size)} "
+        f"(now {human_size(report.size)}){share}"
     )

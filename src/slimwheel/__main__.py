@@ -1,0 +1,5 @@
+"""``python -m slimwheel``."""
+
+from slimwheel.cli import console_main
+
+console_main()

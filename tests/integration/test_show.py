@@ -1,0 +1,248 @@
+"""`slimwheel show` on wheels around gcc-built ELF files, with a catalog learned from fake provider wheels."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.analysis import Confidence, FindingKind, Resolution, WheelReport, analyse_wheel
+from slimwheel.catalog.learn import learn_from_wheels
+from slimwheel.catalog.model import Catalog
+from slimwheel.catalog.store import write_catalog
+from slimwheel.cli import main
+from slimwheel.names import NameStyle
+from slimwheel.wheel import Wheel
+from tests.support.fixtures_elf import CUDSS_VERSION_STRING, FATBIN_SIZE, RELFATBIN_SIZE, ElfZoo
+from tests.support.providers import build_provider_wheels
+from tests.support.wheels import make_wheel
+
+TAG = "cp311-cp311-linux_x86_64"
+
+
+@pytest.fixture(scope="module")
+def catalog(elf_zoo: ElfZoo, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    providers = build_provider_wheels(elf_zoo, tmp_path_factory.mktemp("providers"))
+    return learn_from_wheels(providers.all)
+
+
+@pytest.fixture(scope="module")
+def catalog_file(catalog: Catalog, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("catalog") / "catalog.json.gz"
+    write_catalog(catalog, path)
+    return path
+
+
+def _show(wheel: Path, catalog: Catalog) -> WheelReport:
+    with Wheel.open(wheel) as opened:
+        return analyse_wheel(opened, catalog)
+
+
+def _kinds(report: WheelReport) -> dict[str, set[FindingKind]]:
+    found: dict[str, set[FindingKind]] = {}
+    for finding in report.findings:
+        found.setdefault(finding.path, set()).add(finding.kind)
+    return found
+
+
+def test_auditwheel_style_copy_is_found_with_its_original_soname(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "solver",
+        "1.0",
+        {
+            "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+            "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+            "solver/__init__.py": b"",
+        },
+        tag=TAG,
+    )
+    report = _show(wheel, catalog)
+    (copy,) = report.vendored
+    assert copy.path == "solver.libs/libcudss-1a2b3c4d.so.1.0.0"
+    assert copy.original_soname == "libcudss.so.1"  # from the consumer's verneed, not the rewritten SONAME
+    assert copy.style is NameStyle.AUDITWHEEL
+    assert copy.needed_by == ("solver/_solver.so",)
+    assert copy.identified is not None
+    assert (copy.identified.distribution, copy.identified.version) == ("nvidia-cudss-cu13", "1.0.0.35")
+    assert copy.identified.confidence is Confidence.BY_NAME
+    ext = next(e for e in report.elf_files if e.path == "solver/_solver.so")
+    assert [(n.soname, n.resolution) for n in ext.needed if n.soname.startswith("libcudss")] == [
+        ("libcudss-1a2b3c4d.so.1.0.0", Resolution.VENDORED)
+    ]
+    copy_report = next(e for e in report.elf_files if e.path == copy.path)
+    needs = {n.soname: n for n in copy_report.needed}
+    assert needs["libcublas.so.13"].resolution is Resolution.NVIDIA_WHEEL
+    assert needs["libcublas.so.13"].provided_by == ("nvidia-cublas",)
+    assert report.projected_size < report.size - copy.compressed_size
+
+
+def test_renamed_and_plain_copies_match_exactly_by_sha256(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    renamed = make_wheel(
+        tmp_path,
+        "renamed",
+        "1.0",
+        {
+            "renamed/_solver.so": elf_zoo.ext_renamed.read_bytes(),
+            "renamed.libs/libcudss.8f0e2a1b.so.1": elf_zoo.renamed_copy.read_bytes(),
+        },
+        tag=TAG,
+    )
+    plain = make_wheel(
+        tmp_path,
+        "plain",
+        "1.0",
+        {"plain/_solver.so": elf_zoo.ext_dynamic.read_bytes(), "plain/libcudss.so.1": elf_zoo.libcudss.read_bytes()},
+        tag=TAG,
+    )
+    for wheel, style in ((renamed, NameStyle.RENAMED), (plain, NameStyle.PLAIN)):
+        report = _show(wheel, catalog)
+        (copy,) = report.vendored
+        assert copy.style is style
+        assert copy.original_soname == "libcudss.so.1"
+        assert copy.identified is not None
+        assert copy.identified.confidence is Confidence.EXACT
+        # The same file ships in the cu12 and cu13 fakes (and twice as .so.0/.so.1): all candidates counted.
+        assert copy.identified.distribution.startswith("nvidia-cudss-cu1")
+        assert copy.identified.candidates >= 2
+
+
+def test_fresh_build_needs_resolve_to_nvidia_wheels(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    assert report.vendored == ()
+    (ext,) = report.elf_files
+    resolutions = {n.soname: n.resolution for n in ext.needed}
+    assert resolutions["libcudss.so.1"] is Resolution.NVIDIA_WHEEL
+    assert ext.runpath == ("$ORIGIN/../nvidia/cudss/lib",)
+    assert not report.has_errors
+
+
+def test_static_cudss_code_is_reported_with_its_cost(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    wheel = make_wheel(
+        tmp_path, "static", "1.0", {"static/_static.so": elf_zoo.ext_static.read_bytes()}, tag=TAG
+    )
+    report = _show(wheel, catalog)
+    (code,) = [c for c in report.static if c.library == "cudss"]
+    assert code.exported
+    assert code.symbols >= 4
+    assert code.symbol_bytes > 0
+    assert code.version_strings == ("cuDSS 1.0.0",)
+    assert CUDSS_VERSION_STRING.endswith("1.0.0")
+    (ext,) = report.elf_files
+    assert ext.fatbin_size == FATBIN_SIZE + RELFATBIN_SIZE
+    assert FindingKind.STATIC_NVIDIA in _kinds(report)["static/_static.so"]
+
+
+def test_error_findings_driver_empty_and_relative_paths(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "bad",
+        "1.0",
+        {
+            "bad/libcuda.so.1": elf_zoo.libcuda.read_bytes(),
+            "bad/libcusparseLt.so.0": elf_zoo.empty_runpath.read_bytes(),
+            "bad/librelative.so.1": elf_zoo.relative_rpath.read_bytes(),
+            "bad/libfoo.so": elf_zoo.not_elf.read_bytes(),
+            "bad/libcut.so.1": elf_zoo.truncated.read_bytes(),
+        },
+        tag=TAG,
+    )
+    report = _show(wheel, catalog)
+    kinds = _kinds(report)
+    assert kinds["bad/libcuda.so.1"] == {FindingKind.BUNDLED_DRIVER}
+    assert FindingKind.EMPTY_RPATH_ENTRY in kinds["bad/libcusparseLt.so.0"]
+    assert FindingKind.RELATIVE_RPATH_ENTRY in kinds["bad/librelative.so.1"]
+    assert kinds["bad/libfoo.so"] == {FindingKind.NOT_ELF}
+    assert kinds["bad/libcut.so.1"] == {FindingKind.CORRUPT_ELF}
+    assert report.has_errors
+
+
+def test_show_of_a_provider_wheel_lists_its_libraries_and_needs(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    providers = build_provider_wheels(elf_zoo, tmp_path / "p")
+    report = _show(providers.cudss_cu13, catalog)
+    assert report.vendored == ()  # its own libraries are the originals
+    (lib,) = report.elf_files
+    assert lib.path == "nvidia/cu13/lib/libcudss.so.1"
+    assert {n.soname: n.resolution for n in lib.needed}["libcublas.so.13"] is Resolution.NVIDIA_WHEEL
+
+
+def _run_cli(*args: str) -> tuple[int, str, str]:
+    process = subprocess.run(
+        [sys.executable, "-m", "slimwheel", *args], capture_output=True, text=True, check=False, timeout=120
+    )
+    return process.returncode, process.stdout, process.stderr
+
+
+def test_cli_json_and_table(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "solver",
+        "1.0",
+        {
+            "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+            "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+        },
+        tag=TAG,
+    )
+    before = wheel.read_bytes()
+    code, out, err = _run_cli("show", str(wheel), "--json", "--catalog", str(catalog_file), "--verify")
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    assert document["schema"] == "slimwheel.show/1"
+    (shown,) = document["wheels"]
+    assert shown["vendored"][0]["original_soname"] == "libcudss.so.1"
+    assert shown["vendored"][0]["identified"]["distribution"] == "nvidia-cudss-cu13"
+    code, out, err = _run_cli("show", str(wheel), "--catalog", str(catalog_file))
+    assert code == 0, err
+    assert "libcudss-1a2b3c4d.so.1.0.0" in out
+    assert "projected size once slimmed" in out
+    assert wheel.read_bytes() == before
+
+
+def test_cli_exit_1_on_error_findings(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "drv", "1.0", {"drv/libcuda.so.1": elf_zoo.libcuda.read_bytes()}, tag=TAG)
+    assert main(["show", str(wheel), "--catalog", str(catalog_file), "--json"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("builder", "message"),
+    [
+        ("text", "not a zip"),
+        ("truncated", ""),
+        ("dotdot", ".."),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    elf_zoo: ElfZoo, tmp_path: Path, builder: str, message: str
+) -> None:
+    if builder == "text":
+        wheel = tmp_path / "text-1.0-py3-none-any.whl"
+        wheel.write_text("this is not a wheel\n")
+    elif builder == "truncated":
+        good = make_wheel(tmp_path, "solver", "1.0", {"solver/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG)
+        data = good.read_bytes()
+        wheel = tmp_path / "cut" / good.name
+        wheel.parent.mkdir()
+        wheel.write_bytes(data[: len(data) // 2])
+    else:
+        wheel = make_wheel(tmp_path, "evil", "1.0", {"../escape.so": b"x"}, tag=TAG)
+    before = wheel.read_bytes()
+    code, out, err = _run_cli("show", str(wheel))
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert message in lines[0]
+    assert wheel.read_bytes() == before
