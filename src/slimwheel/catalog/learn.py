@@ -26,7 +26,7 @@ from slimwheel.names import parse_library_file_name
 from slimwheel.wheel import Wheel
 
 if TYPE_CHECKING:
-    from slimwheel.index.client import DistributionFile, IndexClient
+    from slimwheel.index import DistributionFile, IndexClient, ProjectPage
 
 __all__ = [
     "DEFAULT_SEEDS",
@@ -218,6 +218,7 @@ def learn_catalog(
     follow_requirements: bool = True,
     include_prereleases: bool = False,
     max_workers: int = 16,
+    refresh: bool = False,
     progress: ProgressCallback | None = None,
 ) -> Catalog:
     """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index."""
@@ -225,7 +226,7 @@ def learn_catalog(
     pins: dict[tuple[str, str], int] = {}
     seen: set[str] = set()
     if follow_toolkit:
-        toolkit_names = _learn_toolkit(client, pins, include_prereleases)
+        toolkit_names = _learn_toolkit(client, pins, include_prereleases, refresh)
         queue.extend(sorted(toolkit_names))
     known = {
         (w.filename, w.sha256): (r, w) for r in (previous.releases if previous else ()) for w in r.wheels
@@ -236,7 +237,7 @@ def learn_catalog(
         batch = sorted({name for name in queue if name not in seen})
         queue = []
         seen.update(batch)
-        pages = client.projects(batch)
+        pages = _pages(client, batch, refresh)
         tasks: list[tuple[str, str, DistributionFile]] = []
         for name in batch:
             page = pages.get(name)
@@ -244,7 +245,7 @@ def learn_catalog(
                 continue
             for file in page.files:
                 version = _version_of(file.filename) if file.is_wheel else None
-                if version is None or not _wanted_version(version, include_prereleases) or file.yanked:
+                if version is None or not _wanted_version(version, include_prereleases) or file.is_yanked:
                     continue
                 if (file.filename, file.sha256) in known and file.sha256:
                     reused.setdefault((name, version), []).append(known[(file.filename, file.sha256)])
@@ -259,17 +260,32 @@ def learn_catalog(
     return _assemble(readings, reused, pins)
 
 
+def _pages(client: IndexClient, names: Sequence[str], refresh: bool) -> dict[str, ProjectPage]:
+    """Project pages of ``names``; a name no index knows is simply absent (names are guesses too)."""
+    from slimwheel.index import ProjectNotFoundError
+
+    def page(name: str) -> ProjectPage | None:
+        try:
+            return client.project(name, refresh=refresh)
+        except ProjectNotFoundError:
+            return None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = dict(zip(names, pool.map(page, names), strict=True))
+    return {name: result for name, result in found.items() if result is not None}
+
+
 def _learn_toolkit(
-    client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool
+    client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool, refresh: bool
 ) -> set[str]:
-    page = client.projects([TOOLKIT_DISTRIBUTION]).get(TOOLKIT_DISTRIBUTION)
+    page = _pages(client, [TOOLKIT_DISTRIBUTION], refresh).get(TOOLKIT_DISTRIBUTION)
     names: set[str] = set()
     if page is None:
         return names
     files: dict[str, DistributionFile] = {}
     for file in page.files:
         version = _version_of(file.filename) if file.is_wheel else None
-        if version and _wanted_version(version, include_prereleases) and not file.yanked:
+        if version and _wanted_version(version, include_prereleases) and not file.is_yanked:
             files.setdefault(version, file)
     with ThreadPoolExecutor(max_workers=8) as pool:
         metadata = dict(zip(files, pool.map(client.fetch_metadata, files.values()), strict=True))

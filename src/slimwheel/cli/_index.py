@@ -42,4 +42,4 @@ def open_index_client(args: argparse.Namespace) -> IndexClient:
         find_links=tuple(args.find_links),
         isolated=args.isolated,
     )
-    return IndexClient(settings, cache=Cache.default(refresh=args.refresh))
+    return IndexClient(settings, cache=Cache.default())

@@ -78,6 +78,7 @@ def _update(args: argparse.Namespace) -> int:
             follow_requirements=not args.no_follow,
             include_prereleases=args.pre,
             max_workers=max(1, args.workers),
+            refresh=args.refresh,
             progress=progress,
         )
     write_catalog(learned, output)

@@ -83,7 +83,12 @@ def _refresh(
             names.add(f"nvidia-{spec.name.lower()}-cu{major}")
     with open_index_client(args) as client:
         fresh = learn_catalog(
-            client, sorted(names), previous=catalog, follow_toolkit=False, follow_requirements=True
+            client,
+            sorted(names),
+            previous=catalog,
+            follow_toolkit=False,
+            follow_requirements=True,
+            refresh=args.refresh,
         )
     return catalog.overlaid_by(fresh)
 
