@@ -148,6 +148,7 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(compressed)
+        Path(temporary).chmod(0o644)  # mkstemp makes it private; a catalog is public data
         Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
