@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +43,15 @@ def build_provider_wheels(zoo: ElfZoo, directory: Path) -> ProviderWheels:
         directory,
         "nvidia-cudss-cu13",
         "1.0.0.35",
-        {"nvidia/cu13/lib/libcudss.so.1": cudss, "nvidia/cu13/include/cudss.h": b"/* cudss */\n"},
+        {
+            "nvidia/cu13/lib/libcudss.so.1": cudss,
+            "nvidia/cu13/include/cudss.h": b"/* cudss */\n",
+            # Stored, incompressible bulk, as NVIDIA's big members are: lazy reads must skip it.
+            "nvidia/cu13/lib/libcudss_static.a": random.Random(13).randbytes(2 << 20),
+        },
         tag=linux,
         requires=CU13_REQUIRES,
+        compression=zipfile.ZIP_STORED,
     )
     cudss_cu13_old = make_wheel(
         directory, "nvidia-cudss-cu13", "0.7.1.6", {"nvidia/cu13/lib/libcudss.so.0": cudss}, tag=linux

@@ -175,9 +175,15 @@ def load_catalog(
     use_user: bool = True,
     environ: Mapping[str, str] | None = None,
 ) -> Catalog:
-    """The shipped snapshot, overlaid by the user's copy, overlaid by ``extra`` (``--catalog``)."""
+    """The shipped snapshot, overlaid by the user's copy, overlaid by ``extra`` (``--catalog``).
+
+    ``SLIMWHEEL_SHIPPED_CATALOG=off`` leaves the shipped snapshot out (an air-gapped mirror that
+    knows only its own wheels; tests).
+    """
+    env = os.environ if environ is None else environ
     catalog = Catalog(())
     shipped = shipped_catalog_path()
+    use_shipped = use_shipped and env.get("SLIMWHEEL_SHIPPED_CATALOG", "").lower() not in ("off", "0", "no")
     if use_shipped and shipped.is_file():
         catalog = catalog.overlaid_by(read_catalog(shipped, origin="shipped snapshot"))
     user = user_catalog_path(environ)

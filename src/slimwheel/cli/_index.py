@@ -25,8 +25,9 @@ def add_index_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH_OR_URL",
         help="a folder or page of wheels",
     )
+    group.add_argument("--no-index", action="store_true", help="use --find-links only, no index")
     group.add_argument(
-        "--isolated", action="store_true", help="ignore PIP_* variables and pip's configuration files"
+        "--isolated", action="store_true", help="ignore PIP_* variables and the user's pip configuration"
     )
     group.add_argument("--refresh", action="store_true", help="do not use cached index pages")
 
@@ -40,6 +41,7 @@ def open_index_client(args: argparse.Namespace) -> IndexClient:
         index_url=args.index_url,
         extra_index_urls=tuple(args.extra_index_url),
         find_links=tuple(args.find_links),
+        no_index=args.no_index,
         isolated=args.isolated,
     )
     return IndexClient(settings, cache=Cache.default())
