@@ -36,8 +36,8 @@ __all__ = [
     "infer_cuda_major",
     "learn_catalog",
     "learn_from_wheels",
-    "reading_from_wheel",
     "libraries_from_record",
+    "reading_from_wheel",
     "toolkit_pins",
 ]
 
