@@ -53,7 +53,8 @@ def main() -> int:
         size = wheel.stat().st_size / 2**20
         print(
             f"| {wheel.name} | {size:.0f} MiB | {ours.seconds:.2f} s | {theirs.seconds:.2f} s "
-            f"| {theirs.seconds / ours.seconds:.1f}x | {ours.peak_rss_mib:.0f} / {theirs.peak_rss_mib:.0f} MiB |"
+            f"| {theirs.seconds / ours.seconds:.1f}x "
+            f"| {ours.peak_rss_mib:.0f} / {theirs.peak_rss_mib:.0f} MiB |"
         )
     return 0
 

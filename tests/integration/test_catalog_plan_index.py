@@ -124,7 +124,16 @@ def test_plan_offline_uses_the_catalog_only(
     providers_dir: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str], closed_port: int
 ) -> None:
     output = isolated_env / "learned.json.gz"
-    update = ["catalog", "update", "--find-links", str(providers_dir), "--no-index", "--isolated", "-o", str(output)]
+    update = [
+        "catalog",
+        "update",
+        "--find-links",
+        str(providers_dir),
+        "--no-index",
+        "--isolated",
+        "-o",
+        str(output),
+    ]
     assert main(update) == 0
     capsys.readouterr()
     shutil.rmtree(providers_dir)

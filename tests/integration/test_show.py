@@ -100,7 +100,10 @@ def test_renamed_and_plain_copies_match_exactly_by_sha256(
         tmp_path,
         "plain",
         "1.0",
-        {"plain/_solver.so": elf_zoo.ext_dynamic.read_bytes(), "plain/libcudss.so.1": elf_zoo.libcudss.read_bytes()},
+        {
+            "plain/_solver.so": elf_zoo.ext_dynamic.read_bytes(),
+            "plain/libcudss.so.1": elf_zoo.libcudss.read_bytes(),
+        },
         tag=TAG,
     )
     for wheel, style in ((renamed, NameStyle.RENAMED), (plain, NameStyle.PLAIN)):
@@ -115,8 +118,12 @@ def test_renamed_and_plain_copies_match_exactly_by_sha256(
         assert copy.identified.candidates >= 2
 
 
-def test_fresh_build_needs_resolve_to_nvidia_wheels(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
-    wheel = make_wheel(tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG)
+def test_fresh_build_needs_resolve_to_nvidia_wheels(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+    )
     report = _show(wheel, catalog)
     assert report.vendored == ()
     (ext,) = report.elf_files
@@ -126,7 +133,9 @@ def test_fresh_build_needs_resolve_to_nvidia_wheels(elf_zoo: ElfZoo, catalog: Ca
     assert not report.has_errors
 
 
-def test_static_cudss_code_is_reported_with_its_cost(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+def test_static_cudss_code_is_reported_with_its_cost(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
     wheel = make_wheel(
         tmp_path, "static", "1.0", {"static/_static.so": elf_zoo.ext_static.read_bytes()}, tag=TAG
     )
@@ -142,7 +151,9 @@ def test_static_cudss_code_is_reported_with_its_cost(elf_zoo: ElfZoo, catalog: C
     assert FindingKind.STATIC_NVIDIA in _kinds(report)["static/_static.so"]
 
 
-def test_error_findings_driver_empty_and_relative_paths(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+def test_error_findings_driver_empty_and_relative_paths(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
     wheel = make_wheel(
         tmp_path,
         "bad",
@@ -230,7 +241,9 @@ def test_bad_input_is_one_line_and_exit_2(
         wheel = tmp_path / "text-1.0-py3-none-any.whl"
         wheel.write_text("this is not a wheel\n")
     elif builder == "truncated":
-        good = make_wheel(tmp_path, "solver", "1.0", {"solver/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG)
+        good = make_wheel(
+            tmp_path, "solver", "1.0", {"solver/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+        )
         data = good.read_bytes()
         wheel = tmp_path / "cut" / good.name
         wheel.parent.mkdir()

@@ -85,4 +85,6 @@ def build_provider_wheels(zoo: ElfZoo, directory: Path) -> ProviderWheels:
         ),
         metadata_extra=(("Provides-Extra", "cublas"), ("Provides-Extra", "nvrtc")),
     )
-    return ProviderWheels(directory, cudss_cu13, cudss_cu13_old, cudss_cu12, cudss_cu12_windows, cublas_wheel, toolkit)
+    return ProviderWheels(
+        directory, cudss_cu13, cudss_cu13_old, cudss_cu12, cudss_cu12_windows, cublas_wheel, toolkit
+    )

@@ -10,4 +10,12 @@ from slimwheel.catalog.model import (
     WheelFacts,
 )
 
-__all__ = ["Catalog", "CudaMajorSource", "LibraryFile", "LibraryProvider", "Release", "SafeRange", "WheelFacts"]
+__all__ = [
+    "Catalog",
+    "CudaMajorSource",
+    "LibraryFile",
+    "LibraryProvider",
+    "Release",
+    "SafeRange",
+    "WheelFacts",
+]
