@@ -99,6 +99,7 @@ class IdentifiedRelease:
     confidence: Confidence
     official_path: str  # where the NVIDIA wheel installs the file
     candidates: int = 1  # releases that fit equally well
+    evidence: str = ""  # "sha256", "build-id", "file version" or "soname"
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,7 @@ def _identify(
     if record_sha256:
         exact = catalog.by_sha256(record_sha256)
         if exact:
-            return _identified(exact[0], Confidence.EXACT, len({p.release.key for p in exact}))
+            return _identified(exact[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
     if not providers and parsed is not None:
         providers = catalog.providers(name=parsed.stem, include_prereleases=True)
@@ -365,11 +366,15 @@ def _identify(
             p for p in providers if p.version == file_version or p.version.startswith(file_version + ".")
         ]
         if by_name:
-            return _identified(by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}))
-    return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}))
+            return _identified(
+                by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
+            )
+    return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
 
 
-def _identified(provider: LibraryProvider, confidence: Confidence, candidates: int) -> IdentifiedRelease:
+def _identified(
+    provider: LibraryProvider, confidence: Confidence, candidates: int, evidence: str
+) -> IdentifiedRelease:
     return IdentifiedRelease(
         distribution=provider.distribution,
         version=provider.version,
@@ -377,6 +382,7 @@ def _identified(provider: LibraryProvider, confidence: Confidence, candidates: i
         confidence=confidence,
         official_path=provider.library.path,
         candidates=candidates,
+        evidence=evidence,
     )
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.cli._index import add_index_arguments, open_index_client
 
 if TYPE_CHECKING:
-    from slimwheel.analysis import WheelReport
+    from slimwheel.analysis import IdentifiedRelease, WheelReport
 
 HELP = "show what a wheel bundles or links statically, what it needs, and what NVIDIA's wheels could provide"
 
@@ -21,7 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-strings", action="store_true", help="skip scanning .rodata for NVIDIA version strings (faster)"
     )
+    parser.add_argument(
+        "--confirm",
+        action="store_true",
+        help="confirm vendored copies that match only by name by comparing GNU build-ids with the official "
+        "files (reads those members from the index once; cached)",
+    )
     add_catalog_argument(parser)
+    add_index_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +44,12 @@ def run(args: argparse.Namespace) -> int:
             if args.verify:
                 wheel.verify()
             reports.append(analyse_wheel(wheel, catalog, scan_strings=not args.no_strings))
+    if args.confirm and any(report.vendored for report in reports):
+        from slimwheel.catalog.confirm import BuildIdSource, confirm_report
+
+        with open_index_client(args) as client:
+            source = BuildIdSource(client, client.cache)
+            reports = [confirm_report(report, catalog, source) for report in reports]
     if args.json:
         print(dump_report("show", {"catalog": catalog.origin, "wheels": reports}))
     else:
@@ -88,10 +102,7 @@ def _render(report: WheelReport) -> None:
                 copy.style.value,
                 human_size(copy.size),
                 f"{found.distribution} {found.version}\n{found.official_path}" if found else "none known",
-                f"{found.confidence.value}"
-                + (f" (1 of {found.candidates})" if found and found.candidates > 1 else "")
-                if found
-                else "",
+                _match_text(found),
             )
         out.print(vendored)
     if report.static:
@@ -124,3 +135,10 @@ def _render(report: WheelReport) -> None:
         f"projected size once slimmed: {human_size(report.projected_size)} "
         f"(now {human_size(report.size)}){share}"
     )
+
+
+def _match_text(found: IdentifiedRelease | None) -> str:
+    if found is None:
+        return ""
+    text = f"{found.confidence.value} ({found.evidence})"
+    return text + (f", 1 of {found.candidates} releases" if found.candidates > 1 else "")
