@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import random
 import shutil
+import struct
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -28,13 +29,16 @@ __all__ = [
     "RawMember",
     "add_raw_members",
     "big_stored_wheel",
+    "compressible_bytes",
     "cuda_wheel",
     "cuda_wheel_contents",
     "cut_bytes",
     "data_offset",
     "make_mixed_wheel",
     "patch_bytes",
+    "patch_central_directory",
     "pseudo_random_bytes",
+    "raw_member_data",
     "rewrite_wheel",
 ]
 
@@ -81,6 +85,15 @@ class CountingFile(io.FileIO):
 def pseudo_random_bytes(size: int, seed: int = 0) -> bytes:
     """Incompressible but reproducible content, so a deflated member stays as big as it claims."""
     return random.Random(seed).randbytes(size)
+
+
+_SIXTEEN_SYMBOLS = bytes(b"\x00\x00\x00\x00ABCDEFGHabcdxyz."[i % 16] for i in range(256))
+
+
+def compressible_bytes(size: int, seed: int = 0) -> bytes:
+    """Reproducible content that deflates to about half its size (16 symbols, one a quarter of the
+    time), so inflating it does real Huffman and match decoding rather than copying stored blocks."""
+    return random.Random(seed).randbytes(size).translate(_SIXTEEN_SYMBOLS)
 
 
 def add_raw_members(path: Path, members: Sequence[RawMember]) -> Path:
@@ -147,6 +160,42 @@ def data_offset(path: Path, member: str) -> int:
     name_length = int.from_bytes(header[:2], "little")
     extra_length = int.from_bytes(header[2:], "little")
     return info.header_offset + 30 + name_length + extra_length
+
+
+def raw_member_data(path: Path, member: str) -> bytes:
+    """A member's bytes as stored in the archive (raw deflate data for a deflated member)."""
+    with zipfile.ZipFile(path) as archive:
+        compress_size = archive.getinfo(member).compress_size
+    with path.open("rb") as file:
+        file.seek(data_offset(path, member))
+        return file.read(compress_size)
+
+
+_CENTRAL_MAGIC = b"PK\x01\x02"
+_CENTRAL_FIELDS = {"crc": 16, "compress_size": 20, "file_size": 24}  # offsets in a central record
+_LOCAL_FIELDS = {"crc": 14, "compress_size": 18, "file_size": 22}  # offsets in a local header
+
+
+def patch_central_directory(path: Path, member: str, **fields: int) -> Path:
+    """Overwrite ``crc``, ``compress_size`` or ``file_size`` of one (non-zip64) member in its central
+    directory record and its local header, leaving its data alone: a member whose data disagrees with
+    what the archive says about it."""
+    with zipfile.ZipFile(path) as archive:
+        position = archive.start_dir
+        header_offset = archive.getinfo(member).header_offset
+    data = bytearray(path.read_bytes())
+    while data[position : position + 4] == _CENTRAL_MAGIC:
+        name_length, extra_length, comment_length = struct.unpack_from("<3H", data, position + 28)
+        if data[position + 46 : position + 46 + name_length].decode() == member:
+            break
+        position += 46 + name_length + extra_length + comment_length
+    else:
+        raise AssertionError(f"no central directory record for {member}")
+    for field, value in fields.items():
+        struct.pack_into("<I", data, position + _CENTRAL_FIELDS[field], value)
+        struct.pack_into("<I", data, header_offset + _LOCAL_FIELDS[field], value)
+    path.write_bytes(bytes(data))
+    return path
 
 
 def make_mixed_wheel(

@@ -12,7 +12,7 @@ import io
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
@@ -21,7 +21,14 @@ from slimwheel.errors import WheelError
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["READ_ERRORS", "ArchiveWindow", "GuardedStream", "describe_error", "wheel_errors"]
+__all__ = [
+    "READ_ERRORS",
+    "ArchiveWindow",
+    "ChunkStream",
+    "GuardedStream",
+    "describe_error",
+    "wheel_errors",
+]
 
 
 def _read_errors() -> tuple[type[Exception], ...]:
@@ -87,6 +94,44 @@ class GuardedStream(io.RawIOBase):
         if not self.closed:
             try:
                 self._inner.close()
+            finally:
+                super().close()
+
+
+class ChunkStream(io.RawIOBase):
+    """A forward-only reader over a generator of chunks (which raises WheelError itself on failure)."""
+
+    def __init__(self, chunks: Generator[bytes, None, None]) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        if not view:
+            return 0
+        while not self._pending:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._pending = memoryview(chunk)
+        count = min(len(view), len(self._pending))
+        view[:count] = self._pending[:count]
+        self._pending = self._pending[count:]
+        return count
+
+    def readall(self) -> bytes:
+        parts = [bytes(self._pending), *self._chunks]
+        self._pending = memoryview(b"")
+        return b"".join(parts)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._chunks.close()
             finally:
                 super().close()
 

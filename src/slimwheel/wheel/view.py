@@ -1,0 +1,221 @@
+"""``MemberView``: random access to the start and end of a member without extracting it.
+
+An ELF reader needs the header at the start of a library and the section headers, ``.dynamic`` and
+symbol tables near its end; the gigabyte of code in between can be scanned as it streams past
+(``on_chunk``) instead of being kept. A stored member's view is a window onto the archive (every byte
+readable, nothing copied); a compressed member's view keeps its first ``head`` and last ``tail`` bytes
+in memory, or all of it when it is no bigger than ``head + tail``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from slimwheel.errors import SlimwheelError
+from slimwheel.wheel.streams import ArchiveWindow
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+__all__ = ["ChunkCallback", "MemberView", "MissingRangeError"]
+
+ChunkCallback = Callable[[int, bytes], None]  # (offset in the member, inflated bytes), in order
+
+
+class MissingRangeError(SlimwheelError):
+    """A read from a MemberView needs bytes it did not keep; read them through ``seekable_member``."""
+
+    def __init__(self, name: str, offset: int, length: int) -> None:
+        super().__init__(
+            f"{name}: bytes {offset} to {offset + length} were not kept in memory by member_view",
+            hint="read them through Wheel.seekable_member",
+        )
+        self.name = name
+        self.offset = offset
+        self.length = length
+
+
+class MemberView(io.RawIOBase):
+    """A read-only, seekable file of a member's uncompressed bytes, some of which may be missing.
+
+    Reads return exactly the bytes asked for (fewer only at the end of the member) or raise
+    MissingRangeError when any of them was not kept; ``has_range`` tells beforehand. Seeking past the
+    end is allowed, and reading there returns b"" as with any file.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        *,
+        window: ArchiveWindow | None = None,
+        pieces: Iterable[tuple[int, bytes | memoryview]] = (),
+    ) -> None:
+        """Prefer ``Wheel.member_view``, ``MemberView.of_window`` or ``MemberView.from_chunks``.
+        ``pieces`` are (offset, bytes) pairs in increasing, non-overlapping order."""
+        super().__init__()
+        self.name = name
+        self.size = size
+        self._window = window
+        self._pieces = [(start, memoryview(data).cast("B")) for start, data in pieces if len(data)]
+        self._starts = [start for start, _ in self._pieces]
+        self._ranges = _merge((start, start + len(data)) for start, data in self._pieces)
+        self._position = 0
+
+    @classmethod
+    def of_window(cls, name: str, window: ArchiveWindow, size: int) -> MemberView:
+        """Every byte readable, straight from the archive (a stored member)."""
+        return cls(name, size, window=window)
+
+    @classmethod
+    def from_chunks(
+        cls,
+        name: str,
+        size: int,
+        chunks: Iterable[bytes],
+        *,
+        head: int,
+        tail: int,
+        on_chunk: ChunkCallback | None = None,
+    ) -> MemberView:
+        """Consume ``chunks`` (the member's content, in order, ``size`` bytes in all), keeping bytes
+        [0, head) and [size - tail, size), or all of them when ``size <= head + tail``; ``on_chunk``
+        sees every chunk first. Raises ValueError when the chunks hold more or fewer than ``size``
+        bytes (the Wheel's chunks are checked before they get here).
+
+        The kept chunks are referenced, not copied (a chunk cut by a range boundary is kept whole
+        behind a memoryview), so memory is at most ``head + tail`` plus two chunks."""
+        if head < 0 or tail < 0 or size < 0:
+            raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
+        keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
+        pieces: list[tuple[int, memoryview]] = []
+        offset = 0
+        for chunk in chunks:
+            end = offset + len(chunk)
+            if end > size:
+                raise ValueError(f"{name}: the chunks hold more than {size} bytes")
+            if on_chunk is not None:
+                on_chunk(offset, chunk)
+            if offset < keep_below:
+                pieces.append((offset, memoryview(chunk)[: keep_below - offset]))
+            if end > keep_from:
+                low = max(offset, keep_from)
+                pieces.append((low, memoryview(chunk)[low - offset :]))
+            offset = end
+        if offset != size:
+            raise ValueError(f"{name}: the chunks hold {offset} bytes, not {size}")
+        return cls(name, size, pieces=pieces)
+
+    # -- what is there -----------------------------------------------------------------------------
+
+    @property
+    def kept_ranges(self) -> tuple[tuple[int, int], ...]:
+        """The readable byte ranges as (start, end) pairs, in order."""
+        if self._window is not None:
+            return ((0, self.size),) if self.size else ()
+        return tuple(self._ranges)
+
+    def has_range(self, offset: int, length: int) -> bool:
+        """Whether reading ``length`` bytes at ``offset`` would succeed (bytes past the end count as
+        present: reads there come back short, as from any file)."""
+        if offset < 0 or length < 0:
+            raise ValueError(f"negative offset or length ({offset}, {length})")
+        length = min(length, self.size - offset)
+        if length <= 0 or self._window is not None:
+            return True
+        return any(start <= offset and offset + length <= end for start, end in self._ranges)
+
+    # -- file object -------------------------------------------------------------------------------
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._check_open()
+        if whence == io.SEEK_SET:
+            position = offset
+        elif whence == io.SEEK_CUR:
+            position = self._position + offset
+        elif whence == io.SEEK_END:
+            position = self.size + offset
+        else:
+            raise ValueError(f"invalid whence ({whence})")
+        if position < 0:
+            raise ValueError(f"negative seek position {position}")
+        self._position = position
+        return position
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        self._check_open()
+        view = memoryview(buffer).cast("B")
+        wanted = min(len(view), self.size - self._position)
+        if wanted <= 0:
+            return 0
+        if self._window is not None:
+            self._window.seek(self._position)
+            count = self._window.readinto(view[:wanted])  # all of it, or a WheelError
+        else:
+            self._copy_kept(self._position, view[:wanted])
+            count = wanted
+        self._position += count
+        return count
+
+    def readall(self) -> bytes:
+        """The rest of the member, in one piece (MissingRangeError if any of it was not kept)."""
+        self._check_open()
+        wanted = self.size - self._position
+        if wanted <= 0:
+            return b""
+        buffer = bytearray(wanted)
+        count = self.readinto(buffer)
+        return bytes(buffer[:count])
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                if self._window is not None:
+                    self._window.close()
+            finally:
+                self._pieces = []
+                self._starts = []
+                self._ranges = []
+                super().close()
+
+    def _copy_kept(self, offset: int, target: memoryview) -> None:
+        length = len(target)
+        if not self.has_range(offset, length):
+            raise MissingRangeError(self.name, offset, length)
+        index = bisect.bisect_right(self._starts, offset) - 1
+        done = 0
+        while done < length:
+            start, data = self._pieces[index]
+            begin = offset + done - start
+            count = min(len(data) - begin, length - done)
+            target[done : done + count] = data[begin : begin + count]
+            done += count
+            index += 1
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed MemberView")
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted (start, end) ranges with touching ones joined."""
+    merged: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
