@@ -11,14 +11,16 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import BinaryIO, cast
 
 from packaging.utils import canonicalize_name
 
 from slimwheel.catalog.model import Catalog, LibraryProvider
-from slimwheel.elf import ElfFacts, Symbol, read_elf, read_section
+from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, read_elf, read_section, scan_symbols
 from slimwheel.errors import ElfError
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
-from slimwheel.wheel import Wheel, WheelMember
+from slimwheel.sources import ArchiveSource
+from slimwheel.wheel import MissingRangeError, WheelMember
 
 __all__ = [
     "DRIVER_LIBRARY_NAMES",
@@ -197,16 +199,18 @@ _NOT_BINARY = re.compile(
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 # API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
 # code is linked in. The longest prefix wins (cublasLt before cublas).
-_API_PREFIX = re.compile(
+_API_PREFIX_TEXT = (
     r"^(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|cusolverDn|"
-    r"cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|nvshmem|nvshmemx|nvtx|cupti|npp|nvjpeg|"
+    r"cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|nvshmemx|nvshmem|cupti|npp|nvjpeg|"
     r"cuda)(?=[A-Z_])"
 )
+_API_PREFIX = re.compile(_API_PREFIX_TEXT)
+_API_PREFIX_BYTES = re.compile(_API_PREFIX_TEXT.encode())
 _PREFIX_LIBRARY = {
     "cublasXt": "cublas", "cufftXt": "cufft", "cusolverMg": "cusolverMg", "cusolverDn": "cusolver",
     "cusolverSp": "cusolver", "cusolverRf": "cusolver", "nvshmemx": "nvshmem", "cuda": "cudart",
-    "nvtx": "nvToolsExt",
 }  # fmt: skip
+# NVTX is left out on purpose: NVTX 3 is header-only, so its symbols in a binary are expected.
 _VERSION_STRING = re.compile(
     rb"(cuBLAS(?:Lt)?|cuDSS|cuDNN|NCCL|cuSPARSE(?:Lt)?|cuFFT|cuRAND|cuSOLVER|cuTENSOR|nvJitLink|NVRTC)"
     rb"[ A-Za-z]{0,16}?(?:version|Version|VERSION)?[ :v]{1,3}(\d+\.\d+(?:\.\d+){0,2})"
@@ -267,52 +271,103 @@ class _ElfMember:
     installed: str
     facts: ElfFacts | None
     error: str | None
+    exported_api: tuple[Symbol, ...] = ()  # .dynsym symbols with an NVIDIA API prefix
+    internal_api: tuple[Symbol, ...] = ()  # .symtab ones
     version_strings: tuple[str, ...] = ()
 
 
-def _candidate_members(wheel: Wheel) -> list[WheelMember]:
+@dataclass(frozen=True)
+class _Inspection:
+    facts: ElfFacts
+    exported_api: tuple[Symbol, ...]
+    internal_api: tuple[Symbol, ...]
+    version_strings: tuple[str, ...]
+
+
+def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
     return [m for m in wheel.members if not m.name.endswith("/") and not _NOT_BINARY.search(m.name)]
 
 
-def _read_members(wheel: Wheel, scan_strings: bool) -> tuple[list[_ElfMember], list[Finding], int]:
+def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
+    """Everything analysis needs from one ELF file, reading only the tables it needs."""
+    facts = read_elf(stream, path=name, symbols=False)
+    exported = scan_symbols(stream, facts, pattern=_API_PREFIX_BYTES, table=".dynsym", path=name)
+    internal = (
+        # Tail-merged names are left out here: big C++ .strtabs are full of near misses.
+        scan_symbols(
+            stream, facts, pattern=_API_PREFIX_BYTES, table=".symtab", path=name, include_tails=False
+        )
+        if facts.has_symtab
+        else ()
+    )
+    strings: tuple[str, ...] = ()
+    # .rodata sits in the middle of big files: read it only where static NVIDIA code is suspected.
+    suspicious = facts.fatbin_size > 0 or any(
+        _PREFIX_LIBRARY.get(m[1], m[1]) != "cudart"
+        for symbol in (*exported, *internal)
+        if (m := _API_PREFIX.match(symbol.name))
+    )
+    if scan_strings and suspicious:
+        strings = _scan_version_strings(stream, facts, name)
+    return _Inspection(facts, exported, internal, strings)
+
+
+def _inspect_member(wheel: ArchiveSource, name: str, scan_strings: bool) -> _Inspection | None:
+    """Inspect a member from its head and tail kept in memory; re-read it whole only when that misses.
+
+    Returns None when the member is not ELF.
+    """
+    with wheel.member_view(name) as raw_view:
+        view = cast(BinaryIO, raw_view)
+        if view.read(4) != ELF_MAGIC:
+            return None
+        view.seek(0)
+        try:
+            return _inspect(view, name, scan_strings)
+        except MissingRangeError:
+            pass
+    with wheel.seekable_member(name) as stream:
+        return _inspect(stream, name, scan_strings)
+
+
+def _read_members(wheel: ArchiveSource, scan_strings: bool) -> tuple[list[_ElfMember], list[Finding], int]:
     elf_members: list[_ElfMember] = []
     findings: list[Finding] = []
     others = 0
     for member in _candidate_members(wheel):
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
-        if member.file_size < 4:
+        installed = wheel.installed_path(member.name)
+        try:
+            inspection = _inspect_member(wheel, member.name, scan_strings) if member.file_size >= 4 else None
+        except ElfError as exc:
+            findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, exc.reason))
+            elf_members.append(_ElfMember(member, installed, None, exc.reason))
+            continue
+        if inspection is None:
             if looks_shared:
-                findings.append(
-                    Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file (empty)")
-                )
+                reason = "not an ELF file" + (" (empty)" if member.file_size == 0 else "")
+                findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, reason))
             others += 1
             continue
-        with wheel.seekable_member(member.name) as stream:
-            if stream.read(4) != b"\x7fELF":
-                if looks_shared:
-                    findings.append(
-                        Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, "not an ELF file")
-                    )
-                others += 1
-                continue
-            stream.seek(0)
-            installed = wheel.installed_path(member.name)
-            try:
-                facts = read_elf(stream, path=member.name)
-            except ElfError as exc:
-                findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, exc.reason))
-                elf_members.append(_ElfMember(member, installed, None, exc.reason))
-                continue
-            strings = _scan_version_strings(stream, facts) if scan_strings else ()
-            elf_members.append(_ElfMember(member, installed, facts, None, strings))
+        elf_members.append(
+            _ElfMember(
+                member,
+                installed,
+                inspection.facts,
+                None,
+                inspection.exported_api,
+                inspection.internal_api,
+                inspection.version_strings,
+            )
+        )
     return elf_members, findings, others
 
 
-def _scan_version_strings(stream: object, facts: ElfFacts) -> tuple[str, ...]:
+def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
     section = facts.section(".rodata")
     if section is None or section.size == 0:
         return ()
-    data = read_section(stream, section, limit=_RODATA_SCAN_LIMIT)  # type: ignore[arg-type]
+    data = read_section(stream, section, limit=_RODATA_SCAN_LIMIT, path=name)
     found = {f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(data)}
     return tuple(sorted(found))
 
@@ -392,7 +447,7 @@ def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
         return []
     exported: dict[str, list[Symbol]] = {}
     internal: dict[str, list[Symbol]] = {}
-    for source, symbols in ((exported, facts.defined_symbols), (internal, facts.symtab or ())):
+    for source, symbols in ((exported, item.exported_api), (internal, item.internal_api)):
         for symbol in symbols:
             match = _API_PREFIX.match(symbol.name)
             if match:
@@ -417,7 +472,7 @@ def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
     return found
 
 
-def analyse_wheel(wheel: Wheel, catalog: Catalog, *, scan_strings: bool = True) -> WheelReport:
+def analyse_wheel(wheel: ArchiveSource, catalog: Catalog, *, scan_strings: bool = True) -> WheelReport:
     """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide."""
     elf_members, findings, others = _read_members(wheel, scan_strings)
     record_sha = {entry.path: entry.sha256_hex for entry in wheel.record()}

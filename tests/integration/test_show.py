@@ -259,3 +259,33 @@ def test_bad_input_is_one_line_and_exit_2(
     assert "Traceback" not in err
     assert message in lines[0]
     assert wheel.read_bytes() == before
+
+
+def test_show_loose_files_and_folders(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path) -> None:
+    tree = tmp_path / "build" / "solver"
+    (tree / "libs").mkdir(parents=True)
+    (tree / "_solver.so").write_bytes(elf_zoo.ext_dynamic.read_bytes())
+    (tree / "libs" / "libcudss.so.1").write_bytes(elf_zoo.libcudss.read_bytes())
+    (tree / "__init__.py").write_text("")
+    code, out, err = _run_cli("show", "--json", "--catalog", str(catalog_file), str(tree))
+    assert code == 0, err
+    (shown,) = json.loads(out)["wheels"]
+    assert {elf["path"] for elf in shown["elf_files"]} == {"_solver.so", "libs/libcudss.so.1"}
+    (copy,) = shown["vendored"]
+    assert (copy["path"], copy["identified"]["confidence"]) == ("libs/libcudss.so.1", "exact")
+
+    code, out, err = _run_cli("show", "--json", "--catalog", str(catalog_file), str(tree / "_solver.so"))
+    assert code == 0, err
+    (shown,) = json.loads(out)["wheels"]
+    (elf,) = shown["elf_files"]
+    assert {n["soname"]: n["resolution"] for n in elf["needed"]}["libcudss.so.1"] == "nvidia-wheel"
+
+
+@pytest.mark.parametrize(("name", "message"), [("not_elf", "not an ELF file"), ("truncated", "truncated")])
+def test_a_bad_elf_file_given_directly_is_bad_input(elf_zoo: ElfZoo, name: str, message: str) -> None:
+    path: Path = getattr(elf_zoo, name)
+    code, out, err = _run_cli("show", str(path))
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert message in err

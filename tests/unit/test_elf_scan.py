@@ -369,6 +369,9 @@ def test_tail_merged_names(big_library: BigLibrary, big: bool) -> None:
             assert [s.name for s in found] == ["cudssTail"], (table, source)
         found = scan(path, table, re.compile(rb"my_cudss"), chunk_size=4099)
         assert [s.name for s in found] == ["my_cudssTail"]
+        # Without the tail search, only names that start a string are found.
+        found = scan(path, table, re.compile(rb"cudssT"), chunk_size=4099, include_tails=False)
+        assert found == ()
 
 
 def test_big_library_chunk_sizes(big_library: BigLibrary) -> None:

@@ -16,7 +16,13 @@ HELP = "show what a wheel bundles or links statically, what it needs, and what N
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("wheels", nargs="+", type=Path, metavar="WHEEL")
+    parser.add_argument(
+        "wheels",
+        nargs="+",
+        type=Path,
+        metavar="WHEEL",
+        help="a .whl, a single ELF file, or a folder of files",
+    )
     parser.add_argument("--json", action="store_true", help="print a slimwheel.show/1 JSON document")
     parser.add_argument("--verify", action="store_true", help="also check every member against RECORD")
     parser.add_argument(
@@ -35,21 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.analysis import analyse_wheel
     from slimwheel.report import dump_report
+    from slimwheel.sources import open_source
     from slimwheel.wheel import Wheel
 
     catalog = load_catalog_from_args(args)
     reports = []
     for path in args.wheels:
-        with Wheel.open(path) as wheel:
-            if args.verify:
-                wheel.verify()
-            reports.append(analyse_wheel(wheel, catalog, scan_strings=not args.no_strings))
+        with open_source(path) as source:
+            if args.verify and isinstance(source, Wheel):
+                source.verify()
+            reports.append(analyse_wheel(source, catalog, scan_strings=not args.no_strings))
     if args.confirm and any(report.vendored for report in reports):
         from slimwheel.catalog.confirm import BuildIdSource, confirm_report
 
         with open_index_client(args) as client:
-            source = BuildIdSource(client, client.cache)
-            reports = [confirm_report(report, catalog, source) for report in reports]
+            build_ids = BuildIdSource(client, client.cache)
+            reports = [confirm_report(report, catalog, build_ids) for report in reports]
     if args.json:
         print(dump_report("show", {"catalog": catalog.origin, "wheels": reports}))
     else:

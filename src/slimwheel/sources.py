@@ -1,0 +1,143 @@
+"""What analysis reads from: a wheel, or loose files (one ELF file, or a folder such as a build tree).
+
+Both offer the same small surface, so ``show`` works on a ``.whl``, a ``.so`` or a directory alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from functools import cached_property
+from pathlib import Path
+from typing import BinaryIO, Protocol, cast
+
+from slimwheel.elf import ELF_MAGIC, read_elf
+from slimwheel.errors import ElfError, InputError
+from slimwheel.wheel import RecordEntry, Wheel, WheelMember, encode_digest
+
+__all__ = ["ArchiveSource", "LooseFiles", "open_source"]
+
+
+class ArchiveSource(Protocol):
+    """The part of :class:`slimwheel.wheel.Wheel` that analysis uses."""
+
+    @property
+    def filename(self) -> str: ...
+    @property
+    def distribution(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def platform_tags(self) -> tuple[str, ...]: ...
+    @property
+    def file_size(self) -> int: ...
+    @property
+    def members(self) -> tuple[WheelMember, ...]: ...
+
+    def record(self) -> tuple[RecordEntry, ...]: ...
+    def installed_path(self, name: str) -> str: ...
+    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]: ...
+    def member_view(self, name: str) -> AbstractContextManager[io.RawIOBase]: ...
+
+
+class LooseFiles:
+    """Regular files under ``root`` (or one file), named by their path relative to ``root``."""
+
+    def __init__(self, root: Path, files: list[Path], label: str) -> None:
+        self._root = root
+        self._files = {path.relative_to(root).as_posix(): path for path in files}
+        self.filename = label
+        self.distribution = label
+        self.version = ""
+        self.platform_tags: tuple[str, ...] = ()
+
+    @classmethod
+    def single(cls, path: Path) -> LooseFiles:
+        return cls(path.parent, [path], path.name)
+
+    @classmethod
+    def directory(cls, root: Path) -> LooseFiles:
+        files = []
+        for folder, _, names in os.walk(root):  # symlinks are not followed, nor listed as files
+            for name in names:
+                path = Path(folder) / name
+                if stat.S_ISREG(path.lstat().st_mode):
+                    files.append(path)
+        return cls(root, sorted(files), root.name or str(root))
+
+    @cached_property
+    def members(self) -> tuple[WheelMember, ...]:
+        found = []
+        for name, path in self._files.items():
+            size = path.stat().st_size
+            found.append(WheelMember(name, size, size, 0, 0, 0))
+        return tuple(found)
+
+    @property
+    def file_size(self) -> int:
+        return sum(member.file_size for member in self.members)
+
+    def record(self) -> tuple[RecordEntry, ...]:
+        """sha256 of the files that look like ELF (what identification by hash needs)."""
+        entries = []
+        for name, path in self._files.items():
+            with path.open("rb") as handle:
+                if handle.read(4) != ELF_MAGIC:
+                    continue
+                handle.seek(0)
+                digest = hashlib.sha256()
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+            entries.append(RecordEntry(name, "sha256", encode_digest(digest.digest()), path.stat().st_size))
+        return tuple(entries)
+
+    def installed_path(self, name: str) -> str:
+        return name
+
+    @contextmanager
+    def _open(self, name: str) -> Iterator[BinaryIO]:
+        with self._files[name].open("rb") as handle:
+            yield handle
+
+    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
+        return self._open(name)
+
+    def member_view(self, name: str) -> AbstractContextManager[io.RawIOBase]:
+        return cast(AbstractContextManager[io.RawIOBase], self._open(name))
+
+    def close(self) -> None:
+        """Nothing stays open between reads."""
+
+    def __enter__(self) -> LooseFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_source(path: Path) -> Wheel | LooseFiles:
+    """A wheel by its ``.whl`` name, a directory as a tree of files, anything else as one ELF file.
+
+    A single file that is not ELF, or is truncated, is bad input (``ElfError``); inside a wheel or a
+    directory the same file is a finding instead.
+    """
+    if path.is_dir():
+        return LooseFiles.directory(path)
+    if path.name.endswith(".whl"):
+        return Wheel.open(path)
+    try:
+        with path.open("rb") as handle:
+            read_elf(handle, path=str(path), symbols=False)
+    except FileNotFoundError as exc:
+        raise InputError(str(path), "no such file") from exc
+    except IsADirectoryError as exc:  # pragma: no cover - is_dir() answered above
+        raise InputError(str(path), "is a directory") from exc
+    except ElfError:
+        raise
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror}") from exc
+    return LooseFiles.single(path)
