@@ -7,9 +7,11 @@ not grow with the wheel); everything after that is plain data.
 from __future__ import annotations
 
 import enum
+import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO, cast
 
@@ -20,10 +22,11 @@ from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, read_elf, read_section, s
 from slimwheel.errors import ElfError
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
 from slimwheel.sources import ArchiveSource
-from slimwheel.wheel import MissingRangeError, WheelMember
+from slimwheel.wheel import MissingRangeError, Wheel, WheelMember
 
 __all__ = [
     "DRIVER_LIBRARY_NAMES",
+    "PARALLEL_BYTES",
     "Confidence",
     "ElfReport",
     "Finding",
@@ -216,6 +219,12 @@ _VERSION_STRING = re.compile(
     rb"[ A-Za-z]{0,16}?(?:version|Version|VERSION)?[ :v]{1,3}(\d+\.\d+(?:\.\d+){0,2})"
 )
 _RODATA_SCAN_LIMIT = 64 * 1024 * 1024
+PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs more than it saves
+# What a view of a compressed member keeps: ELF and program headers, .dynsym/.dynstr and the version
+# tables sit at the start; section headers, and in NVIDIA's patched files .dynamic and the build-id,
+# at the end. Anything else is read by inflating the member again.
+_VIEW_HEAD = 16 * 1024 * 1024
+_VIEW_TAIL = 16 * 1024 * 1024
 
 
 def is_driver_library(soname: str) -> bool:
@@ -301,13 +310,17 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
         else ()
     )
     strings: tuple[str, ...] = ()
-    # .rodata sits in the middle of big files: read it only where static NVIDIA code is suspected.
-    suspicious = facts.fatbin_size > 0 or any(
+    # .rodata sits in the middle of big files, which a head/tail view does not keep: read it where
+    # NVIDIA API symbols suggest static code, or where it costs nothing (device code, .rodata kept).
+    rodata = facts.section(".rodata")
+    has_range = getattr(stream, "has_range", None)
+    cheap = rodata is not None and (has_range is None or has_range(rodata.offset, rodata.size))
+    suspicious = any(
         _PREFIX_LIBRARY.get(m[1], m[1]) != "cudart"
         for symbol in (*exported, *internal)
         if (m := _API_PREFIX.match(symbol.name))
     )
-    if scan_strings and suspicious:
+    if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
         strings = _scan_version_strings(stream, facts, name)
     return _Inspection(facts, exported, internal, strings)
 
@@ -317,7 +330,7 @@ def _inspect_member(wheel: ArchiveSource, name: str, scan_strings: bool) -> _Ins
 
     Returns None when the member is not ELF.
     """
-    with wheel.member_view(name) as raw_view:
+    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL) as raw_view:
         view = cast(BinaryIO, raw_view)
         if view.read(4) != ELF_MAGIC:
             return None
@@ -330,18 +343,79 @@ def _inspect_member(wheel: ArchiveSource, name: str, scan_strings: bool) -> _Ins
         return _inspect(stream, name, scan_strings)
 
 
-def _read_members(wheel: ArchiveSource, scan_strings: bool) -> tuple[list[_ElfMember], list[Finding], int]:
+# An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
+_Outcome = _Inspection | str | None
+
+
+def _inspect_names(wheel: ArchiveSource, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
+    outcomes: list[_Outcome] = []
+    for name in names:
+        try:
+            outcomes.append(_inspect_member(wheel, name, scan_strings))
+        except ElfError as exc:
+            outcomes.append(exc.reason)
+    return outcomes
+
+
+def _inspect_in_worker(path: str, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
+    with Wheel.open(path) as wheel:
+        return _inspect_names(wheel, names, scan_strings)
+
+
+def _inspect_members(
+    wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool, jobs: int, parallel_bytes: int
+) -> list[_Outcome]:
+    """Inspect members, in worker processes when the wheel is a local file big enough to pay for them.
+
+    Inflating is most of the cost and is CPU-bound, so processes (not threads) share it: members are
+    dealt out largest first to the least loaded worker.
+    """
+    path = getattr(wheel, "local_path", None)
+    total = sum(m.file_size for m in members)
+    if jobs <= 1 or path is None or total < parallel_bytes or len(members) < 2:
+        return _inspect_names(wheel, [m.name for m in members], scan_strings)
+    bins: list[list[int]] = [[] for _ in range(min(jobs, len(members)))]
+    loads = [0] * len(bins)
+    for index in sorted(range(len(members)), key=lambda i: -members[i].file_size):
+        lightest = loads.index(min(loads))
+        bins[lightest].append(index)
+        loads[lightest] += members[index].file_size
+    outcomes: list[_Outcome] = [None] * len(members)
+    with ProcessPoolExecutor(max_workers=len(bins)) as pool:
+        futures = [
+            (
+                indices,
+                pool.submit(_inspect_in_worker, str(path), [members[i].name for i in indices], scan_strings),
+            )
+            for indices in bins
+        ]
+        for indices, future in futures:
+            for index, outcome in zip(indices, future.result(), strict=True):
+                outcomes[index] = outcome
+    return outcomes
+
+
+def _read_members(
+    wheel: ArchiveSource, scan_strings: bool, jobs: int, parallel_bytes: int
+) -> tuple[list[_ElfMember], list[Finding], int]:
     elf_members: list[_ElfMember] = []
     findings: list[Finding] = []
     others = 0
+    candidates = [m for m in _candidate_members(wheel) if m.file_size >= 4]
+    outcomes = dict(
+        zip(
+            (m.name for m in candidates),
+            _inspect_members(wheel, candidates, scan_strings, jobs, parallel_bytes),
+            strict=True,
+        )
+    )
     for member in _candidate_members(wheel):
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
         installed = wheel.installed_path(member.name)
-        try:
-            inspection = _inspect_member(wheel, member.name, scan_strings) if member.file_size >= 4 else None
-        except ElfError as exc:
-            findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, exc.reason))
-            elf_members.append(_ElfMember(member, installed, None, exc.reason))
+        inspection = outcomes.get(member.name)
+        if isinstance(inspection, str):
+            findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, inspection))
+            elf_members.append(_ElfMember(member, installed, None, inspection))
             continue
         if inspection is None:
             if looks_shared:
@@ -472,9 +546,10 @@ def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
     return found
 
 
-def analyse_wheel(wheel: ArchiveSource, catalog: Catalog, *, scan_strings: bool = True) -> WheelReport:
-    """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide."""
-    elf_members, findings, others = _read_members(wheel, scan_strings)
+def _find_vendored(
+    wheel: ArchiveSource, catalog: Catalog, elf_members: Sequence[_ElfMember], findings: list[Finding]
+) -> dict[str, VendoredCopy]:
+    """Vendored NVIDIA copies by member path; bundled drivers and copies are added to ``findings``."""
     record_sha = {entry.path: entry.sha256_hex for entry in wheel.record()}
     nvidia_names = catalog.library_names
     # Showing one of NVIDIA's own wheels: its libraries are the originals, not vendored copies.
@@ -540,6 +615,30 @@ def analyse_wheel(wheel: ArchiveSource, catalog: Catalog, *, scan_strings: bool 
             )
         )
 
+    return vendored
+
+
+def analyse_wheel(
+    wheel: ArchiveSource,
+    catalog: Catalog,
+    *,
+    scan_strings: bool = True,
+    jobs: int | None = None,
+    parallel_bytes: int = PARALLEL_BYTES,
+) -> WheelReport:
+    """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide.
+
+    ``jobs``: worker processes for local wheels whose ELF candidates hold ``parallel_bytes`` or more
+    (default: the CPUs, at most 4; 1: none).
+    """
+    if jobs is None:
+        jobs = min(os.cpu_count() or 1, 4)
+    elf_members, findings, others = _read_members(wheel, scan_strings, jobs, parallel_bytes)
+    vendored = _find_vendored(wheel, catalog, elf_members, findings)
+    by_name: dict[str, _ElfMember] = {}
+    for item in elf_members:
+        by_name.setdefault(posixpath.basename(item.member.name), item)
+
     elf_reports = []
     static: list[StaticCode] = []
     for item in elf_members:
@@ -565,7 +664,8 @@ def analyse_wheel(wheel: ArchiveSource, catalog: Catalog, *, scan_strings: bool 
         findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
         if item.member.name not in vendored:
-            for code in _static_code(item, None):
+            own = parse_library_file_name(facts.soname or posixpath.basename(item.member.name))
+            for code in _static_code(item, own.stem if own else None):
                 static.append(code)
                 severity = Severity.INFO if code.is_runtime else Severity.WARNING
                 findings.append(

@@ -41,7 +41,7 @@ class ArchiveSource(Protocol):
     def record(self) -> tuple[RecordEntry, ...]: ...
     def installed_path(self, name: str) -> str: ...
     def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]: ...
-    def member_view(self, name: str) -> AbstractContextManager[io.RawIOBase]: ...
+    def member_view(self, name: str, *, head: int, tail: int) -> AbstractContextManager[io.RawIOBase]: ...
 
 
 class LooseFiles:
@@ -106,7 +106,9 @@ class LooseFiles:
     def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
         return self._open(name)
 
-    def member_view(self, name: str) -> AbstractContextManager[io.RawIOBase]:
+    def member_view(self, name: str, *, head: int = 0, tail: int = 0) -> AbstractContextManager[io.RawIOBase]:
+        """The whole file: a loose file is read in place, so there is nothing to leave out."""
+        del head, tail
         return cast(AbstractContextManager[io.RawIOBase], self._open(name))
 
     def close(self) -> None:

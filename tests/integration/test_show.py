@@ -183,6 +183,7 @@ def test_show_of_a_provider_wheel_lists_its_libraries_and_needs(
     providers = build_provider_wheels(elf_zoo, tmp_path / "p")
     report = _show(providers.cudss_cu13, catalog)
     assert report.vendored == ()  # its own libraries are the originals
+    assert report.static == ()  # and a library's own API is not static code
     (lib,) = report.elf_files
     assert lib.path == "nvidia/cu13/lib/libcudss.so.1"
     assert {n.soname: n.resolution for n in lib.needed}["libcublas.so.13"] is Resolution.NVIDIA_WHEEL
@@ -289,3 +290,24 @@ def test_a_bad_elf_file_given_directly_is_bad_input(elf_zoo: ElfZoo, name: str, 
     assert out == ""
     assert len(err.strip().splitlines()) == 1
     assert message in err
+
+
+def test_worker_processes_give_the_same_report(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "mixed",
+        "1.0",
+        {
+            "mixed/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+            "mixed.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+            "mixed/_static.so": elf_zoo.ext_static.read_bytes(),
+            "mixed/libcut.so.1": elf_zoo.truncated.read_bytes(),
+            "mixed/libfoo.so": elf_zoo.not_elf.read_bytes(),
+        },
+        tag=TAG,
+    )
+    with Wheel.open(wheel) as opened:
+        serial = analyse_wheel(opened, catalog, jobs=1)
+        parallel = analyse_wheel(opened, catalog, jobs=2, parallel_bytes=0)
+    assert parallel == serial
+    assert len(serial.elf_files) == 4

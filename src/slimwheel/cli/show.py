@@ -34,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="confirm vendored copies that match only by name by comparing GNU build-ids with the official "
         "files (reads those members from the index once; cached)",
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="worker processes for big wheels (default: CPUs, at most 4)",
+    )
     add_catalog_argument(parser)
     add_index_arguments(parser)
 
@@ -50,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         with open_source(path) as source:
             if args.verify and isinstance(source, Wheel):
                 source.verify()
-            reports.append(analyse_wheel(source, catalog, scan_strings=not args.no_strings))
+            reports.append(analyse_wheel(source, catalog, scan_strings=not args.no_strings, jobs=args.jobs))
     if args.confirm and any(report.vendored for report in reports):
         from slimwheel.catalog.confirm import BuildIdSource, confirm_report
 

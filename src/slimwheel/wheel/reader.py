@@ -125,6 +125,7 @@ class Wheel:
     platform_tags: tuple[str, ...]
     members: tuple[WheelMember, ...]  # every central directory entry (directories too), in zip order
     file_size: int  # bytes in the whole .whl
+    local_path: Path | None = None  # set by ``open``: lets other processes open the same file
 
     def __init__(
         self, fileobj: BinaryIO, filename: str, *, closefd: bool = False, source: str | None = None
@@ -155,7 +156,9 @@ class Wheel:
             fileobj = file_path.open("rb")
         except OSError as exc:
             raise WheelError(source, f"cannot open: {exc.strerror or describe_error(exc)}") from exc
-        return cls(fileobj, file_path.name, closefd=True, source=source)
+        wheel = cls(fileobj, file_path.name, closefd=True, source=source)
+        wheel.local_path = file_path
+        return wheel
 
     @classmethod
     def from_fileobj(cls, fileobj: BinaryIO, filename: str, *, closefd: bool = False) -> Wheel:
