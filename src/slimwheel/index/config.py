@@ -7,11 +7,13 @@ whatever pip the user has.
 from __future__ import annotations
 
 import configparser
+import importlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from slimwheel.errors import IndexUnavailableError, InputError, UsageError
 
@@ -77,14 +79,18 @@ class PipConfigFiles:
     def _from_pip(cls) -> PipConfigFiles:
         # macOS and Windows keep these in platform-specific places; pip knows them best.
         try:
-            from pip._internal.configuration import Kind, get_configuration_files
+            configuration: Any = importlib.import_module("pip._internal.configuration")
         except ImportError:
             return cls((), (), (Path(sys.prefix) / "pip.conf",))
-        files = get_configuration_files()
+        # The keys are plain strings in older pips and an enum in newer ones: compare by value.
+        files = {
+            str(getattr(kind, "value", kind)): names
+            for kind, names in configuration.get_configuration_files().items()
+        }
         return cls(
-            global_files=tuple(Path(name) for name in files[Kind.GLOBAL]),
-            user_files=tuple(Path(name) for name in files[Kind.USER]),
-            site_files=tuple(Path(name) for name in files[Kind.SITE]),
+            global_files=tuple(Path(name) for name in files.get("global", ())),
+            user_files=tuple(Path(name) for name in files.get("user", ())),
+            site_files=tuple(Path(name) for name in files.get("site", ())),
         )
 
 
@@ -97,14 +103,14 @@ class _Value:
 def pip_default_index_url() -> str:
     """pip's built-in index, asked of pip itself."""
     try:
-        from pip._internal.models.index import PyPI
+        index_module: Any = importlib.import_module("pip._internal.models.index")
     except ImportError as error:
         raise IndexUnavailableError(
             "pip's default index",
             "pip is not importable, so its default index is unknown",
             hint="pass --index-url",
         ) from error
-    return str(PyPI.simple_url)
+    return str(index_module.PyPI.simple_url)
 
 
 def resolve_index_settings(
