@@ -22,6 +22,7 @@ from typing import IO
 
 import httpx
 
+from slimwheel._io import seek_position
 from slimwheel.errors import IndexUnavailableError
 from slimwheel.index._http import RequestStats, get, status_error
 
@@ -101,18 +102,8 @@ class RangeFile(io.RawIOBase):
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if self.closed:
             raise ValueError("seek on a closed file")
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._position + offset
-        elif whence == io.SEEK_END:
-            position = self._size + offset
-        else:
-            raise ValueError(f"invalid whence {whence}")
-        if position < 0:
-            raise OSError(f"negative seek position {position}")
-        self._position = position
-        return position
+        self._position = seek_position(offset, whence, self._position, self._size)
+        return self._position
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(buffer))

@@ -16,6 +16,7 @@ from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
+from slimwheel._io import seek_position
 from slimwheel.errors import WheelError
 
 if TYPE_CHECKING:
@@ -161,18 +162,8 @@ class ArchiveWindow(io.RawIOBase):
         return self._position
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._position + offset
-        elif whence == io.SEEK_END:
-            position = self._length + offset
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if position < 0:
-            raise ValueError(f"negative seek position {position}")
-        self._position = position
-        return position
+        self._position = seek_position(offset, whence, self._position, self._length)
+        return self._position
 
     def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")

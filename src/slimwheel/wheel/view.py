@@ -14,6 +14,7 @@ import io
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from slimwheel._io import seek_position
 from slimwheel.errors import SlimwheelError
 from slimwheel.wheel.streams import ArchiveWindow
 
@@ -142,18 +143,8 @@ class MemberView(io.RawIOBase):
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         self._check_open()
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._position + offset
-        elif whence == io.SEEK_END:
-            position = self.size + offset
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if position < 0:
-            raise ValueError(f"negative seek position {position}")
-        self._position = position
-        return position
+        self._position = seek_position(offset, whence, self._position, self.size)
+        return self._position
 
     def readinto(self, buffer: WriteableBuffer) -> int:
         self._check_open()
