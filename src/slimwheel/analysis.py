@@ -148,6 +148,7 @@ class ElfReport:
     build_id: str | None = None
     version_needs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     error: str | None = None
+    installed_path: str = ""  # where the file lands, relative to site-packages (.data/purelib resolved)
 
 
 @dataclass(frozen=True)
@@ -646,7 +647,11 @@ def analyse_wheel(
         if facts is None:
             elf_reports.append(
                 ElfReport(
-                    item.member.name, item.member.file_size, item.member.compress_size, error=item.error
+                    item.member.name,
+                    item.member.file_size,
+                    item.member.compress_size,
+                    error=item.error,
+                    installed_path=item.installed,
                 )
             )
             continue
@@ -681,6 +686,7 @@ def analyse_wheel(
         elf_reports.append(
             ElfReport(
                 path=item.member.name,
+                installed_path=item.installed,
                 size=item.member.file_size,
                 compressed_size=item.member.compress_size,
                 soname=facts.soname,
