@@ -58,7 +58,16 @@ def test_catalog_update_learns_from_the_index(
     assert main(["catalog", "update", "--index-url", server.simple_url, "--isolated", "-o", str(output)]) == 0
     assert "learned" in capsys.readouterr().out
     catalog = read_catalog(output)
-    assert set(catalog.distributions) == {"nvidia-cudss-cu12", "nvidia-cudss-cu13", "nvidia-cublas"}
+    assert set(catalog.distributions) == {
+        "nvidia-cudss-cu12",
+        "nvidia-cudss-cu13",
+        "nvidia-cublas",
+        "cuda-toolkit",
+    }
+    toolkit = catalog.release("cuda-toolkit", "13.0.2")
+    assert toolkit is not None
+    assert toolkit.cuda_major == 13
+    assert "nvidia-cublas==13.1.0.3.*; extra == 'cublas'" in toolkit.requires_dist
     cu13 = catalog.release("nvidia-cudss-cu13", "1.0.0.35")
     assert cu13 is not None
     assert cu13.cuda_major == 13

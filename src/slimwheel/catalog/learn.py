@@ -224,9 +224,10 @@ def learn_catalog(
     """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index."""
     queue: list[str] = [canonicalize_name(d) for d in distributions] or list(DEFAULT_SEEDS)
     pins: dict[tuple[str, str], int] = {}
-    seen: set[str] = set()
+    toolkit_releases: list[Release] = []
+    seen: set[str] = {TOOLKIT_DISTRIBUTION} if follow_toolkit else set()
     if follow_toolkit:
-        toolkit_names = _learn_toolkit(client, pins, include_prereleases, refresh)
+        toolkit_names = _learn_toolkit(client, pins, toolkit_releases, include_prereleases, refresh)
         queue.extend(sorted(toolkit_names))
     known = {
         (w.filename, w.sha256): (r, w) for r in (previous.releases if previous else ()) for w in r.wheels
@@ -257,7 +258,9 @@ def learn_catalog(
             requirements = [r for reading in batch_readings for r in reading.requires_dist]
             requirements += [r for pairs in reused.values() for rel, _ in pairs for r in rel.requires_dist]
             queue = sorted(_nvidia_names(requirements) - seen)
-    return _assemble(readings, reused, pins)
+    learned = _assemble(readings, reused, pins)
+    releases = (*learned.releases, *toolkit_releases)
+    return Catalog(releases, origin=learned.origin, generated=learned.generated)
 
 
 def _pages(client: IndexClient, names: Sequence[str], refresh: bool) -> dict[str, ProjectPage]:
@@ -276,7 +279,11 @@ def _pages(client: IndexClient, names: Sequence[str], refresh: bool) -> dict[str
 
 
 def _learn_toolkit(
-    client: IndexClient, pins: dict[tuple[str, str], int], include_prereleases: bool, refresh: bool
+    client: IndexClient,
+    pins: dict[tuple[str, str], int],
+    releases: list[Release],
+    include_prereleases: bool,
+    refresh: bool,
 ) -> set[str]:
     page = _pages(client, [TOOLKIT_DISTRIBUTION], refresh).get(TOOLKIT_DISTRIBUTION)
     names: set[str] = set()
@@ -293,9 +300,22 @@ def _learn_toolkit(
 
     for version, raw in metadata.items():
         message = BytesParser().parsebytes(raw)
-        found_pins, found_names = toolkit_pins(version, message.get_all("Requires-Dist") or ())
+        requires = tuple(message.get_all("Requires-Dist") or ())
+        found_pins, found_names = toolkit_pins(version, requires)
         pins.update(found_pins)
         names |= found_names
+        # Kept as a release without libraries: its extras (cuda-toolkit[cublas]) expand to pins.
+        releases.append(
+            Release(
+                TOOLKIT_DISTRIBUTION,
+                version,
+                Version(version).major,
+                CudaMajorSource.TOOLKIT_VERSION,
+                requires,
+                (),
+                message.get("Requires-Python"),
+            )
+        )
     return names
 
 

@@ -37,6 +37,7 @@ class CudaMajorSource(enum.Enum):
     CLASSIFIER = "classifier"  # Environment :: GPU :: NVIDIA CUDA :: 13
     TOOLKIT_PIN = "pinned by cuda-toolkit"  # cuda-toolkit 13.0.2 requires nvidia-cusparse==12.6.3.3.*
     FOLDER = "folder"  # files under nvidia/cu13/
+    TOOLKIT_VERSION = "cuda-toolkit version"  # cuda-toolkit 13.0.2 itself is CUDA 13
     UNKNOWN = "unknown"
 
 
