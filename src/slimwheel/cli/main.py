@@ -16,6 +16,7 @@ __all__ = ["console_main", "main"]
 # command name -> module under slimwheel.cli; each module has add_arguments(parser) and run(args) -> int.
 COMMANDS: dict[str, str] = {
     "show": "slimwheel.cli.show",
+    "check": "slimwheel.cli.check",
     "plan": "slimwheel.cli.plan",
     "catalog": "slimwheel.cli.catalog",
 }

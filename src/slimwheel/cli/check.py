@@ -1,0 +1,170 @@
+"""``slimwheel check WHEEL``: simulate the install and say where the loader would find each DT_NEEDED."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.table import Table
+
+    from slimwheel.check import CheckReport, Lookup
+
+HELP = (
+    "simulate installing a wheel with the NVIDIA wheels it requires and say where the dynamic loader "
+    "finds each DT_NEEDED, for every version its Requires-Dist allows"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "wheels",
+        nargs="+",
+        type=Path,
+        metavar="WHEEL",
+        help="a .whl (a single ELF file or a folder works too)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a slimwheel.check/1 JSON document")
+    parser.add_argument(
+        "--cuda", type=int, default=None, metavar="N", help="count only NVIDIA releases for CUDA major N"
+    )
+    parser.add_argument(
+        "--platform",
+        default=None,
+        metavar="P",
+        help="the target (default: from the wheel's platform tags), e.g. manylinux_aarch64",
+    )
+    add_catalog_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from slimwheel.check import check_wheel
+    from slimwheel.platforms import parse_platform
+    from slimwheel.report import dump_report
+    from slimwheel.sources import open_source
+
+    platform = parse_platform(args.platform) if args.platform else None
+    catalog = load_catalog_from_args(args)
+    reports = []
+    for path in args.wheels:
+        with open_source(path) as source:
+            reports.append(check_wheel(source, catalog, cuda_major=args.cuda, platform=platform))
+    if args.json:
+        print(dump_report("check", {"catalog": catalog.origin, "wheels": reports}))
+    else:
+        for report in reports:
+            _render(report)
+    return 1 if any(report.has_errors for report in reports) else 0
+
+
+def _render(report: CheckReport) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from slimwheel.analysis import Resolution
+
+    out = console()
+    cuda = f", CUDA {report.cuda_major}" if report.cuda_major is not None else ""
+    python = f", Python {report.python}" if report.python else ""
+    out.print(
+        f"[bold]{escape(report.filename)}[/bold]  {report.platform.key}{cuda}{python}  "
+        f"(catalog: {escape(report.catalog_origin)})"
+    )
+    if report.requirements:
+        out.print(_requirements_table(report))
+    files = Table(title="DT_NEEDED lookups", title_justify="left")
+    for column in ("file", "needs", "found", "rpath / runpath"):
+        files.add_column(column, overflow="fold")
+    for file in report.files:
+        names: list[str] = []
+        found: list[str] = []
+        system = 0
+        for needed in file.needed:
+            if all(lookup.resolution is Resolution.SYSTEM for lookup in needed.lookups):
+                system += 1
+                continue
+            for index, lookup in enumerate(needed.lookups):
+                names.append(escape(needed.soname) if index == 0 else "")
+                # Versions matter only where they change the answer.
+                found.append(_lookup_text(lookup, with_versions=len(needed.lookups) > 1))
+        if system:
+            names.append(f"+ {system} system libraries")
+            found.append("system")
+        paths = []
+        if file.rpath:
+            paths.append("RPATH " + ":".join(file.rpath))
+        if file.runpath:
+            paths.append("RUNPATH " + ":".join(file.runpath))
+        files.add_row(
+            escape(file.installed_path),
+            "\n".join(names),
+            "\n".join(found) or escape(file.error or ""),
+            escape("\n".join(paths)),
+        )
+    out.print(files)
+    if report.findings:
+        findings = Table(title="Findings", title_justify="left")
+        for column in ("severity", "file", "finding"):
+            findings.add_column(column, overflow="fold")
+        for finding in report.findings:
+            findings.add_row(finding.severity.value, escape(finding.path), escape(finding.message))
+        out.print(findings)
+    verdict = "[red]fails[/red]" if report.has_errors else "[green]passes[/green]"
+    out.print(f"{verdict}: {report.errors} errors, {report.warnings} warnings")
+
+
+def _requirements_table(report: CheckReport) -> Table:
+    """One row per NVIDIA distribution; the JSON document keeps every requirement line."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="NVIDIA distributions it brings in", title_justify="left")
+    for column in ("distribution", "required by", "versions allowed here"):
+        table.add_column(column, overflow="fold")
+    versions: dict[str, list[str]] = {}
+    for provider in report.providers:
+        versions.setdefault(provider.distribution, []).append(provider.version)
+    by: dict[str, list[str]] = {}
+    for check in report.requirements:
+        label = f"{report.distribution}: {check.requirement}" if not check.required_by else check.required_by
+        by.setdefault(check.distribution, []).append(label)
+    for distribution, labels in by.items():
+        shown = ", ".join(labels[:2]) + (f" and {len(labels) - 2} more" if len(labels) > 2 else "")
+        allowed = versions.get(distribution, [])
+        table.add_row(escape(distribution), escape(shown), _versions_text(allowed) or "[red]none[/red]")
+    return table
+
+
+def _versions_text(versions: Sequence[str]) -> str:
+    if len(versions) <= 4:
+        return ", ".join(versions)
+    return f"{versions[0]}, {versions[1]} ... {versions[-1]} ({len(versions)} releases)"
+
+
+def _lookup_text(lookup: Lookup, *, with_versions: bool) -> str:
+    from rich.markup import escape
+
+    from slimwheel.analysis import Resolution
+
+    if lookup.resolution is Resolution.UNRESOLVED:
+        text = "[red]not found[/red]"
+    elif lookup.path is not None:
+        owner = f" {lookup.distribution}" if lookup.distribution else " this wheel"
+        text = f"{escape(lookup.path)} ({lookup.resolution.value}:{escape(owner)})"
+        if lookup.found_by is not None:
+            text += f" via {lookup.found_by.tag.value} {escape(lookup.found_by.entry)}"
+    else:
+        text = lookup.resolution.value
+    if with_versions and lookup.versions:
+        by: dict[str, list[str]] = {}
+        for pin in lookup.versions:
+            by.setdefault(pin.distribution, []).append(pin.version)
+        text += " with " + escape("; ".join(f"{d} {_versions_text(v)}" for d, v in by.items()))
+    if lookup.loaded_by:
+        text += f" when loaded by {escape(lookup.loaded_by[0])}"
+    return text

