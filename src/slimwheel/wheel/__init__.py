@@ -1,4 +1,5 @@
-"""Read wheels in place (local files or seekable remote file objects): members, metadata, RECORD."""
+"""Read wheels in place (local files or seekable remote file objects): members, metadata, RECORD;
+write new ones (raw member copies, added files, RECORD) atomically."""
 
 from slimwheel.wheel.reader import (
     CHUNK_SIZE,
@@ -17,6 +18,13 @@ from slimwheel.wheel.record import (
     parse_record,
 )
 from slimwheel.wheel.view import ChunkCallback, MemberView, MissingRangeError
+from slimwheel.wheel.writer import (
+    ZIP_DATE_TIME_MAX,
+    ZIP_DATE_TIME_MIN,
+    DateTime,
+    WheelWriter,
+    date_time_from_environment,
+)
 
 __all__ = [
     "ACCEPTED_HASH_ALGORITHMS",
@@ -25,12 +33,17 @@ __all__ = [
     "SPOOL_MEMORY_LIMIT",
     "VIEW_HEAD",
     "VIEW_TAIL",
+    "ZIP_DATE_TIME_MAX",
+    "ZIP_DATE_TIME_MIN",
     "ChunkCallback",
+    "DateTime",
     "MemberView",
     "MissingRangeError",
     "RecordEntry",
     "Wheel",
     "WheelMember",
+    "WheelWriter",
+    "date_time_from_environment",
     "decode_digest",
     "encode_digest",
     "parse_record",

@@ -99,6 +99,7 @@ class WheelMember:
     header_offset: int  # offset of the local file header in the .whl
     external_attr: int = 0  # high 16 bits: Unix mode, kept so a rewrite can preserve it
     date_time: tuple[int, int, int, int, int, int] = (1980, 1, 1, 0, 0, 0)
+    flag_bits: int = 0  # general purpose bits (compression options...), kept by a raw copy
 
     @property
     def is_dir(self) -> bool:
@@ -482,6 +483,13 @@ class Wheel:
         with closing(self._content(info, "cannot read", chunk_size)) as chunks:
             yield from chunks
 
+    def iter_raw_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+        """A member's bytes exactly as the archive stores them (raw deflate data for a deflated
+        member), in pieces of at most ``chunk_size``, unchecked: for copying it into another zip
+        without recompressing. The local header is read (and checked) on the first ``next``."""
+        info = self._info(name)
+        yield from self._raw_chunks(info, self._data_offset(info), chunk_size)
+
     def verify(self) -> None:
         """Check every member against RECORD; raise WheelError naming the first problem.
 
@@ -660,6 +668,7 @@ def _member_from_info(info: zipfile.ZipInfo) -> WheelMember:
         header_offset=info.header_offset,
         external_attr=info.external_attr,
         date_time=info.date_time,
+        flag_bits=info.flag_bits,
     )
 
 

@@ -1,0 +1,440 @@
+"""Write a wheel: members copied raw from another wheel or added from bytes and files, RECORD last.
+
+A raw copy moves a member's stored bytes as they are (no inflating, no recompressing), streamed in
+CHUNK_SIZE pieces, keeping its compression method, CRC-32, sizes, external attributes and date_time:
+a 1 GB library costs one read and one write. New content is deflated here with the standard
+library's zlib (deterministic for a given zlib build), hashed for RECORD while it is written.
+
+The archive is written to a temporary file next to the final one (``.<name>.<random>.tmp``) and only
+renamed onto the final path (after an fsync) when the ``with`` block ends cleanly after ``close``:
+a failure at any point leaves no file under the final name, and an older file there untouched.
+
+Local headers are built by ``zipfile.ZipInfo.FileHeader`` and the central directory (zip64 records
+included, when members or offsets pass 4 GiB) is written by ``zipfile.ZipFile.close``, so the zip
+structures are the standard library's; this module only decides what goes where. The output is
+reproducible: the same calls (same inputs, date_time and compresslevel) give the same bytes, since
+every entry has a fixed creator system (Unix), no extra fields (no extended timestamps) and no
+comment, and no data descriptors are used.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import hashlib
+import io
+import os
+import re
+import secrets
+import stat
+import zipfile
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from slimwheel.errors import InputError, UsageError, WheelError
+from slimwheel.wheel.inflate import crc32
+from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, _hostile_name_problem
+from slimwheel.wheel.record import RecordEntry, encode_digest
+
+__all__ = ["ZIP_DATE_TIME_MAX", "ZIP_DATE_TIME_MIN", "DateTime", "WheelWriter", "date_time_from_environment"]
+
+DateTime = tuple[int, int, int, int, int, int]  # year, month, day, hour, minute, second, as zipfile has it
+
+# What a zip (MS-DOS) timestamp can hold: 7 bits of years from 1980, seconds in steps of two.
+ZIP_DATE_TIME_MIN: DateTime = (1980, 1, 1, 0, 0, 0)
+ZIP_DATE_TIME_MAX: DateTime = (2107, 12, 31, 23, 59, 58)
+_UTC = datetime.timezone.utc
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_MIN_SECONDS = int((datetime.datetime(*ZIP_DATE_TIME_MIN, tzinfo=_UTC) - _EPOCH).total_seconds())
+_MAX_SECONDS = int((datetime.datetime(*ZIP_DATE_TIME_MAX, tzinfo=_UTC) - _EPOCH).total_seconds())
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+
+_UNIX_CREATOR = 3  # create_system: external_attr's high 16 bits are a Unix mode (installers read them)
+# General purpose bits a raw copy keeps: 1 and 2 are the compression options (LZMA's bit 1 says the
+# data ends with an end-of-stream marker). Bit 3 (data descriptor) is dropped since the local header
+# written here holds the sizes; zipfile sets bit 11 (UTF-8 name) itself from the name.
+_KEPT_FLAG_BITS = 0x6
+# zipfile's own rule for a member whose compressed size is not known before it is written: deflate
+# can grow incompressible data a little, so give it zip64 sizes well before 4 GiB.
+_ZIP64_MARGIN = 1.05
+_RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
+_TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
+
+
+def date_time_from_environment(environ: Mapping[str, str]) -> DateTime | None:
+    """The date_time ``SOURCE_DATE_EPOCH`` asks for (UTC), or None when it is unset or empty.
+
+    Pass ``os.environ`` (or any mapping): the writer never reads the environment itself. Values
+    outside what a zip can hold are clamped to 1980-01-01 00:00:00 and 2107-12-31 23:59:58. A value
+    that is not a whole number of seconds is a UsageError, as the reproducible-builds convention asks
+    (a build should fail rather than silently ignore it).
+    """
+    text = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not text:
+        return None
+    if not _WHOLE_NUMBER.fullmatch(text):
+        raise UsageError(
+            f"SOURCE_DATE_EPOCH={text!r} is not a whole number of seconds",
+            hint="set it to a Unix timestamp, or unset it",
+        )
+    seconds = min(max(int(text), _MIN_SECONDS), _MAX_SECONDS)
+    moment = _EPOCH + datetime.timedelta(seconds=seconds)
+    return (moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second)
+
+
+class WheelWriter:
+    """Write a wheel file; use it as a context manager, and call ``close(record_path)`` inside it.
+
+    ::
+
+        with WheelWriter(out_path, date_time=when) as writer:
+            writer.copy_raw(source, "pkg/lib.so", record=source_record_entry)
+            writer.add_bytes("pkg-1.0.dist-info/METADATA", metadata)
+            writer.close("pkg-1.0.dist-info/RECORD")
+
+    ``close`` writes RECORD (one line per member, in member order, then ``record_path,,``) and the
+    central directory; leaving the ``with`` block cleanly then fsyncs the temporary file and renames
+    it onto ``path``. Leaving it by an exception, or without having called ``close`` (a ValueError
+    then), removes the temporary file instead. A write that fails halfway (a source wheel that ends
+    early, a full disk) breaks the writer: every later call raises ValueError.
+
+    ``date_time`` stamps added members and RECORD (copied members keep their own); None means
+    1980-01-01 00:00:00. Callers choose it explicitly, typically
+    ``date_time_from_environment(os.environ)`` and otherwise the newest date_time among the input
+    wheel's members, so the same input gives the same bytes.
+
+    Errors: a member name that is unsafe (empty, absolute, with a ``..`` component, a backslash or a
+    NUL) or already written is a WheelError naming ``path``, as is a failed write or rename (OSError
+    underneath); a file ``add_file`` cannot read is an InputError naming that file; misuse (any call
+    outside the ``with`` block, after ``close`` or after a failed write, a RECORD entry for another
+    path, a malformed ``record_path``) is a ValueError.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        date_time: DateTime | None = None,
+        compresslevel: int = 6,
+    ) -> None:
+        if not (compresslevel == -1 or 0 <= compresslevel <= 9):
+            raise ValueError(f"compresslevel must be -1 or 0..9, not {compresslevel}")
+        self._path = Path(path)
+        self._date_time = _clamp_date_time(date_time or ZIP_DATE_TIME_MIN)
+        self._compresslevel = compresslevel
+        self._temporary: Path | None = None
+        self._file: BinaryIO | None = None
+        self._infos: list[zipfile.ZipInfo] = []
+        self._names: set[str] = set()
+        self._records: list[RecordEntry] = []
+        self._closed = False  # close() wrote RECORD and the central directory
+        self._broken: str | None = None  # why the temporary file can no longer become a wheel
+
+    @property
+    def path(self) -> Path:
+        """The final path."""
+        return self._path
+
+    @property
+    def date_time(self) -> DateTime:
+        """The date_time of added members and RECORD."""
+        return self._date_time
+
+    # -- the with block ----------------------------------------------------------------------------
+
+    def __enter__(self) -> WheelWriter:
+        if self._temporary is not None:
+            raise ValueError(f"a WheelWriter for {self._path} can be entered only once")
+        self._temporary, self._file = self._create_temporary()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc_type is None and self._closed:
+            self._commit()
+            return
+        self._discard()
+        if exc_type is None:
+            raise ValueError(
+                f"the with block writing {self._path} ended without close(record_path): nothing was written"
+            )
+
+    # -- members -----------------------------------------------------------------------------------
+
+    def copy_raw(self, source: Wheel, name: str, *, record: RecordEntry | None) -> None:
+        """Copy member ``name`` of ``source`` as stored: same compressed bytes, compression method,
+        CRC-32, sizes, external attributes, compression option bits and date_time.
+
+        ``record`` is its RECORD line, written as is (None: RECORD does not list it, as for a
+        directory entry); nothing is hashed here, ``Wheel.verify`` on the result does that. The data
+        is not decompressed, so a corrupt member is copied corrupt: verify the source or the result.
+        """
+        self._check_open()
+        if record is not None and record.path != name:
+            raise ValueError(f"the RECORD entry given for {name!r} is for {record.path!r}")
+        self._check_name(name)
+        member = source.member(name)
+        info = self._new_info(name, _clamp_date_time(member.date_time), member.external_attr)
+        info.compress_type = member.compress_type
+        info.flag_bits = member.flag_bits & _KEPT_FLAG_BITS
+        info.CRC = member.crc
+        info.compress_size = member.compress_size
+        info.file_size = member.file_size
+        chunks = source.iter_raw_chunks(name, CHUNK_SIZE)
+        # The first read checks the source's local header: a bad one fails before anything is
+        # written, leaving the writer usable.
+        first = next(chunks, b"")
+        with self._writing(name) as file:
+            info.header_offset = file.tell()
+            # Sizes are known: FileHeader adds zip64 sizes exactly when they pass 4 GiB.
+            file.write(info.FileHeader())
+            file.write(first)
+            for chunk in chunks:
+                file.write(chunk)
+        self._register(info, record)
+
+    def add_bytes(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
+        """Add a file with content ``data`` and permission bits ``mode``, deflated."""
+        self._check_open()
+        self._check_name(name, file=True)
+        view = memoryview(data)
+        chunks = (view[start : start + CHUNK_SIZE] for start in range(0, len(view), CHUNK_SIZE))
+        self._add(name, chunks, len(data), _check_mode(mode))
+
+    def add_file(self, name: str, path: Path, *, mode: int | None = None) -> None:
+        """Add the regular file at ``path`` (streamed, deflated).
+
+        With ``mode`` None the permission bits become 0o755 when the file has any executable bit and
+        0o644 otherwise: the executable bit is kept, the umask that created the file is not (so the
+        output does not depend on it).
+        """
+        self._check_open()
+        self._check_name(name, file=True)
+        file_path = Path(path)
+        try:
+            # Checked before opening: opening a FIFO for reading would wait for a writer.
+            if not stat.S_ISREG(file_path.stat().st_mode):
+                raise InputError(str(file_path), "not a regular file")
+            handle = file_path.open("rb")
+        except OSError as exc:
+            raise InputError(str(file_path), f"cannot open: {exc.strerror or exc}") from exc
+        with handle:
+            try:
+                status = os.fstat(handle.fileno())  # the file opened, should it have been replaced
+            except OSError as exc:
+                raise InputError(str(file_path), f"cannot read: {exc.strerror or exc}") from exc
+            if mode is None:
+                mode = 0o755 if status.st_mode & 0o111 else 0o644
+            chunks = _read_chunks(handle, file_path, status.st_size)
+            self._add(name, chunks, status.st_size, _check_mode(mode))
+
+    def close(self, record_path: str) -> None:
+        """Write RECORD as the last member (``record_path``, e.g. ``pkg-1.0.dist-info/RECORD``) and the
+        central directory. The file appears under its final name when the ``with`` block ends."""
+        self._check_open()
+        if not _RECORD_PATH.fullmatch(record_path):
+            raise ValueError(f"{record_path!r} is not a RECORD path (<name>-<version>.dist-info/RECORD)")
+        self._check_name(record_path, file=True)
+        record_bytes = self._record_bytes(record_path)
+        self._add(record_path, [record_bytes], len(record_bytes), 0o644, record=False)
+        with self._writing("the central directory") as file:
+            # A ZipFile opened for writing at the current position takes it as the start of the
+            # central directory; given the entries, its close() writes the central directory and end
+            # records (zip64 ones when needed) and leaves the file object open.
+            archive = zipfile.ZipFile(file, "w")
+            archive.filelist.extend(self._infos)
+            archive.NameToInfo.update((info.filename, info) for info in self._infos)
+            archive.close()
+        self._closed = True
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _add(
+        self,
+        name: str,
+        chunks: Iterable[bytes | memoryview],
+        size: int,
+        mode: int,
+        *,
+        record: bool = True,
+    ) -> None:
+        """Deflate ``chunks`` into a new member, hashing them for its RECORD line (unless not
+        ``record``). ``size``, the content's size, decides zip64 before anything is written."""
+        info = self._new_info(name, self._date_time, (stat.S_IFREG | mode) << 16)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zip64 = size * _ZIP64_MARGIN > zipfile.ZIP64_LIMIT
+        compressor = zlib.compressobj(self._compresslevel, zlib.DEFLATED, -zlib.MAX_WBITS)
+        hasher = hashlib.sha256()
+        crc = 0
+        length = 0
+        with self._writing(name) as file:
+            info.header_offset = file.tell()
+            file.write(info.FileHeader(zip64))  # a placeholder of the final header's length
+            data_start = file.tell()
+            for chunk in chunks:
+                hasher.update(chunk)
+                crc = crc32(chunk, crc)
+                length += len(chunk)
+                file.write(compressor.compress(chunk))
+            file.write(compressor.flush())
+            end = file.tell()
+            info.CRC = crc
+            info.file_size = length
+            info.compress_size = end - data_start
+            file.seek(info.header_offset)
+            file.write(info.FileHeader(zip64))
+            file.seek(end)
+        entry = RecordEntry(name, "sha256", encode_digest(hasher.digest()), length)
+        self._register(info, entry if record else None)
+
+    def _new_info(self, name: str, date_time: DateTime, external_attr: int) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, date_time=date_time)
+        info.create_system = _UNIX_CREATOR
+        info.external_attr = external_attr
+        info.CRC = 0  # ZipInfo leaves it unset until a member is written; FileHeader needs it
+        return info
+
+    def _register(self, info: zipfile.ZipInfo, record: RecordEntry | None) -> None:
+        self._infos.append(info)
+        self._names.add(info.filename)
+        if record is not None:
+            self._records.append(record)
+
+    def _record_bytes(self, record_path: str) -> bytes:
+        text = io.StringIO()
+        # The csv module quotes a path holding a comma or a quote, as installers' csv readers expect.
+        writer = csv.writer(text, lineterminator="\n")
+        for entry in self._records:
+            digest = f"{entry.hash_algorithm}={entry.hash_digest}" if entry.hash_algorithm else ""
+            writer.writerow([entry.path, digest, "" if entry.size is None else str(entry.size)])
+        writer.writerow([record_path, "", ""])
+        return text.getvalue().encode("utf-8")
+
+    def _check_open(self) -> None:
+        if self._file is None:
+            state = "finished" if self._temporary is not None else "not entered yet"
+            raise ValueError(f"the WheelWriter for {self._path} is {state}: use it inside its with block")
+        if self._closed:
+            raise ValueError(f"{self._path} is closed: nothing can be added after close()")
+        if self._broken is not None:
+            raise ValueError(f"an earlier write to {self._path} failed ({self._broken}); start again")
+
+    def _check_name(self, name: str, *, file: bool = False) -> None:
+        problem = _hostile_name_problem(name)
+        if problem is None and name in self._names:
+            problem = "the wheel already has a member of that name"
+        if problem is None and file and name.endswith("/"):
+            problem = "a file name cannot end with '/'"
+        if problem is not None:
+            raise WheelError(str(self._path), f"cannot add member {name!r}: {problem}")
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[BinaryIO]:
+        """The temporary file, for writing ``what``; any failure inside breaks the writer, since the
+        file then ends with part of a member. OSErrors become WheelErrors naming the final path."""
+        assert self._file is not None  # every caller ran _check_open
+        try:
+            yield self._file
+        except OSError as exc:
+            self._broken = f"writing {what}"
+            raise WheelError(str(self._path), f"cannot write {what}: {exc.strerror or exc}") from exc
+        except BaseException as exc:
+            self._broken = f"writing {what}: {type(exc).__name__}"
+            raise
+
+    def _create_temporary(self) -> tuple[Path, BinaryIO]:
+        # Not tempfile.mkstemp: its files are mode 0o600, where a wheel should get the usual 0o666
+        # less the umask, which os.open applies.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        for _ in range(_TEMPORARY_ATTEMPTS):
+            candidate = self._path.parent / f".{self._path.name}.{secrets.token_hex(6)}.tmp"
+            try:
+                descriptor = os.open(candidate, flags, 0o666)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise WheelError(
+                    str(self._path), f"cannot create a temporary file next to it: {exc.strerror or exc}"
+                ) from exc
+            return candidate, os.fdopen(descriptor, "wb")
+        raise WheelError(str(self._path), "cannot create a temporary file next to it: every name was taken")
+
+    def _commit(self) -> None:
+        # Both set by __enter__, which every path here follows.
+        assert self._file is not None
+        assert self._temporary is not None
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())  # the data is on disk before the name points at it
+            self._file.close()
+            self._temporary.replace(self._path)  # atomic: the old file or the new one, never half
+        except OSError as exc:
+            self._discard()
+            raise WheelError(str(self._path), f"cannot write: {exc.strerror or exc}") from exc
+        except BaseException:
+            self._discard()
+            raise
+        self._file = None
+        _sync_directory(self._path.parent)
+
+    def _discard(self) -> None:
+        if self._file is not None:
+            with suppress(OSError):  # already failing, or a file never to be used
+                self._file.close()
+            self._file = None
+        if self._temporary is not None:
+            with suppress(OSError):
+                self._temporary.unlink(missing_ok=True)
+
+
+def _read_chunks(handle: BinaryIO, path: Path, size: int) -> Iterator[bytes]:
+    """A file's content in CHUNK_SIZE pieces; it must still hold the ``size`` bytes it had when
+    opened (zip64 was decided from that size)."""
+    length = 0
+    while True:
+        try:
+            chunk = handle.read(CHUNK_SIZE)
+        except OSError as exc:
+            raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from exc
+        if not chunk:
+            break
+        length += len(chunk)
+        yield chunk
+    if length != size:
+        raise InputError(str(path), f"changed while it was read: it had {size} bytes, then {length}")
+
+
+def _check_mode(mode: int) -> int:
+    if not 0 <= mode <= 0o7777:
+        raise ValueError(f"mode must be permission bits (0 to 0o7777), not {mode:#o}")
+    return mode
+
+
+def _clamp_date_time(date_time: DateTime) -> DateTime:
+    """A zip timestamp holds years 1980 to 2107: anything earlier or later is clamped."""
+    if date_time < ZIP_DATE_TIME_MIN:
+        return ZIP_DATE_TIME_MIN
+    if date_time > ZIP_DATE_TIME_MAX:
+        return ZIP_DATE_TIME_MAX
+    return date_time
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename itself durable. Best effort: only POSIX can open a directory for fsync, and
+    some file systems refuse it; the file is complete under its final name either way."""
+    if os.name != "posix":
+        return
+    with suppress(OSError):
+        descriptor = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
