@@ -62,6 +62,7 @@ def test_catalog_update_learns_from_the_index(
         "nvidia-cudss-cu12",
         "nvidia-cudss-cu13",
         "nvidia-cublas",
+        "nvidia-cuda-nvrtc",
         "cuda-toolkit",
     }
     toolkit = catalog.release("cuda-toolkit", "13.0.2")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.elfbuild import compile_shared
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
 
@@ -26,6 +28,7 @@ class ProviderWheels:
     cudss_cu12: Path
     cudss_cu12_windows: Path
     cublas: Path
+    nvrtc: Path
     toolkit: Path
 
     @property
@@ -34,7 +37,8 @@ class ProviderWheels:
 
 
 def build_provider_wheels(zoo: ElfZoo, directory: Path) -> ProviderWheels:
-    """cuDSS for CUDA 12 and 13 (0.7 with ``libcudss.so.0``, 1.0 with ``.so.1``), cuBLAS, cuda-toolkit."""
+    """cuDSS for CUDA 12 and 13 (0.7 with ``libcudss.so.0``, 1.0 with ``.so.1``), cuBLAS, NVRTC and
+    cuda-toolkit, enough for pip to resolve cuDSS 1.0's requirements from a test index."""
     directory.mkdir(parents=True, exist_ok=True)
     cudss = zoo.libcudss.read_bytes()
     cublas = zoo.libcublas.read_bytes()
@@ -73,6 +77,20 @@ def build_provider_wheels(zoo: ElfZoo, directory: Path) -> ProviderWheels:
         {"nvidia/cu13/lib/libcublas.so.13": cublas},
         tag="py3-none-manylinux_2_27_x86_64.manylinux_2_27_aarch64",
     )
+    libnvrtc = compile_shared(
+        directory / ".build" / "libnvrtc.so.13",
+        {"nvrtc.c": "int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }\n"},
+        soname="libnvrtc.so.13",
+        version_nodes={"libnvrtc.so.13": ["nvrtc*"]},
+    )
+    nvrtc = make_wheel(
+        directory,
+        "nvidia-cuda-nvrtc",
+        "13.0.88",
+        {"nvidia/cu13/lib/libnvrtc.so.13": libnvrtc.read_bytes()},
+        tag="py3-none-manylinux_2_17_x86_64.manylinux_2_17_aarch64",
+    )
+    shutil.rmtree(directory / ".build")
     toolkit = make_wheel(
         directory,
         "cuda-toolkit",
@@ -86,5 +104,5 @@ def build_provider_wheels(zoo: ElfZoo, directory: Path) -> ProviderWheels:
         metadata_extra=(("Provides-Extra", "cublas"), ("Provides-Extra", "nvrtc")),
     )
     return ProviderWheels(
-        directory, cudss_cu13, cudss_cu13_old, cudss_cu12, cudss_cu12_windows, cublas_wheel, toolkit
+        directory, cudss_cu13, cudss_cu13_old, cudss_cu12, cudss_cu12_windows, cublas_wheel, nvrtc, toolkit
     )

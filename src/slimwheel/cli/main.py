@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "check": "slimwheel.cli.check",
     "plan": "slimwheel.cli.plan",
     "catalog": "slimwheel.cli.catalog",
+    "repair": "slimwheel.cli.repair",
 }
 
 

@@ -1,0 +1,146 @@
+"""``slimwheel repair WHEEL... -w OUTDIR``: make a wheel use NVIDIA's wheels instead of its own copies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.errors import UsageError
+
+if TYPE_CHECKING:
+    from slimwheel.repair import RepairPlan
+
+HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("wheels", nargs="+", type=Path, metavar="WHEEL")
+    parser.add_argument("-w", "--wheel-dir", type=Path, default=Path("wheelhouse"), help="output folder")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+    parser.add_argument("--json", action="store_true", help="print a slimwheel.repair/1 JSON document")
+    parser.add_argument(
+        "--policy",
+        choices=("compatible", "minimum", "exact"),
+        default="compatible",
+        help="version range: up to the first release that moves or renames the library (default), "
+        "only a lower bound, or the linked version exactly",
+    )
+    parser.add_argument(
+        "--cuda", type=int, help="the CUDA major the wheel was built for, when both could fit"
+    )
+    parser.add_argument(
+        "--linked-version",
+        action="append",
+        default=[],
+        metavar="LIB=VERSION",
+        help="the provider version the wheel was linked against, e.g. cudss=1.0.0.35",
+    )
+    parser.add_argument("--only", action="append", default=[], metavar="LIB", help="only these libraries")
+    parser.add_argument("--exclude", action="append", default=[], metavar="LIB", help="leave these alone")
+    parser.add_argument("--runpath", action="store_true", help="write DT_RUNPATH instead of DT_RPATH")
+    parser.add_argument(
+        "--force", action="store_true", help="also drop copies Python may load by path and a bundled driver"
+    )
+    parser.add_argument(
+        "--isolated-environment",
+        action="store_true",
+        help="do not read linked versions from the NVIDIA wheels installed in this environment",
+    )
+    add_catalog_argument(parser)
+
+
+def _linked_versions(pairs: list[str]) -> dict[str, str]:
+    found = {}
+    for pair in pairs:
+        name, sep, version = pair.partition("=")
+        if not sep or not name or not version:
+            raise UsageError(f"--linked-version {pair!r}: expected LIB=VERSION, e.g. cudss=1.0.0.35")
+        found[name.strip()] = version.strip()
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.repair import RepairOptions, VersionPolicy, plan_repair
+    from slimwheel.repair.apply import apply_plan
+    from slimwheel.repair.environment import BuildEnvironment
+    from slimwheel.report import dump_report
+    from slimwheel.wheel import Wheel
+
+    catalog = load_catalog_from_args(args)
+    options = RepairOptions(
+        policy=VersionPolicy(args.policy),
+        cuda_major=args.cuda,
+        linked_versions=_linked_versions(args.linked_version),
+        only=frozenset(args.only),
+        exclude=frozenset(args.exclude),
+        use_runpath=args.runpath,
+        force=args.force,
+    )
+    environment = None if args.isolated_environment else BuildEnvironment()
+    results: list[dict[str, Any]] = []
+    for path in args.wheels:
+        with Wheel.open(path) as wheel:
+            report = analyse_wheel(wheel, catalog)
+            python_sources = {
+                m.name: wheel.read_member(m.name)
+                for m in wheel.members
+                if m.name.endswith(".py") and m.file_size < 1 << 20
+            }
+            plan = plan_repair(
+                report,
+                catalog,
+                requires_dist=wheel.requires_dist(),
+                dist_info=wheel.dist_info,
+                python_sources=python_sources,
+                options=options,
+                environment=environment,
+            )
+        output = None if args.dry_run else apply_plan(path, plan, args.wheel_dir)
+        results.append(
+            {
+                "input": str(path),
+                "output": str(output) if output else None,
+                "size_before": path.stat().st_size,
+                "size_after": output.stat().st_size if output else None,
+                "plan": plan,
+            }
+        )
+        if not args.json:
+            _render(plan, path, output)
+    if args.json:
+        print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
+    return 0
+
+
+def _render(plan: RepairPlan, path: Path, output: Path | None) -> None:
+    out = console()
+    verb = "would" if output is None else "did"
+    out.print(f"[bold]{plan.wheel}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
+    for name in plan.drop:
+        out.print(f"  {verb} drop      {name}")
+    for edit in plan.edits:
+        for old, new in edit.replace_needed:
+            out.print(f"  {verb} rename    {edit.path}: NEEDED {old} -> {new}")
+        if edit.search_path is not None:
+            kind = "RUNPATH" if edit.runpath else "RPATH"
+            out.print(f"  {verb} set {kind:<7} {edit.path}: {':'.join(edit.search_path) or '(none)'}")
+    for requirement in plan.requirements:
+        out.print(
+            f"  {verb} require   {requirement.requirement}  "
+            f"[dim](linked {requirement.linked_version} from {requirement.version_source}; "
+            f"{requirement.range_reason})[/dim]"
+        )
+    for line in plan.kept_requirements:
+        out.print(f"  kept      Requires-Dist: {line}")
+    out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
+    for line in plan.left_alone:
+        out.print(f"  [yellow]left alone[/yellow] {line}")
+    for line in plan.warnings:
+        print(f"slimwheel repair: warning: {line}", file=sys.stderr)
+    if output is not None:
+        before, after = path.stat().st_size, output.stat().st_size
+        out.print(f"  wrote {output}: {human_size(after)} (was {human_size(before)})")

@@ -1,0 +1,252 @@
+"""`slimwheel repair` on fat wheels around gcc-built libraries, then a real pip install from a real
+index on 127.0.0.1 into a fresh venv, then an import in a fresh process that shows where each
+library was mapped from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.catalog.learn import learn_from_wheels
+from slimwheel.catalog.store import write_catalog
+from slimwheel.cli import main
+from slimwheel.elf import read_elf
+from slimwheel.manifest import Manifest
+from slimwheel.wheel import Wheel
+from tests.support.fixtures_elf import ElfZoo
+from tests.support.index_server import IndexServer
+from tests.support.providers import ProviderWheels, build_provider_wheels
+from tests.support.venvs import make_venv, pip_install, run_probe
+from tests.support.wheels import make_wheel
+
+TAG = "py3-none-linux_x86_64"
+INIT = b"""\
+import ctypes, os
+_library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_solver.so"))
+def version():
+    return _library.solver_cudss_version()
+"""
+
+
+@pytest.fixture
+def providers(elf_zoo: ElfZoo, tmp_path: Path) -> ProviderWheels:
+    return build_provider_wheels(elf_zoo, tmp_path / "index")
+
+
+@pytest.fixture
+def catalog_file(providers: ProviderWheels, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
+    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "no-user-catalog.json.gz"))
+    path = tmp_path / "catalog.json.gz"
+    write_catalog(learn_from_wheels(providers.all), path)
+    return path
+
+
+def _fat_wheel(directory: Path, zoo: ElfZoo, style: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    if style == "auditwheel":
+        files = {
+            "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
+            "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
+        }
+    elif style == "renamed":
+        files = {
+            "solver/_solver.so": zoo.ext_renamed.read_bytes(),
+            "solver.libs/libcudss.8f0e2a1b.so.1": zoo.renamed_copy.read_bytes(),
+        }
+    else:
+        files = {
+            "solver/_solver.so": zoo.ext_dynamic.read_bytes(),
+            "solver/libcudss.so.1": zoo.libcudss.read_bytes(),
+        }
+    files["solver/__init__.py"] = INIT
+    return make_wheel(directory, "solver", "1.0", files, tag=TAG)
+
+
+def _repair(wheel: Path, out: Path, catalog: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    code = main(["repair", str(wheel), "-w", str(out), "--catalog", str(catalog), "--json", *extra])
+    return code, {}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("style", ["auditwheel", "renamed", "plain"])
+def test_repair_install_import_loads_from_the_provider(
+    style: str,
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    catalog_file: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fat = _fat_wheel(tmp_path / "fat", elf_zoo, style)
+    before = _sha256(fat)
+    out = tmp_path / "wheelhouse"
+    arguments = ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--json"]
+    assert main([*arguments, "--cuda", "13", "--isolated-environment"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["schema"] == "slimwheel.repair/1"
+    (result,) = document["wheels"]
+    repaired = Path(result["output"])
+    assert result["size_after"] < result["size_before"]
+    assert _sha256(fat) == before  # the input is never touched
+
+    with Wheel.open(repaired) as wheel:
+        wheel.verify()
+        names = {m.name for m in wheel.members}
+        assert not any("libcudss" in name for name in names)
+        requires = wheel.requires_dist()
+        assert any(r.startswith("nvidia-cudss-cu13>=1.0.0.35,<2; sys_platform") for r in requires), requires
+        manifest = Manifest.from_json(wheel.read_member(f"{wheel.dist_info}/slimwheel.json"))
+        (library,) = manifest.libraries
+        assert (library.soname, library.distribution, library.folder) == (
+            "libcudss.so.1",
+            "nvidia-cudss-cu13",
+            "nvidia/cu13/lib",
+        )
+        assert library.needed_by == ("solver/_solver.so",)
+        with wheel.seekable_member("solver/_solver.so") as stream:
+            facts = read_elf(stream, path="solver/_solver.so", symbols=False)
+    assert "libcudss.so.1" in facts.needed
+    assert [need.file for need in facts.version_needs if "cudss" in need.file] == ["libcudss.so.1"]
+    assert facts.rpath == ("$ORIGIN/../nvidia/cu13/lib",)
+    assert facts.runpath == ()
+
+    # check agrees: the input bundles a copy NVIDIA's wheel provides; the result resolves to the wheel.
+    assert main(["check", str(fat), "--catalog", str(catalog_file)]) == 1
+    assert main(["check", str(repaired), "--catalog", str(catalog_file)]) == 0
+    capsys.readouterr()
+
+    server = index_server(providers.directory)
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, str(repaired), index_url=server.simple_url)
+    assert installed.returncode == 0, installed.stderr
+    probe = run_probe(python, "solver", "version", cwd=tmp_path)
+    assert probe["value"] == 10000  # cudssGetProperty through the provider's library
+    mapped = probe["mapped"]
+    cudss = [path for path in mapped if path.endswith("/libcudss.so.1")]
+    assert len(cudss) == 1, mapped
+    assert cudss[0].endswith("site-packages/nvidia/cu13/lib/libcudss.so.1")
+    assert any(path.endswith("site-packages/nvidia/cu13/lib/libcublas.so.13") for path in mapped)
+    assert not any("solver.libs" in path or "solver/libcudss" in path for path in mapped)
+
+
+def test_dry_run_writes_nothing_and_shows_the_plan(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    out = tmp_path / "wheelhouse"
+    code = main(
+        ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--dry-run", "--cuda", "13"]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "would drop      solver.libs/libcudss-1a2b3c4d.so.1.0.0" in printed
+    assert "NEEDED libcudss-1a2b3c4d.so.1.0.0 -> libcudss.so.1" in printed
+    assert "nvidia-cudss-cu13>=1.0.0.35,<2" in printed
+    assert not out.exists()
+
+
+def test_policies_and_linked_version(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    seen = {}
+    for policy in ("compatible", "minimum", "exact"):
+        out = tmp_path / policy
+        common = [
+            "repair",
+            str(fat),
+            "-w",
+            str(out),
+            "--catalog",
+            str(catalog_file),
+            "--json",
+            "--cuda",
+            "13",
+        ]
+        assert main([*common, "--policy", policy, "--isolated-environment"]) == 0
+        (result,) = json.loads(capsys.readouterr().out)["wheels"]
+        (requirement,) = result["plan"]["requirements"]
+        seen[policy] = requirement["requirement"].split(";")[0]
+    assert seen == {
+        "compatible": "nvidia-cudss-cu13>=1.0.0.35,<2",
+        "minimum": "nvidia-cudss-cu13>=1.0.0.35",
+        "exact": "nvidia-cudss-cu13==1.0.0.35",
+    }
+
+
+def test_fresh_build_without_copies_gets_requirement_and_rpath(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A build linked against the pip wheel: nothing vendored, DT_NEEDED libcudss.so.1 only."""
+    fresh = make_wheel(
+        tmp_path, "fresh", "1.0", {"fresh/sub/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+    )
+    out = tmp_path / "wheelhouse"
+    code = main(
+        ["repair", str(fresh), "-w", str(out), "--catalog", str(catalog_file), "--json", "--cuda", "13",
+         "--linked-version", "cudss=1.0.0.35", "--isolated-environment"]
+    )  # fmt: skip
+    assert code == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    (requirement,) = result["plan"]["requirements"]
+    assert requirement["version_source"] == "--linked-version"
+    with Wheel.open(Path(result["output"])) as wheel, wheel.seekable_member("fresh/sub/_solver.so") as stream:
+        facts = read_elf(stream, path="x", symbols=False)
+    # One more .. for a file one folder deeper; the old RUNPATH into nvidia/cudss/lib is gone.
+    assert facts.rpath == ("$ORIGIN/../../nvidia/cu13/lib",)
+
+
+def test_ambiguous_cuda_major_is_a_clear_error(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fresh = make_wheel(
+        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+    )
+    code = main(["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "CUDA 12 and CUDA 13" in err
+    assert "--cuda" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_conflicting_existing_requirement_is_reported(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cuDSS 1.0 requires nvidia-cublas==13.*; a wheel pinning cuBLAS 12 cannot have both."""
+    pinned = make_wheel(
+        tmp_path,
+        "pinned",
+        "1.0",
+        {"pinned/_solver.so": elf_zoo.ext_dynamic.read_bytes()},
+        tag=TAG,
+        requires=("nvidia-cublas==12.9.1.4",),
+    )
+    code = main(
+        ["repair", str(pinned), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--cuda", "13"]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "nvidia-cublas" in err
+    assert "no release of nvidia-cublas satisfies every requirement" in err
+
+
+def test_bad_input_leaves_nothing(
+    tmp_path: Path, catalog_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "bad-1.0-py3-none-linux_x86_64.whl"
+    text.write_text("not a wheel")
+    out = tmp_path / "out"
+    assert main(["repair", str(text), "-w", str(out), "--catalog", str(catalog_file)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())
