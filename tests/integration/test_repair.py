@@ -328,3 +328,35 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     mapped = probe["mapped"]
     assert any("site-packages/solver.libs/libhelper-" in path for path in mapped)
     assert any(path.endswith("site-packages/nvidia/cu13/lib/libcudss.so.1") for path in mapped)
+
+
+def test_build_environment_gives_linked_version_and_transitive_libraries(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    catalog_file: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Built against the pip-installed cuDSS: repair reads its version and what it needs from there."""
+    server = index_server(providers.directory)
+    build_python = make_venv(tmp_path / "build-env")
+    installed = pip_install(build_python, "nvidia-cudss-cu13==1.0.0.35", index_url=server.simple_url)
+    assert installed.returncode == 0, installed.stderr
+    fresh = make_wheel(
+        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+    )
+    command = ["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--json"]
+    assert main([*command, "--cuda", "13", "--build-python", str(build_python)]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    (requirement,) = result["plan"]["requirements"]
+    assert requirement["linked_version"] == "1.0.0.35"
+    assert requirement["version_source"].startswith("installed (the environment of")
+    libraries = result["plan"]["manifest"]["libraries"]
+    # Load order: cuBLAS (which cuDSS needs) first, then cuDSS.
+    assert [(lib["soname"], lib["requires"]) for lib in libraries] == [
+        ("libcublas.so.13", []),
+        ("libcudss.so.1", ["cublas"]),
+    ]
+    assert libraries[0]["needed_by"] == []
+    assert libraries[1]["needed_by"] == ["fresh/_solver.so"]

@@ -48,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="also drop copies Python may load by path and a bundled driver"
     )
     parser.add_argument(
+        "--build-python",
+        metavar="PYTHON",
+        help="read linked versions and the providers' own needs from this interpreter's environment "
+        "(default: the one slimwheel runs in)",
+    )
+    parser.add_argument(
         "--isolated-environment",
         action="store_true",
         help="do not read linked versions from the NVIDIA wheels installed in this environment",
@@ -88,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
         use_runpath=args.runpath,
         force=args.force,
     )
-    environment = None if args.isolated_environment else BuildEnvironment()
+    if args.isolated_environment:
+        environment = None
+    elif args.build_python:
+        environment = BuildEnvironment.of_interpreter(args.build_python)
+    else:
+        environment = BuildEnvironment()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="slimwheel-auditwheel-") as scratch:
         for index, original in enumerate(args.wheels):

@@ -5,11 +5,14 @@ A fresh build linked against the pip-installed provider, so the installed versio
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import metadata
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
@@ -39,3 +42,41 @@ class BuildEnvironment:
 
     def installed_version(self, distribution: str) -> str | None:
         return self._versions.get(canonicalize_name(distribution))
+
+    def installed_file(self, relative: str) -> Path | None:
+        """A provider's file by its path relative to site-packages (``nvidia/cu13/lib/libcudss.so.1``)."""
+        for entry in self.paths:
+            candidate = Path(entry or ".") / relative
+            if entry and candidate.is_file():
+                return candidate
+        return None
+
+    def needed_by_file(self, relative: str) -> tuple[str, ...] | None:
+        """DT_NEEDED of an installed provider file; None when it is not installed here or unreadable."""
+        from slimwheel.elf import read_elf_file
+        from slimwheel.errors import ElfError
+
+        path = self.installed_file(relative)
+        if path is None:
+            return None
+        try:
+            return read_elf_file(path, symbols=False).needed
+        except (ElfError, OSError):
+            return None
+
+    @classmethod
+    def of_interpreter(cls, python: str) -> BuildEnvironment:
+        """The environment of another interpreter (the one the wheel was built with)."""
+        from slimwheel.errors import UsageError
+
+        try:
+            output = subprocess.run(
+                [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise UsageError(f"--build-python {python}: cannot run it ({exc})") from exc
+        return cls(tuple(json.loads(output)), f"the environment of {python}")

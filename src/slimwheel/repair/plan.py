@@ -7,6 +7,7 @@ provider's folder, adds Requires-Dist with a version range, and writes the manif
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import posixpath
 import re
@@ -27,6 +28,7 @@ from slimwheel.analysis import (
     VendoredCopy,
     WheelReport,
     is_driver_library,
+    is_system_library,
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.errors import UsageError
@@ -479,11 +481,57 @@ def _plan_library(
         )
     )
     environment = context.environment
-    if environment is None or environment.installed_version(provider.distribution) is None:
+    if environment is None or environment.installed_file(provider.library.path) is None:
         draft.warnings.append(
             f"{name}: the NVIDIA libraries {provider.distribution} itself needs are not listed in the "
             "manifest (it is not installed here to read them); its own RPATH finds them"
         )
+
+
+def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) -> tuple[ManifestLibrary, ...]:
+    """The libraries and the NVIDIA libraries they need in turn (read from the providers installed
+    here), each listed after those it requires."""
+    by_soname = {lib.soname: lib for lib in libraries}
+    requires: dict[str, list[str]] = {lib.soname: [] for lib in libraries}
+    queue = list(libraries)
+    environment = context.environment
+    while queue and environment is not None:
+        library = queue.pop(0)
+        needed = environment.needed_by_file(f"{library.folder}/{library.soname}")
+        for soname in needed or ():
+            if is_driver_library(soname) or is_system_library(soname):
+                continue
+            provider = _provider(context.catalog, soname, context.major, context.platform)
+            if provider is None:
+                continue
+            if soname not in by_soname:
+                found = ManifestLibrary(
+                    name=_library_name(soname),
+                    soname=soname,
+                    distribution=provider.distribution,
+                    requirement=provider.distribution,  # required by the provider, not by this wheel
+                    folder=provider.library.folder,
+                )
+                by_soname[soname] = found
+                requires[soname] = []
+                queue.append(found)
+            if soname not in requires[library.soname]:
+                requires[library.soname].append(soname)
+    ordered: list[ManifestLibrary] = []
+    placed: set[str] = set()
+
+    def place(soname: str, path: tuple[str, ...]) -> None:
+        if soname in placed or soname in path:  # a cycle cannot be ordered; its first member goes first
+            return
+        for dependency in sorted(requires[soname]):
+            place(dependency, (*path, soname))
+        placed.add(soname)
+        names = tuple(_library_name(dependency) for dependency in requires[soname])
+        ordered.append(dataclasses.replace(by_soname[soname], requires=names))
+
+    for soname in sorted(by_soname):
+        place(soname, ())
+    return tuple(ordered)
 
 
 def _edits(report: WheelReport, draft: _Draft, use_runpath: bool) -> list[ElfEdit]:
@@ -545,7 +593,9 @@ def plan_repair(
         )
     draft.warnings += problems
     manifest = Manifest(
-        cuda_major=major, libraries=tuple(draft.libraries), generator=f"slimwheel {__version__}"
+        cuda_major=major,
+        libraries=_with_transitive(draft.libraries, context),
+        generator=f"slimwheel {__version__}",
     )
     return RepairPlan(
         wheel=report.filename,
