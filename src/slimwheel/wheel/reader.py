@@ -417,15 +417,18 @@ class Wheel:
             with io.BufferedReader(window) as reader:
                 yield reader
             return
-        with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_LIMIT) as spool:
+        # Small members stay in memory, big ones go to an anonymous temporary file. (Not
+        # SpooledTemporaryFile: before Python 3.11 it has no seekable(), which file readers ask.)
+        small = info.file_size <= SPOOL_MEMORY_LIMIT
+        spool: BinaryIO = io.BytesIO() if small else cast(BinaryIO, tempfile.TemporaryFile())  # noqa: SIM115
+        with spool:  # closes either kind
             # Read failures are WheelErrors already; this names a full temporary disk the same way.
             with closing(self._content(info, "cannot read")) as chunks:
                 for chunk in chunks:
                     with wheel_errors(self._source, f"cannot unpack {name} to a temporary file"):
                         spool.write(chunk)
             spool.seek(0)
-            # SpooledTemporaryFile is an IO[bytes] that typeshed does not mark as BinaryIO.
-            yield cast(BinaryIO, spool)
+            yield spool
 
     def member_view(
         self,
