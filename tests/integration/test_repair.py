@@ -360,3 +360,34 @@ def test_build_environment_gives_linked_version_and_transitive_libraries(
     ]
     assert libraries[0]["needed_by"] == []
     assert libraries[1]["needed_by"] == ["fresh/_solver.so"]
+
+
+def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path
+) -> None:
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.catalog.store import read_catalog
+    from slimwheel.repair import RepairError, RepairOptions, plan_repair
+    from slimwheel.repair.apply import apply_plan
+
+    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    before = _sha256(fat)
+    catalog = read_catalog(catalog_file)
+    with Wheel.open(fat) as wheel:
+        plan = plan_repair(
+            analyse_wheel(wheel, catalog),
+            catalog,
+            requires_dist=wheel.requires_dist(),
+            dist_info=wheel.dist_info,
+            options=RepairOptions(cuda_major=13),
+        )
+    out = tmp_path / "out"
+    failing = tmp_path / "patchelf-that-fails"
+    failing.write_text("#!/bin/sh\necho 'cannot patch this file' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    with pytest.raises(RepairError, match="patchelf failed on solver/_solver.so: cannot patch this file"):
+        apply_plan(fat, plan, out, patchelf=str(failing))
+    assert list(out.iterdir()) == []
+    assert _sha256(fat) == before
+    written = apply_plan(fat, plan, out)
+    assert [p.name for p in out.iterdir()] == [written.name]
