@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.support.fixtures_wheel",
     "tests.support.fixtures_elf",
     "tests.support.fixtures_index",
+    "tests.support.fixtures_catalog",
 ]

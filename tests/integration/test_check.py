@@ -15,9 +15,7 @@ from typing import Any
 import pytest
 
 from slimwheel.analysis import Resolution, Severity
-from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.model import Catalog
-from slimwheel.catalog.store import write_catalog
 from slimwheel.check import CheckKind, CheckReport, NeededCheck, Pin, check_wheel
 from slimwheel.cli import main
 from slimwheel.errors import InputError, UsageError
@@ -25,7 +23,6 @@ from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, patchelf
 from tests.support.fixtures_elf import AUDITWHEEL_NAME, ElfZoo
-from tests.support.providers import build_provider_wheels
 from tests.support.wheels import make_wheel
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
@@ -33,17 +30,14 @@ CUDSS = "nvidia-cudss-cu13>=1.0.0.35,<2"
 CU13_LIB = "$ORIGIN/../nvidia/cu13/lib"
 
 
-@pytest.fixture(scope="module")
-def catalog(elf_zoo: ElfZoo, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    providers = build_provider_wheels(elf_zoo, tmp_path_factory.mktemp("providers"))
-    return learn_from_wheels(providers.all)
+@pytest.fixture
+def catalog(provider_catalog: Catalog) -> Catalog:
+    return provider_catalog
 
 
-@pytest.fixture(scope="module")
-def catalog_file(catalog: Catalog, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("catalog") / "catalog.json.gz"
-    write_catalog(catalog, path)
-    return path
+@pytest.fixture
+def catalog_file(provider_catalog_file: Path) -> Path:
+    return provider_catalog_file
 
 
 def _elf(source: Path, target: Path, *edits: tuple[str, ...]) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -385,7 +386,9 @@ def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
     failing = tmp_path / "patchelf-that-fails"
     failing.write_text("#!/bin/sh\necho 'cannot patch this file' >&2\nexit 1\n")
     failing.chmod(0o755)
-    with pytest.raises(RepairError, match="patchelf failed on solver/_solver.so: cannot patch this file"):
+    with pytest.raises(
+        RepairError, match=re.escape("patchelf failed on solver/_solver.so: cannot patch this file")
+    ):
         apply_plan(fat, plan, out, patchelf=str(failing))
     assert list(out.iterdir()) == []
     assert _sha256(fat) == before

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 
 from slimwheel.analysis import Confidence, FindingKind, Resolution, WheelReport, analyse_wheel
-from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.model import Catalog
-from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
@@ -24,17 +22,14 @@ from tests.support.wheels import make_wheel
 TAG = "cp311-cp311-linux_x86_64"
 
 
-@pytest.fixture(scope="module")
-def catalog(elf_zoo: ElfZoo, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    providers = build_provider_wheels(elf_zoo, tmp_path_factory.mktemp("providers"))
-    return learn_from_wheels(providers.all)
+@pytest.fixture
+def catalog(provider_catalog: Catalog) -> Catalog:
+    return provider_catalog
 
 
-@pytest.fixture(scope="module")
-def catalog_file(catalog: Catalog, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("catalog") / "catalog.json.gz"
-    write_catalog(catalog, path)
-    return path
+@pytest.fixture
+def catalog_file(provider_catalog_file: Path) -> Path:
+    return provider_catalog_file
 
 
 def _show(wheel: Path, catalog: Catalog) -> WheelReport:
