@@ -3,8 +3,9 @@
     python examples/cudss_solver/solve_on_gpu.py [N] [--max-residual 1e-10]
 
 N defaults to 100: 10^6 unknowns. Prints the cuDSS and CUDA versions, where libcudss and libcudart
-were loaded from, the time of each phase and the relative residual ||b - A x|| / ||b||, then one JSON
-line with everything. Exits 1 when the residual is not below --max-residual.
+were loaded from, the time of each phase and the relative residual ||b - A x|| / ||b|| of each run
+(--repeat, default 2: the first pays one-time costs), then one JSON line with everything.
+Exits 1 when a residual is not below --max-residual.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import cudss_solver
 
@@ -32,34 +34,49 @@ def mapped_libraries(*names: str) -> dict[str, list[str]]:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="solve the n^3 Poisson system with cuDSS")
-    parser.add_argument("n", type=int, nargs="?", default=100, help="grid points per side (default 100)")
-    parser.add_argument("--max-residual", type=float, default=1e-10)
-    args = parser.parse_args(argv)
+def report(run: int, result: dict[str, Any], wall: float) -> None:
     out = sys.stdout
-    major, minor, patch = cudss_solver.cudss_version()
-    out.write(f"cudss_solver {cudss_solver.__version__} from {Path(cudss_solver.__file__).parent}\n")
-    out.write(f"cuDSS {major}.{minor}.{patch}, CUDA runtime {cudss_solver.cuda_runtime_version()}\n")
-    started = time.perf_counter()
-    result = cudss_solver.solve_poisson3d(args.n)
-    wall = time.perf_counter() - started
-    for name, paths in mapped_libraries("libcudss.so.1", "libcudart.so.13", "libcublas.so.13").items():
-        out.write(f"{name}: {', '.join(paths) or 'not loaded'}\n")
     out.write(
-        f"n={result['n']}: {result['unknowns']} unknowns, {result['nnz_upper']} stored entries (upper), "
-        f"{result['lu_nnz']} in the factors; driver {result['cuda_driver_version']}\n"
+        f"run {run}: n={result['n']}, {result['unknowns']} unknowns, {result['nnz_upper']} stored entries "
+        f"(upper triangle), {result['lu_nnz']} in the factors\n"
     )
     timings = result["timings"]
     for phase in PHASES:
         out.write(f"  {phase:<14} {timings[phase] * 1e3:10.2f} ms\n")
     out.write(f"  {'total (wall)':<14} {wall * 1e3:10.2f} ms\n")
-    out.write(f"relative residual ||b - Ax|| / ||b|| = {result['residual']:.3e}\n")
-    out.write(f"max |x - 1| = {result['max_error']:.3e}\n")
-    document = {"cudss_version": [major, minor, patch], "wall_seconds": wall, **result}
-    out.write(json.dumps(document) + "\n")
-    if not result["residual"] < args.max_residual:
-        sys.stderr.write(f"residual {result['residual']:.3e} is not below {args.max_residual:.0e}\n")
+    out.write(f"  relative residual ||b - Ax|| / ||b|| = {result['residual']:.3e}\n")
+    out.write(f"  max |x - 1| = {result['max_error']:.3e}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="solve the n^3 Poisson system with cuDSS")
+    parser.add_argument("n", type=int, nargs="?", default=100, help="grid points per side (default 100)")
+    parser.add_argument("--max-residual", type=float, default=1e-10)
+    parser.add_argument(
+        "--repeat", type=int, default=2, help="solves in this process (the first pays one-time costs)"
+    )
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    major, minor, patch = cudss_solver.cudss_version()
+    out.write(f"cudss_solver {cudss_solver.__version__} from {Path(cudss_solver.__file__).parent}\n")
+    out.write(f"cuDSS {major}.{minor}.{patch}, CUDA runtime {cudss_solver.cuda_runtime_version()}\n")
+    runs = []
+    for run in range(1, max(args.repeat, 1) + 1):
+        started = time.perf_counter()
+        result = cudss_solver.solve_poisson3d(args.n)
+        wall = time.perf_counter() - started
+        if run == 1:
+            out.write(f"CUDA driver {result['cuda_driver_version']}\n")
+            for name, paths in mapped_libraries(
+                "libcudss.so.1", "libcudart.so.13", "libcublas.so.13"
+            ).items():
+                out.write(f"{name}: {', '.join(paths) or 'not loaded'}\n")
+        report(run, result, wall)
+        runs.append({"wall_seconds": wall, **result})
+    out.write(json.dumps({"cudss_version": [major, minor, patch], "runs": runs}) + "\n")
+    worst = max(run["residual"] for run in runs)
+    if not worst < args.max_residual:
+        sys.stderr.write(f"residual {worst:.3e} is not below {args.max_residual:.0e}\n")
         return 1
     return 0
 
