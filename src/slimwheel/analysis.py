@@ -39,6 +39,7 @@ __all__ = [
     "VendoredCopy",
     "WheelReport",
     "analyse_wheel",
+    "api_library_of",
     "is_driver_library",
     "is_system_library",
     "rpath_problems",
@@ -203,10 +204,12 @@ _NOT_BINARY = re.compile(
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 # API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
 # code is linked in. The longest prefix wins (cublasLt before cublas).
+# The APIs are camelCase (cudssCreate, ncclCommInitRank) but NVSHMEM's (nvshmem_malloc): a user's own
+# cudss_helper is not cuDSS code.
 _API_PREFIX_TEXT = (
-    r"^(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|cusolverDn|"
-    r"cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|nvshmemx|nvshmem|cupti|npp|nvjpeg|"
-    r"cuda)(?=[A-Z_])"
+    r"^(?:(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|"
+    r"cusolverDn|cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|cupti|npp|nvjpeg|cuda)(?=[A-Z])"
+    r"|(nvshmemx|nvshmem)(?=_))"
 )
 _API_PREFIX = re.compile(_API_PREFIX_TEXT)
 _API_PREFIX_BYTES = re.compile(_API_PREFIX_TEXT.encode())
@@ -226,6 +229,15 @@ PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs
 # at the end. Anything else is read by inflating the member again.
 _VIEW_HEAD = 16 * 1024 * 1024
 _VIEW_TAIL = 16 * 1024 * 1024
+
+
+def api_library_of(symbol: str) -> str | None:
+    """The NVIDIA library whose API a symbol name belongs to (``cublasLtMatmul`` -> ``cublasLt``)."""
+    match = _API_PREFIX.match(symbol)
+    if match is None:
+        return None
+    prefix = match[1] or match[2]
+    return _PREFIX_LIBRARY.get(prefix, prefix)
 
 
 def is_driver_library(soname: str) -> bool:
@@ -316,11 +328,7 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     rodata = facts.section(".rodata")
     has_range = getattr(stream, "has_range", None)
     cheap = rodata is not None and (has_range is None or has_range(rodata.offset, rodata.size))
-    suspicious = any(
-        _PREFIX_LIBRARY.get(m[1], m[1]) != "cudart"
-        for symbol in (*exported, *internal)
-        if (m := _API_PREFIX.match(symbol.name))
-    )
+    suspicious = any(api_library_of(symbol.name) not in (None, "cudart") for symbol in (*exported, *internal))
     if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
         strings = _scan_version_strings(stream, facts, name)
     return _Inspection(facts, exported, internal, strings)
@@ -524,9 +532,8 @@ def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
     internal: dict[str, list[Symbol]] = {}
     for source, symbols in ((exported, item.exported_api), (internal, item.internal_api)):
         for symbol in symbols:
-            match = _API_PREFIX.match(symbol.name)
-            if match:
-                library = _PREFIX_LIBRARY.get(match[1], match[1])
+            library = api_library_of(symbol.name)
+            if library is not None:
                 source.setdefault(library, []).append(symbol)
     found = []
     for library in sorted(set(exported) | set(internal)):
