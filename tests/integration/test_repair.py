@@ -394,3 +394,19 @@ def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
     assert _sha256(fat) == before
     written = apply_plan(fat, plan, out)
     assert [p.name for p in out.iterdir()] == [written.name]
+
+
+def test_only_and_exclude_pick_libraries_by_name(
+    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    common = ["repair", str(fat), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--json"]
+    plans = {}
+    for flag in (["--exclude", "cudss"], ["--only", "cudss"], ["--only", "cublas"]):
+        assert main([*common, "--dry-run", "--cuda", "13", "--isolated-environment", *flag]) == 0
+        (result,) = json.loads(capsys.readouterr().out)["wheels"]
+        plans[" ".join(flag)] = result["plan"]
+    assert plans["--exclude cudss"]["drop"] == []
+    assert plans["--exclude cudss"]["requirements"] == []
+    assert plans["--only cudss"]["drop"] == ["solver.libs/libcudss-1a2b3c4d.so.1.0.0"]
+    assert plans["--only cublas"]["drop"] == []
