@@ -18,7 +18,7 @@ from typing import BinaryIO, cast
 from packaging.utils import canonicalize_name
 
 from slimwheel.catalog.model import Catalog, LibraryProvider
-from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, read_elf, read_section, scan_symbols
+from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, read_section, scan_symbols
 from slimwheel.errors import ElfError
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
 from slimwheel.sources import ArchiveSource
@@ -328,18 +328,29 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     rodata = facts.section(".rodata")
     has_range = getattr(stream, "has_range", None)
     cheap = rodata is not None and (has_range is None or has_range(rodata.offset, rodata.size))
-    suspicious = any(api_library_of(symbol.name) not in (None, "cudart") for symbol in (*exported, *internal))
+    own = parse_library_file_name(facts.soname or posixpath.basename(name))
+    suspicious = any(
+        library not in (None, "cudart") and not (own and own.stem.startswith(library))
+        for library in map(api_library_of, (s.name for s in (*exported, *internal)))
+    )
     if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
         strings = _scan_version_strings(stream, facts, name)
     return _Inspection(facts, exported, internal, strings)
 
 
-def _inspect_member(wheel: ArchiveSource, name: str, scan_strings: bool) -> _Inspection | None:
-    """Inspect a member from its head and tail kept in memory; re-read it whole only when that misses.
+def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: bool) -> _Inspection | None:
+    """Inspect a member from its head, tail and ELF segments kept in memory; re-read it whole only when
+    that misses.
 
     Returns None when the member is not ELF.
     """
-    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL) as raw_view:
+    name = member.name
+    if member.file_size > _VIEW_HEAD + _VIEW_TAIL:
+        # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
+        with wheel.open_member(name) as start:
+            if start.read(4) != ELF_MAGIC:
+                return None
+    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as raw_view:
         view = cast(BinaryIO, raw_view)
         if view.read(4) != ELF_MAGIC:
             return None
@@ -356,11 +367,11 @@ def _inspect_member(wheel: ArchiveSource, name: str, scan_strings: bool) -> _Ins
 _Outcome = _Inspection | str | None
 
 
-def _inspect_names(wheel: ArchiveSource, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
+def _inspect_each(wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
-    for name in names:
+    for member in members:
         try:
-            outcomes.append(_inspect_member(wheel, name, scan_strings))
+            outcomes.append(_inspect_member(wheel, member, scan_strings))
         except ElfError as exc:
             outcomes.append(exc.reason)
     return outcomes
@@ -368,7 +379,7 @@ def _inspect_names(wheel: ArchiveSource, names: Sequence[str], scan_strings: boo
 
 def _inspect_in_worker(path: str, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
     with Wheel.open(path) as wheel:
-        return _inspect_names(wheel, names, scan_strings)
+        return _inspect_each(wheel, [wheel.member(name) for name in names], scan_strings)
 
 
 def _inspect_members(
@@ -382,7 +393,7 @@ def _inspect_members(
     path = getattr(wheel, "local_path", None)
     total = sum(m.file_size for m in members)
     if jobs <= 1 or path is None or total < parallel_bytes or len(members) < 2:
-        return _inspect_names(wheel, [m.name for m in members], scan_strings)
+        return _inspect_each(wheel, members, scan_strings)
     bins: list[list[int]] = [[] for _ in range(min(jobs, len(members)))]
     loads = [0] * len(bins)
     for index in sorted(range(len(members)), key=lambda i: -members[i].file_size):

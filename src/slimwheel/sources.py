@@ -17,7 +17,7 @@ from typing import BinaryIO, Protocol, cast
 
 from slimwheel.elf import ELF_MAGIC, read_elf
 from slimwheel.errors import ElfError, InputError
-from slimwheel.wheel import RecordEntry, Wheel, WheelMember, encode_digest
+from slimwheel.wheel import KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
 
 __all__ = ["ArchiveSource", "LooseFiles", "open_source"]
 
@@ -40,8 +40,11 @@ class ArchiveSource(Protocol):
 
     def record(self) -> tuple[RecordEntry, ...]: ...
     def installed_path(self, name: str) -> str: ...
+    def open_member(self, name: str) -> BinaryIO: ...
     def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]: ...
-    def member_view(self, name: str, *, head: int, tail: int) -> AbstractContextManager[io.RawIOBase]: ...
+    def member_view(
+        self, name: str, *, head: int, tail: int, keep: KeepRanges | None = None
+    ) -> AbstractContextManager[io.RawIOBase]: ...
 
 
 class LooseFiles:
@@ -106,9 +109,14 @@ class LooseFiles:
     def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
         return self._open(name)
 
-    def member_view(self, name: str, *, head: int = 0, tail: int = 0) -> AbstractContextManager[io.RawIOBase]:
+    def open_member(self, name: str) -> BinaryIO:
+        return self._files[name].open("rb")
+
+    def member_view(
+        self, name: str, *, head: int = 0, tail: int = 0, keep: KeepRanges | None = None
+    ) -> AbstractContextManager[io.RawIOBase]:
         """The whole file: a loose file is read in place, so there is nothing to leave out."""
-        del head, tail
+        del head, tail, keep
         return cast(AbstractContextManager[io.RawIOBase], self._open(name))
 
     def close(self) -> None:

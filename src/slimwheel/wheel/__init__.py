@@ -17,7 +17,7 @@ from slimwheel.wheel.record import (
     encode_digest,
     parse_record,
 )
-from slimwheel.wheel.view import ChunkCallback, MemberView, MissingRangeError
+from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView, MissingRangeError
 from slimwheel.wheel.writer import (
     ZIP_DATE_TIME_MAX,
     ZIP_DATE_TIME_MIN,
@@ -37,6 +37,7 @@ __all__ = [
     "ZIP_DATE_TIME_MIN",
     "ChunkCallback",
     "DateTime",
+    "KeepRanges",
     "MemberView",
     "MissingRangeError",
     "RecordEntry",

@@ -43,7 +43,7 @@ from slimwheel.wheel.streams import (
     describe_error,
     wheel_errors,
 )
-from slimwheel.wheel.view import ChunkCallback, MemberView
+from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView
 
 if TYPE_CHECKING:
     import os
@@ -437,6 +437,7 @@ class Wheel:
         head: int = VIEW_HEAD,
         tail: int = VIEW_TAIL,
         on_chunk: ChunkCallback | None = None,
+        keep: KeepRanges | None = None,
     ) -> AbstractContextManager[MemberView]:
         """A seekable read-only view of a member's start and end, without writing anything to disk.
 
@@ -453,11 +454,11 @@ class Wheel:
         most CHUNK_SIZE, before the view is handed out; for a stored member it makes the view read
         the whole member once (CRC-checked), where otherwise nothing is read up front.
         """
-        return self._member_view(name, head, tail, on_chunk)
+        return self._member_view(name, head, tail, on_chunk, keep)
 
     @contextmanager
     def _member_view(
-        self, name: str, head: int, tail: int, on_chunk: ChunkCallback | None
+        self, name: str, head: int, tail: int, on_chunk: ChunkCallback | None, keep: KeepRanges | None
     ) -> Iterator[MemberView]:
         info = self._info(name)
         if head < 0 or tail < 0:
@@ -475,7 +476,7 @@ class Wheel:
         else:
             with closing(self._content(info, "cannot read")) as chunks:
                 view = MemberView.from_chunks(
-                    name, info.file_size, chunks, head=head, tail=tail, on_chunk=on_chunk
+                    name, info.file_size, chunks, head=head, tail=tail, on_chunk=on_chunk, keep=keep
                 )
         with view:
             yield view

@@ -21,9 +21,12 @@ from slimwheel.wheel.streams import ArchiveWindow
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["ChunkCallback", "MemberView", "MissingRangeError"]
+__all__ = ["ChunkCallback", "KeepRanges", "MemberView", "MissingRangeError"]
 
 ChunkCallback = Callable[[int, bytes], None]  # (offset in the member, inflated bytes), in order
+# Given the member's first bytes, the extra (offset, length) ranges to keep: an ELF file's program
+# headers, at its start, say where .dynamic and the notes are, which may sit in the middle.
+KeepRanges = Callable[[bytes], Iterable[tuple[int, int]]]
 
 
 class MissingRangeError(SlimwheelError):
@@ -81,6 +84,7 @@ class MemberView(io.RawIOBase):
         head: int,
         tail: int,
         on_chunk: ChunkCallback | None = None,
+        keep: KeepRanges | None = None,
     ) -> MemberView:
         """Consume ``chunks`` (the member's content, in order, ``size`` bytes in all), keeping bytes
         [0, head) and [size - tail, size), or all of them when ``size <= head + tail``; ``on_chunk``
@@ -92,6 +96,8 @@ class MemberView(io.RawIOBase):
         if head < 0 or tail < 0 or size < 0:
             raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
         keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
+        spans = _merge([(0, keep_below), (keep_from, size)])
+        asked = keep is None or keep_below >= size
         pieces: list[tuple[int, memoryview]] = []
         offset = 0
         for chunk in chunks:
@@ -100,11 +106,14 @@ class MemberView(io.RawIOBase):
                 raise ValueError(f"{name}: the chunks hold more than {size} bytes")
             if on_chunk is not None:
                 on_chunk(offset, chunk)
-            if offset < keep_below:
-                pieces.append((offset, memoryview(chunk)[: keep_below - offset]))
-            if end > keep_from:
-                low = max(offset, keep_from)
-                pieces.append((low, memoryview(chunk)[low - offset :]))
+            if not asked and keep is not None:
+                asked = True
+                spans += [(start, start + length) for start, length in keep(bytes(chunk)) if length > 0]
+                spans = _merge(sorted(spans))
+            for span_start, span_end in spans:
+                low, high = max(span_start, offset), min(span_end, end)
+                if low < high:
+                    pieces.append((low, memoryview(chunk)[low - offset : high - offset]))
             offset = end
         if offset != size:
             raise ValueError(f"{name}: the chunks hold {offset} bytes, not {size}")

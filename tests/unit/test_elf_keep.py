@@ -1,0 +1,57 @@
+"""An ELF file's middle segments (.dynamic, notes) are kept by a member view from its first bytes."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import BinaryIO, cast
+
+import pytest
+
+from slimwheel.elf import ranges_to_keep, read_elf, read_elf_file
+from slimwheel.wheel import MissingRangeError, Wheel
+from tests.support.fixtures_elf import ElfZoo
+from tests.support.wheels import make_wheel
+
+
+def test_ranges_cover_dynamic_notes_and_section_headers(elf_zoo: ElfZoo) -> None:
+    data = elf_zoo.libcudss.read_bytes()
+    facts = read_elf_file(elf_zoo.libcudss)
+    ranges = ranges_to_keep(data[:4096])
+    dynamic = facts.section(".dynamic")
+    note = facts.section(".note.gnu.build-id")
+    assert dynamic is not None
+    assert note is not None
+    for section in (dynamic, note):
+        assert any(
+            start <= section.offset and section.offset + section.size <= start + n for start, n in ranges
+        )
+    assert ranges_to_keep(b"not an ELF file" * 10) == []
+    assert ranges_to_keep(data[:40]) == []
+
+
+def test_a_view_with_small_ends_reads_elf_through_the_kept_segments(elf_zoo: ElfZoo, tmp_path: Path) -> None:
+    data = elf_zoo.libcudss.read_bytes()
+    wheel_path = make_wheel(
+        tmp_path, "lib", "1.0", {"lib/libcudss.so.1": data}, compression=zipfile.ZIP_DEFLATED
+    )
+    facts = read_elf_file(elf_zoo.libcudss, symbols=False)
+    dynamic = facts.section(".dynamic")
+    assert dynamic is not None
+    head = tail = 1024
+    assert head < dynamic.offset < len(data) - tail  # .dynamic sits in the middle here
+    with Wheel.open(wheel_path) as wheel:
+        with (
+            wheel.member_view("lib/libcudss.so.1", head=head, tail=tail) as view,
+            pytest.raises(MissingRangeError),
+        ):
+            read_elf(cast(BinaryIO, view), path="x", symbols=False)
+        # Tail big enough for the section headers; .dynamic and the notes come from the program headers.
+        with wheel.member_view("lib/libcudss.so.1", head=4096, tail=4096, keep=ranges_to_keep) as view:
+            kept = read_elf(cast(BinaryIO, view), path="x", symbols=False)
+    assert (kept.soname, kept.needed, kept.rpath, kept.build_id) == (
+        facts.soname,
+        facts.needed,
+        facts.rpath,
+        facts.build_id,
+    )
