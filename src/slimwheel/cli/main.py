@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "plan": "slimwheel.cli.plan",
     "catalog": "slimwheel.cli.catalog",
     "repair": "slimwheel.cli.repair",
+    "doctor": "slimwheel.cli.doctor",
 }
 
 

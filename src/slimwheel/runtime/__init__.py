@@ -1,0 +1,89 @@
+"""Load NVIDIA's libraries from their pip wheels at run time, once per process, with checks.
+
+    from slimwheel.runtime import load, preload
+    preload("mypkg")              # every library mypkg's slimwheel.json lists, in load order
+    cudss = load("cudss", cuda=13, min_version="1.0.0")
+    cudss.path, cudss.distribution, cudss.version, cudss.library_version, cudss.how
+
+Standard library only, and cheap to import: a package calls this from its ``__init__`` before its
+extension module loads. Nothing outside the standard library is imported, not even
+``importlib.metadata`` (installed distributions are read from their ``RECORD`` files directly); of
+slimwheel only ``slimwheel.manifest``, and that only when ``preload`` runs.
+
+Where a library is looked for, in order:
+
+1. ``SLIMWHEEL_<STEM>_PATH`` (``SLIMWHEEL_CUDSS_PATH=/opt/cudss/lib/libcudss.so.1``, or a folder).
+2. The copy this process already has mapped, reused rather than loaded twice.
+3. The policy's sources: ``"wheel-first"`` (installed distributions' RECORD across ``sys.path``,
+   then ``$CONDA_PREFIX/lib``, ``$CUDA_HOME``/``$CUDA_PATH`` ``lib64`` and ``lib``, then the system
+   loader's folders), ``"system-first"`` (the same with wheels last), or ``"wheel-only"``.
+
+One CUDA major per process: the first load whose major is known fixes it. Linux (glibc) only:
+libraries are loaded with ``dlopen(absolute path, RTLD_GLOBAL)``; nothing relative to the current
+directory is ever searched.
+"""
+
+from slimwheel.runtime._index import InstalledFile, WheelIndex
+from slimwheel.runtime._loader import find, load, preload
+from slimwheel.runtime._model import (
+    Candidate,
+    Considered,
+    Loaded,
+    MappedLibrary,
+    Policy,
+    Rejection,
+    Search,
+    SearchedPlace,
+    Source,
+)
+from slimwheel.runtime._names import override_variable
+from slimwheel.runtime._process import REGISTRY, ProcessRegistry, mapped_libraries
+from slimwheel.runtime.errors import (
+    CudaMajorConflictError,
+    LibraryConflictError,
+    LibraryLoadError,
+    LibraryNotFoundError,
+    LibraryVersionError,
+    ManifestNotFoundError,
+    RuntimeLoadError,
+)
+
+__all__ = [
+    "REGISTRY",
+    "Candidate",
+    "Considered",
+    "CudaMajorConflictError",
+    "InstalledFile",
+    "LibraryConflictError",
+    "LibraryLoadError",
+    "LibraryNotFoundError",
+    "LibraryVersionError",
+    "Loaded",
+    "ManifestNotFoundError",
+    "MappedLibrary",
+    "Policy",
+    "ProcessRegistry",
+    "Rejection",
+    "RuntimeLoadError",
+    "Search",
+    "SearchedPlace",
+    "Source",
+    "WheelIndex",
+    "find",
+    "load",
+    "loaded_libraries",
+    "mapped_libraries",
+    "override_variable",
+    "preload",
+    "process_cuda_major",
+]
+
+
+def loaded_libraries() -> tuple[Loaded, ...]:
+    """What ``load`` and ``preload`` returned in this process, in order."""
+    return REGISTRY.loaded()
+
+
+def process_cuda_major() -> int | None:
+    """The CUDA major this process uses, once a load has fixed it."""
+    return REGISTRY.cuda_major
