@@ -42,6 +42,7 @@ __all__ = [
     "api_library_of",
     "is_driver_library",
     "is_system_library",
+    "named_like_copies",
     "rpath_problems",
 ]
 
@@ -229,6 +230,7 @@ PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs
 # at the end. Anything else is read by inflating the member again.
 _VIEW_HEAD = 16 * 1024 * 1024
 _VIEW_TAIL = 16 * 1024 * 1024
+_PEEK_ABOVE = 4 * 1024 * 1024  # bigger members are first checked for the ELF magic with one chunk
 
 
 def api_library_of(symbol: str) -> str | None:
@@ -345,7 +347,7 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
     Returns None when the member is not ELF.
     """
     name = member.name
-    if member.file_size > _VIEW_HEAD + _VIEW_TAIL:
+    if member.file_size > _PEEK_ABOVE:
         # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
         with wheel.open_member(name) as start:
             if start.read(4) != ELF_MAGIC:
@@ -365,6 +367,19 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
 
 # An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
 _Outcome = _Inspection | str | None
+
+
+def named_like_copies(wheel: ArchiveSource, catalog: Catalog) -> dict[str, str]:
+    """Members whose file name is an NVIDIA library's (any of the three styles): member -> stem."""
+    names = catalog.library_names
+    if canonicalize_name(wheel.distribution) in catalog.distributions:
+        return {}  # NVIDIA's own wheel: its libraries are not copies
+    found = {}
+    for member in _candidate_members(wheel):
+        parsed = parse_library_file_name(posixpath.basename(member.name))
+        if parsed is not None and parsed.stem in names and parsed.style is not NameStyle.WINDOWS:
+            found[member.name] = parsed.stem
+    return found
 
 
 def _inspect_each(wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool) -> list[_Outcome]:
@@ -416,12 +431,12 @@ def _inspect_members(
 
 
 def _read_members(
-    wheel: ArchiveSource, scan_strings: bool, jobs: int, parallel_bytes: int
+    wheel: ArchiveSource, scan_strings: bool, jobs: int, parallel_bytes: int, unread: frozenset[str]
 ) -> tuple[list[_ElfMember], list[Finding], int]:
     elf_members: list[_ElfMember] = []
     findings: list[Finding] = []
     others = 0
-    candidates = [m for m in _candidate_members(wheel) if m.file_size >= 4]
+    candidates = [m for m in _candidate_members(wheel) if m.file_size >= 4 and m.name not in unread]
     outcomes = dict(
         zip(
             (m.name for m in candidates),
@@ -432,6 +447,9 @@ def _read_members(
     for member in _candidate_members(wheel):
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
         installed = wheel.installed_path(member.name)
+        if member.name in unread:
+            elf_members.append(_ElfMember(member, installed, None, None))
+            continue
         inspection = outcomes.get(member.name)
         if isinstance(inspection, str):
             findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, inspection))
@@ -644,15 +662,21 @@ def analyse_wheel(
     scan_strings: bool = True,
     jobs: int | None = None,
     parallel_bytes: int = PARALLEL_BYTES,
+    unread: Iterable[str] = (),
 ) -> WheelReport:
     """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide.
 
     ``jobs``: worker processes for local wheels whose ELF candidates hold ``parallel_bytes`` or more
-    (default: the CPUs, at most 4; 1: none).
+    (default: the CPUs, at most 4; 1: none). Members named in ``unread`` are taken as ELF files without
+    reading them: repair passes the copies it will drop (see :func:`named_like_copies`), which their
+    RECORD hash, their name and their consumers' version needs identify, since inflating a 500 MB copy
+    would be most of its time.
     """
     if jobs is None:
         jobs = min(os.cpu_count() or 1, 4)
-    elf_members, findings, others = _read_members(wheel, scan_strings, jobs, parallel_bytes)
+    elf_members, findings, others = _read_members(
+        wheel, scan_strings, jobs, parallel_bytes, frozenset(unread)
+    )
     vendored = _find_vendored(wheel, catalog, elf_members, findings)
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.repair import RepairOptions, RepairPlan
     from slimwheel.repair.environment import BuildEnvironment
+    from slimwheel.wheel import Wheel
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
 
@@ -137,13 +138,13 @@ def _repair_one(
     path = original
     excluded: tuple[str, ...] = ()
     with Wheel.open(path) as wheel:
-        report = analyse_wheel(wheel, catalog)
+        report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
     if needs_auditwheel(report) and not args.no_auditwheel and not args.dry_run:
         excluded = nvidia_sonames_to_exclude(report)
         path = run_auditwheel(path, scratch, excluded, plat=args.plat)
     with Wheel.open(path) as wheel:
         if path != original:
-            report = analyse_wheel(wheel, catalog)
+            report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
         python_sources = {
             m.name: wheel.read_member(m.name)
             for m in wheel.members
@@ -169,6 +170,13 @@ def _repair_one(
         "size_after": output.stat().st_size if output else None,
         "plan": plan,
     }
+
+
+def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:
+    """Copies repair will drop need not be read: inflating them is most of the work otherwise."""
+    from slimwheel.analysis import named_like_copies
+
+    return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
 
 
 def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[str, ...]) -> None:
