@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "catalog": "slimwheel.cli.catalog",
     "repair": "slimwheel.cli.repair",
     "doctor": "slimwheel.cli.doctor",
+    "verify": "slimwheel.cli.verify",
 }
 
 

@@ -1,0 +1,109 @@
+"""``slimwheel verify WHEEL``: install it into a fresh venv, import it, and say where each NVIDIA library
+was mapped from."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args
+
+if TYPE_CHECKING:
+    from slimwheel.verify import VerifyReport
+
+HELP = (
+    "install a wheel with its dependencies into a fresh venv, import it in a fresh process, and check "
+    "that each NVIDIA library was mapped once, from its provider's wheel"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("wheel", type=Path, metavar="WHEEL", help="a .whl")
+    parser.add_argument(
+        "--index-url",
+        default=None,
+        metavar="URL",
+        help="install from this index only (pip runs --isolated; default: pip's own configuration)",
+    )
+    parser.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="install from this folder of wheels (with --no-index unless --index-url is given); repeatable",
+    )
+    parser.add_argument(
+        "--import",
+        dest="import_name",
+        default=None,
+        metavar="NAME",
+        help="the module to import (default: the wheel's top-level package)",
+    )
+    parser.add_argument(
+        "--lowest",
+        action="store_true",
+        help="pin the lowest NVIDIA releases its requirements allow (catalog) to prove the floor loads",
+    )
+    parser.add_argument("--json", action="store_true", help="print a slimwheel.verify/1 JSON document")
+    add_catalog_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from slimwheel.errors import InputError
+    from slimwheel.report import dump_report
+    from slimwheel.verify import verify_wheel
+
+    if not args.wheel.is_file():
+        raise InputError(str(args.wheel), "no such file")
+    catalog = load_catalog_from_args(args)
+    report = verify_wheel(
+        args.wheel,
+        catalog,
+        index_url=args.index_url,
+        find_links=tuple(args.find_links),
+        import_name=args.import_name,
+        lowest=args.lowest,
+    )
+    if args.json:
+        print(dump_report("verify", {"catalog": catalog.origin, "ok": report.ok, **_fields(report)}))
+    else:
+        _render(report)
+    return 0 if report.ok else 1
+
+
+def _fields(report: VerifyReport) -> dict[str, object]:
+    from slimwheel.report import to_jsonable
+
+    document: dict[str, object] = to_jsonable(report)
+    return document
+
+
+def _render(report: VerifyReport) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    out.print(
+        f"[bold]{escape(report.wheel)}[/bold]  import {escape(report.import_name)}  "
+        f"(pip configuration: {report.pip_configuration})"
+    )
+    if report.pins:
+        out.print("lowest pins: " + escape(", ".join(f"{p.distribution}=={p.version}" for p in report.pins)))
+    if report.libraries:
+        table = Table(title="NVIDIA libraries mapped", title_justify="left")
+        for column in ("library", "path", "distribution", "expected"):
+            table.add_column(column, overflow="fold")
+        for library in report.libraries:
+            owner = escape(library.distribution or "none")
+            table.add_row(
+                escape(library.soname),
+                escape(library.path),
+                owner if library.ok else f"[red]{owner}[/red]",
+                escape(", ".join(library.expected)),
+            )
+        out.print(table)
+    for problem in report.problems:
+        out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+    verdict = "[green]passes[/green]" if report.ok else "[red]fails[/red]"
+    out.print(f"{verdict}: {len(report.libraries)} NVIDIA libraries mapped, {len(report.problems)} problems")
