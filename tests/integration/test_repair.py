@@ -9,70 +9,19 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from slimwheel.catalog.learn import learn_from_wheels
-from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.manifest import Manifest
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
-from tests.support.providers import ProviderWheels, build_provider_wheels
+from tests.support.providers import ProviderWheels
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel
 from tests.support.venvs import make_venv, pip_install, run_probe
 from tests.support.wheels import make_wheel
-
-# Already manylinux-tagged (as after `auditwheel repair --exclude ...`); linux_* ones have their own test.
-TAG = "py3-none-manylinux_2_17_x86_64"
-INIT = b"""\
-import ctypes, os
-_library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_solver.so"))
-def version():
-    return _library.solver_cudss_version()
-"""
-
-
-@pytest.fixture
-def providers(elf_zoo: ElfZoo, tmp_path: Path) -> ProviderWheels:
-    return build_provider_wheels(elf_zoo, tmp_path / "index")
-
-
-@pytest.fixture
-def catalog_file(providers: ProviderWheels, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
-    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "no-user-catalog.json.gz"))
-    path = tmp_path / "catalog.json.gz"
-    write_catalog(learn_from_wheels(providers.all), path)
-    return path
-
-
-def _fat_wheel(directory: Path, zoo: ElfZoo, style: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    if style == "auditwheel":
-        files = {
-            "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
-            "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
-        }
-    elif style == "renamed":
-        files = {
-            "solver/_solver.so": zoo.ext_renamed.read_bytes(),
-            "solver.libs/libcudss.8f0e2a1b.so.1": zoo.renamed_copy.read_bytes(),
-        }
-    else:
-        files = {
-            "solver/_solver.so": zoo.ext_dynamic.read_bytes(),
-            "solver/libcudss.so.1": zoo.libcudss.read_bytes(),
-        }
-    files["solver/__init__.py"] = INIT
-    return make_wheel(directory, "solver", "1.0", files, tag=TAG)
-
-
-def _repair(wheel: Path, out: Path, catalog: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    code = main(["repair", str(wheel), "-w", str(out), "--catalog", str(catalog), "--json", *extra])
-    return code, {}
 
 
 def _sha256(path: Path) -> str:
@@ -84,15 +33,15 @@ def test_repair_install_import_loads_from_the_provider(
     style: str,
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
-    catalog_file: Path,
+    own_catalog: Path,
     index_server: Callable[..., IndexServer],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo, style)
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, style)
     before = _sha256(fat)
     out = tmp_path / "wheelhouse"
-    arguments = ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--json"]
+    arguments = ["repair", str(fat), "-w", str(out), "--catalog", str(own_catalog), "--json"]
     assert main([*arguments, "--cuda", "13", "--isolated-environment"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["schema"] == "slimwheel.repair/1"
@@ -123,8 +72,8 @@ def test_repair_install_import_loads_from_the_provider(
     assert facts.runpath == ()
 
     # check agrees: the input bundles a copy NVIDIA's wheel provides; the result resolves to the wheel.
-    assert main(["check", str(fat), "--catalog", str(catalog_file)]) == 1
-    assert main(["check", str(repaired), "--catalog", str(catalog_file)]) == 0
+    assert main(["check", str(fat), "--catalog", str(own_catalog)]) == 1
+    assert main(["check", str(repaired), "--catalog", str(own_catalog)]) == 0
     capsys.readouterr()
 
     server = index_server(providers.directory)
@@ -142,12 +91,12 @@ def test_repair_install_import_loads_from_the_provider(
 
 
 def test_dry_run_writes_nothing_and_shows_the_plan(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
     out = tmp_path / "wheelhouse"
     code = main(
-        ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--dry-run", "--cuda", "13"]
+        ["repair", str(fat), "-w", str(out), "--catalog", str(own_catalog), "--dry-run", "--cuda", "13"]
     )
     assert code == 0
     printed = capsys.readouterr().out
@@ -158,9 +107,9 @@ def test_dry_run_writes_nothing_and_shows_the_plan(
 
 
 def test_policies_and_linked_version(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
     seen = {}
     for policy in ("compatible", "minimum", "exact"):
         out = tmp_path / policy
@@ -170,7 +119,7 @@ def test_policies_and_linked_version(
             "-w",
             str(out),
             "--catalog",
-            str(catalog_file),
+            str(own_catalog),
             "--json",
             "--cuda",
             "13",
@@ -187,15 +136,15 @@ def test_policies_and_linked_version(
 
 
 def test_fresh_build_without_copies_gets_requirement_and_rpath(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A build linked against the pip wheel: nothing vendored, DT_NEEDED libcudss.so.1 only."""
     fresh = make_wheel(
-        tmp_path, "fresh", "1.0", {"fresh/sub/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+        tmp_path, "fresh", "1.0", {"fresh/sub/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=SOLVER_TAG
     )
     out = tmp_path / "wheelhouse"
     code = main(
-        ["repair", str(fresh), "-w", str(out), "--catalog", str(catalog_file), "--json", "--cuda", "13",
+        ["repair", str(fresh), "-w", str(out), "--catalog", str(own_catalog), "--json", "--cuda", "13",
          "--linked-version", "cudss=1.0.0.35", "--isolated-environment"]
     )  # fmt: skip
     assert code == 0
@@ -209,12 +158,12 @@ def test_fresh_build_without_copies_gets_requirement_and_rpath(
 
 
 def test_ambiguous_cuda_major_is_a_clear_error(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fresh = make_wheel(
-        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=SOLVER_TAG
     )
-    code = main(["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file)])
+    code = main(["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog)])
     assert code == 2
     err = capsys.readouterr().err
     assert "CUDA 12 and CUDA 13" in err
@@ -223,7 +172,7 @@ def test_ambiguous_cuda_major_is_a_clear_error(
 
 
 def test_conflicting_existing_requirement_is_reported(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """cuDSS 1.0 requires nvidia-cublas==13.*; a wheel pinning cuBLAS 12 cannot have both."""
     pinned = make_wheel(
@@ -231,11 +180,20 @@ def test_conflicting_existing_requirement_is_reported(
         "pinned",
         "1.0",
         {"pinned/_solver.so": elf_zoo.ext_dynamic.read_bytes()},
-        tag=TAG,
+        tag=SOLVER_TAG,
         requires=("nvidia-cublas==12.9.1.4",),
     )
     code = main(
-        ["repair", str(pinned), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--cuda", "13"]
+        [
+            "repair",
+            str(pinned),
+            "-w",
+            str(tmp_path / "out"),
+            "--catalog",
+            str(own_catalog),
+            "--cuda",
+            "13",
+        ]
     )
     assert code == 2
     err = capsys.readouterr().err
@@ -244,12 +202,12 @@ def test_conflicting_existing_requirement_is_reported(
 
 
 def test_bad_input_leaves_nothing(
-    tmp_path: Path, catalog_file: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, own_catalog: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = tmp_path / "bad-1.0-py3-none-linux_x86_64.whl"
     text.write_text("not a wheel")
     out = tmp_path / "out"
-    assert main(["repair", str(text), "-w", str(out), "--catalog", str(catalog_file)]) == 2
+    assert main(["repair", str(text), "-w", str(out), "--catalog", str(own_catalog)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
 
@@ -270,7 +228,7 @@ int solver_cudss_version(void) {
 def test_linux_tagged_wheel_goes_through_auditwheel_first(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
-    catalog_file: Path,
+    own_catalog: Path,
     index_server: Callable[..., IndexServer],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -297,12 +255,22 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
         tmp_path / "fat",
         "solver",
         "1.0",
-        {"solver/_solver.so": extension.read_bytes(), "solver/__init__.py": INIT},
+        {"solver/_solver.so": extension.read_bytes(), "solver/__init__.py": SOLVER_INIT},
         tag="py3-none-linux_x86_64",
     )
     monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # where auditwheel finds what it must bundle
     out = tmp_path / "wheelhouse"
-    command = ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--json", "--cuda", "13"]
+    command = [
+        "repair",
+        str(fat),
+        "-w",
+        str(out),
+        "--catalog",
+        str(own_catalog),
+        "--json",
+        "--cuda",
+        "13",
+    ]
     assert main([*command, "--linked-version", "cudss=1.0.0.35", "--isolated-environment"]) == 0
     (result,) = json.loads(capsys.readouterr().out)["wheels"]
     assert result["auditwheel"]["excluded"] == ["libcudss.so.1"]
@@ -334,7 +302,7 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
 def test_build_environment_gives_linked_version_and_transitive_libraries(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
-    catalog_file: Path,
+    own_catalog: Path,
     index_server: Callable[..., IndexServer],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -345,9 +313,17 @@ def test_build_environment_gives_linked_version_and_transitive_libraries(
     installed = pip_install(build_python, "nvidia-cudss-cu13==1.0.0.35", index_url=server.simple_url)
     assert installed.returncode == 0, installed.stderr
     fresh = make_wheel(
-        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=TAG
+        tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=SOLVER_TAG
     )
-    command = ["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--json"]
+    command = [
+        "repair",
+        str(fresh),
+        "-w",
+        str(tmp_path / "out"),
+        "--catalog",
+        str(own_catalog),
+        "--json",
+    ]
     assert main([*command, "--cuda", "13", "--build-python", str(build_python)]) == 0
     (result,) = json.loads(capsys.readouterr().out)["wheels"]
     (requirement,) = result["plan"]["requirements"]
@@ -364,16 +340,16 @@ def test_build_environment_gives_linked_version_and_transitive_libraries(
 
 
 def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
 ) -> None:
     from slimwheel.analysis import analyse_wheel
     from slimwheel.catalog.store import read_catalog
     from slimwheel.repair import RepairError, RepairOptions, plan_repair
     from slimwheel.repair.apply import apply_plan
 
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
     before = _sha256(fat)
-    catalog = read_catalog(catalog_file)
+    catalog = read_catalog(own_catalog)
     with Wheel.open(fat) as wheel:
         plan = plan_repair(
             analyse_wheel(wheel, catalog),
@@ -397,10 +373,10 @@ def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
 
 
 def test_only_and_exclude_pick_libraries_by_name(
-    elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
-    common = ["repair", str(fat), "-w", str(tmp_path / "out"), "--catalog", str(catalog_file), "--json"]
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    common = ["repair", str(fat), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--json"]
     plans = {}
     for flag in (["--exclude", "cudss"], ["--only", "cudss"], ["--only", "cublas"]):
         assert main([*common, "--dry-run", "--cuda", "13", "--isolated-environment", *flag]) == 0

@@ -10,45 +10,12 @@ from typing import Any
 
 import pytest
 
-from slimwheel.catalog.learn import learn_from_wheels
-from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
-from tests.support.providers import ProviderWheels, build_provider_wheels
+from tests.support.providers import ProviderWheels
+from tests.support.solver import fat_solver_wheel
 from tests.support.wheels import make_wheel
-
-TAG = "py3-none-manylinux_2_17_x86_64"
-INIT = b"""\
-import ctypes, os
-_library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_solver.so"))
-def version():
-    return _library.solver_cudss_version()
-"""
-
-
-@pytest.fixture
-def providers(elf_zoo: ElfZoo, tmp_path: Path) -> ProviderWheels:
-    return build_provider_wheels(elf_zoo, tmp_path / "index")
-
-
-@pytest.fixture
-def catalog_file(providers: ProviderWheels, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
-    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "no-user-catalog.json.gz"))
-    path = tmp_path / "catalog.json.gz"
-    write_catalog(learn_from_wheels(providers.all), path)
-    return path
-
-
-def _fat_wheel(directory: Path, zoo: ElfZoo) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {
-        "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
-        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
-        "solver/__init__.py": INIT,
-    }
-    return make_wheel(directory, "solver", "1.0", files, tag=TAG)
 
 
 def _verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
@@ -59,19 +26,29 @@ def _verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[s
 def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
-    catalog_file: Path,
+    own_catalog: Path,
     index_server: Callable[..., IndexServer],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo)
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
     out = tmp_path / "wheelhouse"
-    repair = ["repair", str(fat), "-w", str(out), "--catalog", str(catalog_file), "--json", "--cuda", "13"]
+    repair = [
+        "repair",
+        str(fat),
+        "-w",
+        str(out),
+        "--catalog",
+        str(own_catalog),
+        "--json",
+        "--cuda",
+        "13",
+    ]
     assert main([*repair, "--isolated-environment"]) == 0
     repaired = Path(json.loads(capsys.readouterr().out)["wheels"][0]["output"])
     server = index_server(providers.directory)
 
-    common = [str(repaired), "--index-url", server.simple_url, "--catalog", str(catalog_file)]
+    common = [str(repaired), "--index-url", server.simple_url, "--catalog", str(own_catalog)]
     code, document = _verify(capsys, *common)
     assert code == 0, document["problems"]
     assert document["schema"] == "slimwheel.verify/1"
@@ -110,16 +87,16 @@ def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
 def test_fat_wheel_fails(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
-    catalog_file: Path,
+    own_catalog: Path,
     index_server: Callable[..., IndexServer],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fat = _fat_wheel(tmp_path / "fat", elf_zoo)
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
     server = index_server(providers.directory)
     code, document = _verify(
-        capsys, str(fat), "--index-url", server.simple_url, "--catalog", str(catalog_file)
+        capsys, str(fat), "--index-url", server.simple_url, "--catalog", str(own_catalog)
     )
     assert code == 1
     assert document["ok"] is False
@@ -133,7 +110,7 @@ def test_fat_wheel_fails(
     # Given cuBLAS from outside (LD_LIBRARY_PATH), the import works and the vendored copy is caught.
     monkeypatch.setenv("LD_LIBRARY_PATH", str(elf_zoo.libcublas.parent))
     code, document = _verify(
-        capsys, str(fat), "--index-url", server.simple_url, "--catalog", str(catalog_file)
+        capsys, str(fat), "--index-url", server.simple_url, "--catalog", str(own_catalog)
     )
     assert code == 1
     by_name = {lib["name"]: lib for lib in document["libraries"]}
@@ -147,7 +124,7 @@ def test_fat_wheel_fails(
 
 
 def test_uninstallable_wheel_reports_pips_error(
-    catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "links"
     empty.mkdir()
@@ -159,7 +136,7 @@ def test_uninstallable_wheel_reports_pips_error(
         tag="py3-none-any",
         requires=("nvidia-does-not-exist-anywhere>=1",),
     )
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(catalog_file))
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
     assert code == 1
     (problem,) = document["problems"]
     assert problem["kind"] == "install"
@@ -169,7 +146,7 @@ def test_uninstallable_wheel_reports_pips_error(
 
 
 def test_import_failure_is_reported(
-    catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "links"
     empty.mkdir()
@@ -180,7 +157,7 @@ def test_import_failure_is_reported(
         {"broken/__init__.py": b"raise RuntimeError('boom here')\n"},
         tag="py3-none-any",
     )
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(catalog_file))
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
     assert code == 1
     (problem,) = document["problems"]
     assert problem["kind"] == "import"
@@ -188,11 +165,11 @@ def test_import_failure_is_reported(
 
 
 def test_text_file_named_whl_is_bad_input(
-    catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = tmp_path / "bad-1.0-py3-none-any.whl"
     text.write_text("not a wheel")
-    assert main(["verify", str(text), "--catalog", str(catalog_file)]) == 2
+    assert main(["verify", str(text), "--catalog", str(own_catalog)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1

@@ -1,0 +1,41 @@
+"""A small 'solver' package around the gcc-built cuDSS stand-ins, fat in each vendoring style."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.fixtures_elf import ElfZoo
+from tests.support.wheels import make_wheel
+
+__all__ = ["SOLVER_INIT", "SOLVER_TAG", "fat_solver_wheel"]
+
+# Already manylinux-tagged (as after `auditwheel repair --exclude ...`); linux_* ones are tested apart.
+SOLVER_TAG = "py3-none-manylinux_2_17_x86_64"
+SOLVER_INIT = b"""\
+import ctypes, os
+_library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_solver.so"))
+def version():
+    return _library.solver_cudss_version()
+"""
+
+
+def fat_solver_wheel(directory: Path, zoo: ElfZoo, style: str = "auditwheel") -> Path:
+    """``solver`` with its own copy of libcudss: auditwheel's hashed copy, a renamed one, or a plain one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if style == "auditwheel":
+        files = {
+            "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
+            "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
+        }
+    elif style == "renamed":
+        files = {
+            "solver/_solver.so": zoo.ext_renamed.read_bytes(),
+            "solver.libs/libcudss.8f0e2a1b.so.1": zoo.renamed_copy.read_bytes(),
+        }
+    else:
+        files = {
+            "solver/_solver.so": zoo.ext_dynamic.read_bytes(),
+            "solver/libcudss.so.1": zoo.libcudss.read_bytes(),
+        }
+    files["solver/__init__.py"] = SOLVER_INIT
+    return make_wheel(directory, "solver", "1.0", files, tag=SOLVER_TAG)
