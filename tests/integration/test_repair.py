@@ -19,7 +19,7 @@ from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel, repair_to_json
 from tests.support.venvs import make_venv, pip_install, run_probe
 from tests.support.wheels import make_wheel
 
@@ -113,19 +113,8 @@ def test_policies_and_linked_version(
     seen = {}
     for policy in ("compatible", "minimum", "exact"):
         out = tmp_path / policy
-        common = [
-            "repair",
-            str(fat),
-            "-w",
-            str(out),
-            "--catalog",
-            str(own_catalog),
-            "--json",
-            "--cuda",
-            "13",
-        ]
-        assert main([*common, "--policy", policy, "--isolated-environment"]) == 0
-        (result,) = json.loads(capsys.readouterr().out)["wheels"]
+        extra = ("--cuda", "13", "--policy", policy, "--isolated-environment")
+        result = repair_to_json(capsys, fat, out, own_catalog, *extra)
         (requirement,) = result["plan"]["requirements"]
         seen[policy] = requirement["requirement"].split(";")[0]
     assert seen == {
@@ -259,20 +248,8 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
         tag="py3-none-linux_x86_64",
     )
     monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # where auditwheel finds what it must bundle
-    out = tmp_path / "wheelhouse"
-    command = [
-        "repair",
-        str(fat),
-        "-w",
-        str(out),
-        "--catalog",
-        str(own_catalog),
-        "--json",
-        "--cuda",
-        "13",
-    ]
-    assert main([*command, "--linked-version", "cudss=1.0.0.35", "--isolated-environment"]) == 0
-    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    extra = ("--cuda", "13", "--linked-version", "cudss=1.0.0.35", "--isolated-environment")
+    result = repair_to_json(capsys, fat, tmp_path / "wheelhouse", own_catalog, *extra)
     assert result["auditwheel"]["excluded"] == ["libcudss.so.1"]
     repaired = Path(result["output"])
     assert "manylinux" in repaired.name
@@ -315,17 +292,8 @@ def test_build_environment_gives_linked_version_and_transitive_libraries(
     fresh = make_wheel(
         tmp_path, "fresh", "1.0", {"fresh/_solver.so": elf_zoo.ext_dynamic.read_bytes()}, tag=SOLVER_TAG
     )
-    command = [
-        "repair",
-        str(fresh),
-        "-w",
-        str(tmp_path / "out"),
-        "--catalog",
-        str(own_catalog),
-        "--json",
-    ]
-    assert main([*command, "--cuda", "13", "--build-python", str(build_python)]) == 0
-    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    extra = ("--cuda", "13", "--build-python", str(build_python))
+    result = repair_to_json(capsys, fresh, tmp_path / "out", own_catalog, *extra)
     (requirement,) = result["plan"]["requirements"]
     assert requirement["linked_version"] == "1.0.0.35"
     assert requirement["version_source"].startswith("installed (the environment of")

@@ -14,7 +14,7 @@ from slimwheel.cli import main
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import fat_solver_wheel
+from tests.support.solver import fat_solver_wheel, repair_to_json
 from tests.support.wheels import make_wheel
 
 
@@ -32,20 +32,10 @@ def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
-    out = tmp_path / "wheelhouse"
-    repair = [
-        "repair",
-        str(fat),
-        "-w",
-        str(out),
-        "--catalog",
-        str(own_catalog),
-        "--json",
-        "--cuda",
-        "13",
-    ]
-    assert main([*repair, "--isolated-environment"]) == 0
-    repaired = Path(json.loads(capsys.readouterr().out)["wheels"][0]["output"])
+    result = repair_to_json(
+        capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+    )
+    repaired = Path(result["output"])
     server = index_server(providers.directory)
 
     common = [str(repaired), "--index-url", server.simple_url, "--catalog", str(own_catalog)]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from slimwheel.cli import main
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
 
-__all__ = ["SOLVER_INIT", "SOLVER_TAG", "fat_solver_wheel"]
+__all__ = ["SOLVER_INIT", "SOLVER_TAG", "fat_solver_wheel", "repair_to_json"]
 
 # Already manylinux-tagged (as after `auditwheel repair --exclude ...`); linux_* ones are tested apart.
 SOLVER_TAG = "py3-none-manylinux_2_17_x86_64"
@@ -39,3 +44,13 @@ def fat_solver_wheel(directory: Path, zoo: ElfZoo, style: str = "auditwheel") ->
         }
     files["solver/__init__.py"] = SOLVER_INIT
     return make_wheel(directory, "solver", "1.0", files, tag=SOLVER_TAG)
+
+
+def repair_to_json(
+    capsys: pytest.CaptureFixture[str], wheel: Path, out: Path, catalog: Path, *extra: str
+) -> dict[str, Any]:
+    """``slimwheel repair --json`` in this process; it must succeed. Returns the one wheel's report."""
+    assert main(["repair", str(wheel), "-w", str(out), "--catalog", str(catalog), "--json", *extra]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert isinstance(result, dict)
+    return result
