@@ -8,17 +8,21 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from slimwheel.runtime._record import Record
+
 __all__ = ["dump_report", "to_jsonable"]
 
 
 def to_jsonable(value: Any) -> Any:
-    """Dataclasses, enums, tuples and mappings as plain JSON values (dataclass fields in order)."""
+    """Dataclasses, records, enums, tuples and mappings as plain JSON values (dataclass fields in order)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: to_jsonable(getattr(value, f.name))
             for f in dataclasses.fields(value)
             if not f.name.startswith("_")
         }
+    if isinstance(value, Record):  # the run-time package's records (stdlib only, no dataclasses)
+        return to_jsonable(value.to_dict())
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, Mapping):

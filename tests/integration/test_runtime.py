@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +185,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
             "mypkg-1.0.dist-info/slimwheel.json": _manifest(13, [CUDART13, CUDSS13, COMMLAYER13]),
         },
     )
-    newer = replace(CUDSS13, requirement="nvidia-cudss-cu13>=1.0.0.40,<2", min_version="1.0.0.40")
+    newer = CUDSS13.replace(requirement="nvidia-cudss-cu13>=1.0.0.40,<2", min_version="1.0.0.40")
     make_wheel(
         wheels,
         "newpkg",

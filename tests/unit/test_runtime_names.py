@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from slimwheel.runtime import Policy, Source, override_variable
@@ -9,6 +11,7 @@ from slimwheel.runtime._names import (
     LibraryName,
     at_least,
     file_matches,
+    is_library_file_name,
     major_from_distribution,
     major_from_folder,
     major_from_soname,
@@ -112,3 +115,46 @@ def test_policies_order_sources() -> None:
     assert Policy("wheel-only").order == (Source.WHEEL,)
     with pytest.raises(ValueError, match="Policy"):
         Policy("newest")
+
+
+# The patterns the loader used before it dropped re (kept here as the oracle): lib<stem>.so[.N], and the
+# two copy styles with eight hex digits before ".so".
+_VERSION = r"[0-9]+(?:\.[0-9]+)*"
+_ORACLE = {
+    "plain": re.compile(rf"^lib(?P<stem>.+?)\.so(?:\.(?P<version>{_VERSION}))?$"),
+    "auditwheel": re.compile(rf"^lib(?P<stem>.+?)-[0-9a-f]{{8}}\.so(?:\.{_VERSION})?$"),
+    "renamed": re.compile(rf"^lib(?P<stem>.+?)\.[0-9a-f]{{8}}\.so(?:\.{_VERSION})?$"),
+}
+_TRICKY = [
+    "libcudss.so.1", "libcudss.so", "libcudss.so.", "libcudss.so.1.", "libcudss.so..1", "lib.so.1",
+    "libx.so.1a", "libnvrtc-builtins.so.13.0", "libcudss-1a2b3c4d.so.1.0.0", "libcudss.8f0e2a1b.so.1",
+    "libcudss-1A2B3C4D.so.1", "libfoo.so.bar.so.2", "libfoo.so.1.so", "libfoo-abcdef01.so", "lib-abcdef01.so",
+    "libab.abcdef0.so", "libfoo.so.\u0661", "libfoo.so.1.2.3.4.5", "libcuda.so.580.65.06", "mylib.so",
+    "libfoo.sox", "libfoo.so.so",
+]  # fmt: skip
+
+
+def _catalog_file_names() -> list[str]:
+    from slimwheel.catalog.store import load_catalog
+
+    catalog = load_catalog()
+    names = {provider.library.filename for provider in catalog.iter_libraries()}
+    return sorted(name for name in names if ".so" in name)  # not the Windows DLLs
+
+
+@pytest.mark.parametrize("source", ["tricky", "catalog"])
+def test_string_parsers_agree_with_the_patterns(source: str) -> None:
+    names = _TRICKY if source == "tricky" else _catalog_file_names()
+    assert len(names) > 20
+    for name in names:
+        plain = _ORACLE["plain"].match(name)
+        expected = None if plain is None else LibraryName(plain["stem"], name)
+        try:
+            got: LibraryName | None = parse_library(name)
+        except ValueError:
+            got = None
+        assert got == expected, name
+        assert is_library_file_name(name) == (plain is not None), name
+        styles = [_ORACLE[style].match(name) for style in ("auditwheel", "renamed", "plain")]
+        first = next((m["stem"] for m in styles if m), None)
+        assert mapped_stem(name) == first, name

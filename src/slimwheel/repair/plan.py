@@ -7,7 +7,6 @@ provider's folder, adds Requires-Dist with a version range, and writes the manif
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import posixpath
 import re
@@ -527,7 +526,7 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
             place(dependency, (*path, soname))
         placed.add(soname)
         names = tuple(_library_name(dependency) for dependency in requires[soname])
-        ordered.append(dataclasses.replace(by_soname[soname], requires=names))
+        ordered.append(by_soname[soname].replace(requires=names))
 
     for soname in sorted(by_soname):
         place(soname, ())

@@ -7,8 +7,10 @@
 
 Standard library only, and cheap to import: a package calls this from its ``__init__`` before its
 extension module loads. Nothing outside the standard library is imported, not even
-``importlib.metadata`` (installed distributions are read from their ``RECORD`` files directly); of
-slimwheel only ``slimwheel.manifest``, and that only when ``preload`` runs.
+``importlib.metadata`` (installed distributions are read from their ``RECORD`` files directly), nor
+``dataclasses``, ``enum``, ``re`` or ``typing`` (see ``_record``). Its modules import one another
+relatively and nothing else of slimwheel, so ``repair --embed-loader`` can copy the package into
+another project as it is.
 
 Where a library is looked for, in order:
 
@@ -23,9 +25,9 @@ libraries are loaded with ``dlopen(absolute path, RTLD_GLOBAL)``; nothing relati
 directory is ever searched.
 """
 
-from slimwheel.runtime._index import InstalledFile, WheelIndex
-from slimwheel.runtime._loader import find, load, preload
-from slimwheel.runtime._model import (
+from ._index import InstalledFile, WheelIndex
+from ._loader import find, load, preload
+from ._model import (
     Candidate,
     Considered,
     Loaded,
@@ -36,9 +38,9 @@ from slimwheel.runtime._model import (
     SearchedPlace,
     Source,
 )
-from slimwheel.runtime._names import override_variable
-from slimwheel.runtime._process import REGISTRY, ProcessRegistry, mapped_libraries
-from slimwheel.runtime.errors import (
+from ._names import override_variable
+from ._process import REGISTRY, ProcessRegistry, mapped_libraries
+from .errors import (
     CudaMajorConflictError,
     LibraryConflictError,
     LibraryLoadError,

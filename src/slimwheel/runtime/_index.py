@@ -17,31 +17,31 @@ one substring test.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from slimwheel.runtime._names import (
+from ._names import (
+    is_library_file_name,
     major_from_distribution,
     major_from_folder,
     normalize_distribution,
 )
+from ._record import Record
+
+# Annotations only: collections.abc would import collections at every start of a process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 __all__ = ["InstalledFile", "WheelIndex"]
 
-# A lib*.so[.N] file name ending a RECORD path. It starts with a literal so that re's fast prefix
-# search carries the scan (a line-anchored pattern was ten times slower on torch-sized RECORDs);
-# the caller checks that it starts a path component. (Pattern strings: re compiles and caches them.)
-_RECORD_LIBRARY = rb"lib[^/,\r\n\"]*?\.so(?:\.[0-9][0-9.]*)?(?=,)"
 _REQUIRES_TOOLKIT = r"^cuda-toolkit(?:\[[^\]]*\])?\s*(?:==|~=|>=)\s*(?P<major>[0-9]+)\b"
 _CLASSIFIER = r"NVIDIA CUDA\s*::\s*(?P<major>[0-9]+)\b"
 
 
-@dataclass(frozen=True)
-class InstalledFile:
+class InstalledFile(Record):
     """A library file an installed distribution's RECORD lists (``path`` absolute, normalized)."""
 
+    __slots__ = ("dist_info", "distribution", "name", "path", "site", "size", "version")
     path: str
     name: str  # the file name
     distribution: str  # PEP 503 normalized: "nvidia-cudss-cu13"
@@ -49,6 +49,22 @@ class InstalledFile:
     dist_info: str  # the .dist-info folder
     site: str  # the sys.path entry that holds it
     size: int | None  # as RECORD states it
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        name: str,
+        distribution: str,
+        version: str,
+        dist_info: str,
+        site: str,
+        size: int | None,
+    ) -> None:
+        self._set(
+            path=path, name=name, distribution=distribution, version=version, dist_info=dist_info, site=site,
+            size=size,
+        )  # fmt: skip
 
 
 class WheelIndex:
@@ -101,7 +117,10 @@ class WheelIndex:
             for relative, size in _record_libraries(record):
                 path = os.path.normpath(relative if os.path.isabs(relative) else os.path.join(site, relative))
                 filename = relative.rsplit("/", 1)[-1]
-                found = InstalledFile(path, filename, distribution, version, dist_info, site, size)
+                found = InstalledFile(
+                    path=path, name=filename, distribution=distribution, version=version, dist_info=dist_info,
+                    site=site, size=size,
+                )  # fmt: skip
                 self.by_name.setdefault(filename, []).append(found)
 
     def files(self, names: Iterable[str]) -> list[InstalledFile]:
@@ -165,24 +184,30 @@ class WheelIndex:
 
 
 def _record_libraries(record: bytes) -> list[tuple[str, int | None]]:
-    """(path, size) of every ``lib*.so*`` file a RECORD lists. Quoted (csv) paths are left out: a
-    library file name with a comma or quote in it is not one NVIDIA or a linker would write."""
+    """(path, size) of every ``lib*.so[.N]`` file a RECORD lists. Only lines holding ``.so`` are
+    looked at (bytes.find carries the scan over torch-sized RECORDs). Quoted (csv) paths are left out:
+    a library file name with a comma or quote in it is not one NVIDIA or a linker would write."""
     found = []
-    for match in re.finditer(_RECORD_LIBRARY, record):
-        start = match.start()
-        if start and record[start - 1] not in b"/\n":
-            continue  # "lib" inside a name (mylib.so) or a quoted path
-        line = record.rfind(b"\n", 0, start) + 1
-        end = record.find(b"\n", match.end())
-        size = record[match.end() + 1 : len(record) if end < 0 else end].rsplit(b",", 1)[-1].strip()
-        path = record[line : match.end()].decode("utf-8", "surrogateescape")
-        found.append((path, int(size) if size.isdigit() else None))
+    position = record.find(b".so")
+    while position != -1:
+        start = record.rfind(b"\n", 0, position) + 1
+        end = record.find(b"\n", position)
+        if end < 0:
+            end = len(record)
+        path, comma, rest = record[start:end].rstrip(b"\r").partition(b",")
+        if comma and not path.startswith(b'"'):
+            relative = path.decode("utf-8", "surrogateescape")
+            if is_library_file_name(relative.rsplit("/", 1)[-1]):
+                size = rest.rsplit(b",", 1)[-1].strip()
+                found.append((relative, int(size) if size.isdigit() else None))
+        position = record.find(b".so", end)
     return found
 
 
 def _metadata_major(dist_info: str) -> tuple[int | None, str | None]:
-    # The email parser costs more to import than the rest of the loader; only a distribution with
-    # neither a -cuNN suffix nor a cuNN folder needs it.
+    # The email parser and re cost more to import than the rest of the loader; only a distribution
+    # with neither a -cuNN suffix nor a cuNN folder needs them.
+    import re
     from email.parser import HeaderParser
 
     try:

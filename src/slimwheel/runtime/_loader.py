@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Collection, Iterator
-from dataclasses import dataclass, replace
 
-from slimwheel.runtime._index import InstalledFile, WheelIndex
-from slimwheel.runtime._model import (
+from ._index import InstalledFile, WheelIndex
+from ._model import (
     Candidate,
     Considered,
     Loaded,
@@ -23,7 +21,7 @@ from slimwheel.runtime._model import (
     SearchedPlace,
     Source,
 )
-from slimwheel.runtime._names import (
+from ._names import (
     LibraryName,
     at_least,
     major_from_folder,
@@ -34,7 +32,7 @@ from slimwheel.runtime._names import (
     soname_version,
     suggested_distribution,
 )
-from slimwheel.runtime._process import (
+from ._process import (
     REGISTRY,
     already_loaded,
     handle_path,
@@ -44,7 +42,8 @@ from slimwheel.runtime._process import (
     open_library,
     unload,
 )
-from slimwheel.runtime._system import (
+from ._record import Record
+from ._system import (
     LD_CACHE,
     conda_folders,
     cuda_home_folders,
@@ -56,7 +55,7 @@ from slimwheel.runtime._system import (
     read_soname,
     soname_files,
 )
-from slimwheel.runtime.errors import (
+from .errors import (
     CudaMajorConflictError,
     LibraryConflictError,
     LibraryLoadError,
@@ -66,13 +65,27 @@ from slimwheel.runtime.errors import (
     RuntimeLoadError,
 )
 
+# Annotations only: collections.abc would import collections at every start of a process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator
+
 __all__ = ["find", "load", "preload"]
 
 _SYSTEM_LOADER = "dlopen by soname"  # Candidate.place of the last-resort bare-soname dlopen
 
 
-@dataclass(frozen=True)
-class _Request:
+class _Request(Record):
+    __slots__ = (
+        "allow_mixed_cuda",
+        "cuda",
+        "distribution",
+        "min_distribution_version",
+        "min_version",
+        "name",
+        "policy",
+        "requirement",
+    )  # fmt: skip
     name: LibraryName
     cuda: int | None
     min_version: str | None
@@ -81,6 +94,24 @@ class _Request:
     requirement: str | None
     policy: Policy
     allow_mixed_cuda: bool
+
+    def __init__(
+        self,
+        *,
+        name: LibraryName,
+        cuda: int | None,
+        min_version: str | None,
+        min_distribution_version: str | None,
+        distribution: str | None,
+        requirement: str | None,
+        policy: Policy,
+        allow_mixed_cuda: bool,
+    ) -> None:
+        self._set(
+            name=name, cuda=cuda, min_version=min_version, min_distribution_version=min_distribution_version,
+            distribution=distribution, requirement=requirement, policy=policy,
+            allow_mixed_cuda=allow_mixed_cuda,
+        )  # fmt: skip
 
     @property
     def wanted(self) -> str:
@@ -250,7 +281,7 @@ def _file_candidate(
     LD_LIBRARY_PATH pointing into site-packages). ``soname`` is its DT_SONAME when read."""
     owner = index.owner(path)
     if owner is not None:
-        return replace(_wheel_candidate(owner, source, place, index), path=path, soname=soname or owner.name)
+        return _wheel_candidate(owner, source, place, index).replace(path=path, soname=soname or owner.name)
     major, major_from = major_from_folder(path), "folder"
     if major is None:
         major, major_from = major_from_soname(soname or os.path.basename(path)), "soname"
@@ -699,7 +730,7 @@ def preload(
     Optional libraries (cuDSS's comm and threading layers) load only when named in ``optional``
     (by stem or soname)."""
     # Imported here: only preload reads JSON, and load() alone should not pay for the json module.
-    from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
+    from .manifest import MANIFEST_NAME, Manifest, ManifestError
 
     with REGISTRY.lock:
         wheels = index if index is not None else WheelIndex()

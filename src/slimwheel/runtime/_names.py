@@ -1,19 +1,20 @@
 """Library names and version numbers as the loader needs them: soname stems, the override variable,
 CUDA majors read off names and folders, version comparison, and the pip command a message offers.
 
-Standard library only (``re`` comes with ``dataclasses`` anyway), no I/O.
+Standard library only, no I/O, and no ``re``: importing it (with ``enum`` and ``functools``) would
+cost every process that imports the loader several milliseconds, for names a few string methods parse.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from ._record import Record
 
 __all__ = [
     "CUDA_MAJOR_IS_LIBRARY_MAJOR",
     "LibraryName",
     "at_least",
     "file_matches",
+    "is_library_file_name",
     "major_from_distribution",
     "major_from_folder",
     "major_from_soname",
@@ -26,25 +27,45 @@ __all__ = [
     "version_tuple",
 ]
 
-# Pattern strings, compiled on first use through re's own cache: compiling them all at import would
-# cost the loader's start a millisecond for names most processes never parse.
-_VERSION = r"[0-9]+(?:\.[0-9]+)*"
-_PLAIN = rf"^lib(?P<stem>.+?)\.so(?:\.(?P<version>{_VERSION}))?$"
-# The other names a copy of a library is mapped under (see slimwheel.names): auditwheel's hashed copy
-# (SONAME rewritten) and a renamed copy that keeps its SONAME.
-_AUDITWHEEL = rf"^lib(?P<stem>.+?)-[0-9a-f]{{8}}\.so(?:\.{_VERSION})?$"
-_RENAMED = rf"^lib(?P<stem>.+?)\.[0-9a-f]{{8}}\.so(?:\.{_VERSION})?$"
-_DIST_SUFFIX = r"(?i)[-_.]cu(?P<major>[0-9]+)$"
-# nvidia/cu13/lib (CUDA 13 wheels' shared folder), /usr/local/cuda-12.8/lib64, .../cuda12/...
-_FOLDER_MAJOR = r"^(?:cu|cuda-?)(?P<major>[0-9]+)(?:\.[0-9]+)*$"
+_HEX = frozenset("0123456789abcdef")
 
 
-@dataclass(frozen=True)
-class LibraryName:
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _is_version(text: str) -> bool:
+    """``13``, ``1.0.0``: dot-separated ASCII numbers."""
+    return all(_is_number(part) for part in text.split("."))
+
+
+def _split_so(name: str, hashed: str = "") -> tuple[str, str | None] | None:
+    """``lib<stem>[<hashed><8 hex>].so[.<version>]`` -> (stem, version or None), the shortest stem
+    that fits (as a non-greedy pattern would); ``hashed`` is ``-`` for auditwheel's copies, ``.``
+    for renamed ones, empty for a plain name."""
+    if not name.startswith("lib"):
+        return None
+    tag = 9 if hashed else 0  # the separator and eight hex digits before ".so"
+    position = name.find(".so", 4 + tag)
+    while position != -1:
+        rest = name[position + 3 :]
+        if not rest or (rest[0] == "." and _is_version(rest[1:])):
+            stem_end = position - tag
+            if not hashed or (name[stem_end] == hashed and _HEX.issuperset(name[stem_end + 1 : position])):
+                return name[3:stem_end], rest[1:] or None
+        position = name.find(".so", position + 1)
+    return None
+
+
+class LibraryName(Record):
     """What ``load`` was asked for: a soname stem (``cudss``), or an exact soname (``libcudss.so.1``)."""
 
+    __slots__ = ("soname", "stem")
     stem: str
-    soname: str | None = None
+    soname: str | None
+
+    def __init__(self, stem: str, soname: str | None = None) -> None:
+        self._set(stem=stem, soname=soname)
 
     def __str__(self) -> str:
         return self.soname or self.stem
@@ -59,19 +80,24 @@ def parse_library(lib: str) -> LibraryName:
     if not lib or "/" in lib or "\0" in lib:
         raise ValueError(f"expected a soname stem or an exact soname, not {lib!r}")
     if ".so" in lib:
-        match = re.match(_PLAIN, lib)
-        if match is None:
+        parts = _split_so(lib)
+        if parts is None:
             raise ValueError(f"{lib!r} is not a soname (lib<stem>.so[.N])")
-        return LibraryName(match["stem"], lib)
+        return LibraryName(parts[0], lib)
     return LibraryName(lib, None)
 
 
 def soname_version(filename: str, stem: str) -> tuple[int, ...] | None:
     """The version in ``lib<stem>.so.<N>`` as a tuple (``()`` for an unversioned name), else None."""
-    match = re.match(_PLAIN, filename)
-    if match is None or match["stem"] != stem:
+    parts = _split_so(filename)
+    if parts is None or parts[0] != stem:
         return None
-    return version_tuple(match["version"]) if match["version"] else ()
+    return version_tuple(parts[1]) if parts[1] else ()
+
+
+def is_library_file_name(filename: str) -> bool:
+    """``lib<stem>.so`` or ``lib<stem>.so.<N>``, the names a linker and a RECORD give libraries."""
+    return _split_so(filename) is not None
 
 
 def file_matches(filename: str, name: LibraryName) -> bool:
@@ -81,27 +107,31 @@ def file_matches(filename: str, name: LibraryName) -> bool:
 
 
 def mapped_stem(filename: str) -> str | None:
-    """The stem of a mapped file, whatever copy style it is (plain, auditwheel, renamed)."""
-    for pattern in (_AUDITWHEEL, _RENAMED, _PLAIN):
-        match = re.match(pattern, filename)
-        if match:
-            return match["stem"]
+    """The stem of a mapped file, whatever copy style it is (auditwheel's hashed copy with its SONAME
+    rewritten, a renamed copy that kept its SONAME, a plain name; see slimwheel.names)."""
+    for hashed in ("-", ".", ""):
+        parts = _split_so(filename, hashed)
+        if parts is not None:
+            return parts[0]
     return None
 
 
 def override_variable(stem: str) -> str:
     """``cudss`` -> ``SLIMWHEEL_CUDSS_PATH``; ``nvrtc-builtins`` -> ``SLIMWHEEL_NVRTC_BUILTINS_PATH``."""
-    return "SLIMWHEEL_" + re.sub(r"[^A-Za-z0-9]", "_", stem).upper() + "_PATH"
+    return "SLIMWHEEL_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in stem).upper() + "_PATH"
 
 
 def normalize_distribution(name: str) -> str:
     """PEP 503 normalization, the form a requirement and a pip command use."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return "-".join(part for part in name.lower().replace("_", "-").replace(".", "-").split("-") if part)
 
 
 def major_from_distribution(name: str) -> int | None:
-    match = re.search(_DIST_SUFFIX, name)
-    return int(match["major"]) if match else None
+    """``nvidia-cudss-cu13`` -> 13 (a ``[-_.]cuN`` suffix, any case)."""
+    head, _, major = name.lower().rpartition("cu")
+    if head[-1:] in ("-", "_", ".") and _is_number(major):
+        return int(major)
+    return None
 
 
 # Libraries whose own major is the CUDA major, and so is their soname's (libcudart.so.13 is CUDA 13,
@@ -112,19 +142,22 @@ CUDA_MAJOR_IS_LIBRARY_MAJOR = frozenset(
 
 
 def major_from_soname(soname: str) -> int | None:
-    match = re.match(_PLAIN, soname)
-    if match is None or match["stem"] not in CUDA_MAJOR_IS_LIBRARY_MAJOR or not match["version"]:
+    parts = _split_so(soname)
+    if parts is None or parts[0] not in CUDA_MAJOR_IS_LIBRARY_MAJOR or not parts[1]:
         return None
-    return version_tuple(match["version"])[0]
+    return version_tuple(parts[1])[0]
 
 
 def major_from_folder(path: str) -> int | None:
     """The CUDA major a folder names (``nvidia/cu13/lib``, ``/usr/local/cuda-12.8/lib64``), innermost
     first."""
     for part in reversed(path.split("/")[:-1]):
-        match = re.match(_FOLDER_MAJOR, part)
-        if match:
-            return int(match["major"])
+        for prefix in ("cuda-", "cuda", "cu"):
+            if part.startswith(prefix):
+                version = part[len(prefix) :]
+                if version and _is_version(version):
+                    return int(version.split(".")[0])
+                break
     return None
 
 
@@ -133,11 +166,13 @@ def version_tuple(text: str) -> tuple[int, ...]:
     (``"13.0.post1"`` -> ``(13, 0)``), so a local or pre-release tag never breaks a comparison."""
     parts: list[int] = []
     for part in text.strip().split("."):
-        digits = re.match(r"[0-9]+", part)
-        if digits is None:
+        end = 0
+        while end < len(part) and "0" <= part[end] <= "9":
+            end += 1
+        if end == 0:
             break
-        parts.append(int(digits.group()))
-        if digits.end() != len(part):
+        parts.append(int(part[:end]))
+        if end != len(part):
             break
     return tuple(parts)
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import _ctypes
 import _thread
-import contextlib
 import ctypes
 import os
-from collections.abc import Callable
 
-from slimwheel.runtime._model import Loaded, MappedLibrary
-from slimwheel.runtime._names import CUDA_MAJOR_IS_LIBRARY_MAJOR, mapped_stem, version_tuple
+from ._model import Loaded, MappedLibrary
+from ._names import CUDA_MAJOR_IS_LIBRARY_MAJOR, mapped_stem, version_tuple
+
+# Annotations only: collections.abc would import collections at every start of a process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "REGISTRY",
@@ -124,8 +127,10 @@ def open_library(path: str) -> ctypes.CDLL:
 def unload(handle: ctypes.CDLL) -> None:
     """dlclose a copy this call loaded and then rejected (too old, wrong CUDA major), so the
     process does not keep a library it was not asked for."""
-    with contextlib.suppress(OSError):
+    try:
         _ctypes.dlclose(handle._handle)
+    except OSError:
+        return
 
 
 def _property_version(function: Callable[..., int]) -> str | None:

@@ -15,10 +15,14 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from collections.abc import Iterator, Mapping
-from io import BufferedReader
 
-from slimwheel.runtime._names import LibraryName, file_matches
+from ._names import LibraryName, file_matches
+
+# Annotations only: collections.abc would import collections at every start of a process.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from io import BufferedReader
 
 __all__ = [
     "LD_CACHE",
