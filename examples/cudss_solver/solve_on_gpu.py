@@ -2,7 +2,10 @@
 
     python examples/cudss_solver/solve_on_gpu.py [N] [--max-residual 1e-10]
 
-N defaults to 100: 10^6 unknowns. Prints the cuDSS and CUDA versions, where libcudss and libcudart
+N defaults to 100: 10^6 unknowns. ``--preload`` first calls
+``slimwheel.runtime.preload("cudss-solver")`` (for an install the extension's RPATH cannot reach, such
+as ``pip install --target``; a wheel repaired with ``--embed-loader`` does this itself at import) and
+prints what it loaded and from where. Prints the cuDSS and CUDA versions, where libcudss and libcudart
 were loaded from, the time of each phase and the relative residual ||b - A x|| / ||b|| of each run
 (--repeat, default 2: the first pays one-time costs), then one JSON line with everything.
 Exits 1 when a residual is not below --max-residual.
@@ -15,9 +18,8 @@ import json
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-
-import cudss_solver
 
 PHASES = ("build_matrix", "context", "upload", "analysis", "factorization", "solve", "download", "residual")
 
@@ -48,6 +50,30 @@ def report(run: int, result: dict[str, Any], wall: float) -> None:
     out.write(f"  max |x - 1| = {result['max_error']:.3e}\n")
 
 
+def preload() -> list[dict[str, Any]]:
+    """slimwheel.runtime.preload of the package's manifest, before the extension module is imported."""
+    from slimwheel.runtime import preload as preload_manifest
+
+    loaded = preload_manifest("cudss-solver")
+    for library in loaded:
+        sys.stdout.write(
+            f"preloaded {library.soname} ({library.how}) from {library.path}: {library.distribution} "
+            f"{library.version}, library version {library.library_version}\n"
+        )
+    return [
+        {"soname": library.soname, "path": library.path, "how": library.how.value,
+         "distribution": library.distribution, "version": library.version,
+         "library_version": library.library_version}
+        for library in loaded
+    ]  # fmt: skip
+
+
+def import_solver() -> ModuleType:
+    import cudss_solver
+
+    return cudss_solver
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solve the n^3 Poisson system with cuDSS")
     parser.add_argument("n", type=int, nargs="?", default=100, help="grid points per side (default 100)")
@@ -55,10 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=2, help="solves in this process (the first pays one-time costs)"
     )
+    parser.add_argument(
+        "--preload", action="store_true", help="slimwheel.runtime.preload('cudss-solver') before the import"
+    )
     args = parser.parse_args(argv)
     out = sys.stdout
+    preloaded = preload() if args.preload else []
+    cudss_solver = import_solver()
     major, minor, patch = cudss_solver.cudss_version()
-    out.write(f"cudss_solver {cudss_solver.__version__} from {Path(cudss_solver.__file__).parent}\n")
+    out.write(f"cudss_solver {cudss_solver.__version__} from {Path(str(cudss_solver.__file__)).parent}\n")
     out.write(f"cuDSS {major}.{minor}.{patch}, CUDA runtime {cudss_solver.cuda_runtime_version()}\n")
     runs = []
     for run in range(1, max(args.repeat, 1) + 1):
@@ -73,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(f"{name}: {', '.join(paths) or 'not loaded'}\n")
         report(run, result, wall)
         runs.append({"wall_seconds": wall, **result})
-    out.write(json.dumps({"cudss_version": [major, minor, patch], "runs": runs}) + "\n")
+    out.write(
+        json.dumps({"cudss_version": [major, minor, patch], "preloaded": preloaded, "runs": runs}) + "\n"
+    )
     worst = max(run["residual"] for run in runs)
     if not worst < args.max_residual:
         sys.stderr.write(f"residual {worst:.3e} is not below {args.max_residual:.0e}\n")
