@@ -23,14 +23,23 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from slimwheel.catalog.model import Catalog
+from slimwheel.catalog.model import Catalog, LibraryProvider
+from slimwheel.check import CheckKind, CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import is_elf, read_elf
-from slimwheel.errors import ElfError, InputError
+from slimwheel.errors import ElfError, InputError, SlimwheelError
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_shared_library_name, soname_stem
 from slimwheel.wheel import Wheel
 
-__all__ = ["LoadedLibrary", "Pin", "VerifyProblem", "VerifyReport", "lowest_pins", "verify_wheel"]
+__all__ = [
+    "LoadedLibrary",
+    "Pin",
+    "VerifyProblem",
+    "VerifyReport",
+    "diagnose",
+    "lowest_pins",
+    "verify_wheel",
+]
 
 PIP_TIMEOUT = 600
 IMPORT_TIMEOUT = 300
@@ -67,8 +76,13 @@ class LoadedLibrary:
 
 @dataclass(frozen=True)
 class VerifyProblem:
-    kind: str  # "install", "import", "outside-provider", "mapped-twice", "missing"
+    # "install", "import", "outside-provider", "mapped-twice", "missing"; and "unresolved", why an import
+    # failed or a library is missing in terms of the wheel: one of its files needs an NVIDIA soname that
+    # no Requires-Dist brings in, or that no RPATH/RUNPATH reaches.
+    kind: str
     message: str
+    member: str | None = None  # "unresolved": the wheel member that needs the library
+    soname: str | None = None  # "unresolved": the DT_NEEDED it cannot find
 
 
 @dataclass(frozen=True)
@@ -171,13 +185,17 @@ def verify_wheel(
         )
         if probe.returncode != 0:
             message = f"import {facts.import_name} failed: {_last_error(probe)}"
-            return report(installed_names, problems=[VerifyProblem("import", message)])
+            return report(
+                installed_names, problems=[VerifyProblem("import", message), *diagnose(path, catalog)]
+            )
         try:
             mapped = [str(p) for p in json.loads(probe.stdout.strip().splitlines()[-1])]
         except (ValueError, IndexError):
             message = f"import {facts.import_name}: unreadable probe output {probe.stdout[-200:]!r}"
             return report(installed_names, problems=[VerifyProblem("import", message)])
         libraries, problems = _judge(mapped, facts, catalog, owners)
+        if any(problem.kind == "missing" for problem in problems):
+            problems += diagnose(path, catalog)
         return report(installed_names, libraries, problems)
 
 
@@ -231,6 +249,101 @@ def lowest_pins(requires_dist: Sequence[str], catalog: Catalog) -> tuple[Pin, ..
     return tuple(
         Pin(name, chosen[name], ",".join(filter(None, specs[name])) or "any") for name in sorted(chosen)
     )
+
+
+# -- why it does not load ---------------------------------------------------------------------------
+
+_UNRESOLVED_KINDS = (CheckKind.MISSING_REQUIREMENT, CheckKind.UNRESOLVED)
+
+
+def diagnose(path: Path, catalog: Catalog) -> list[VerifyProblem]:
+    """Why the wheel's own files cannot find their NVIDIA libraries once installed, from ``check``'s
+    simulation: each DT_NEEDED that an NVIDIA distribution provides but that no Requires-Dist brings in
+    or no RPATH/RUNPATH reaches, as an "unresolved" problem naming the file, the soname and the fix.
+
+    Empty when the simulation cannot run (a wheel for no Linux platform): the import problem stands alone.
+    """
+    try:
+        with Wheel.open(path) as wheel:
+            checked = check_wheel(wheel, catalog)
+    except SlimwheelError:
+        return []
+    files = {file.path: file for file in checked.files}
+    required = {provider.distribution for provider in checked.providers}
+    cuda_major = _cuda_major_of(checked, catalog)
+    problems: list[VerifyProblem] = []
+    seen: set[tuple[str, str]] = set()
+    for finding in checked.findings:
+        soname = finding.soname
+        if finding.kind not in _UNRESOLVED_KINDS or soname is None or (finding.path, soname) in seen:
+            continue
+        file = files.get(finding.path)
+        needed = next((n for n in file.needed if n.soname == soname), None) if file else None
+        here = catalog.providers(soname=soname, platform=checked.platform)
+        providers = [p for p in here if p.release.cuda_major == cuda_major] or list(here)
+        if file is None or needed is None or not providers:
+            continue
+        seen.add((finding.path, soname))
+        why = _why_unresolved(file, needed, providers, required) or finding.message.removeprefix(
+            f"needs {soname}: "
+        )
+        problems.append(
+            VerifyProblem(
+                "unresolved",
+                f"{finding.path} needs {soname}: {why}; run `slimwheel repair`",
+                member=finding.path,
+                soname=soname,
+            )
+        )
+    return problems
+
+
+def _cuda_major_of(checked: CheckReport, catalog: Catalog) -> int | None:
+    """The one CUDA major every NVIDIA soname the wheel's files need is shipped for, if there is one
+    (``libcudart.so.13`` settles ``libcudss.so.1``, which CUDA 12 and 13 wheels both ship)."""
+    common: set[int] | None = None
+    for file in checked.files:
+        for needed in file.needed:
+            majors = {
+                p.release.cuda_major
+                for p in catalog.providers(soname=needed.soname)
+                if p.release.cuda_major is not None
+            }
+            if majors:
+                common = majors if common is None else common & majors
+    return next(iter(common)) if common is not None and len(common) == 1 else None
+
+
+def _why_unresolved(
+    file: FileCheck, needed: NeededCheck, providers: Sequence[LibraryProvider], required: set[str]
+) -> str | None:
+    """ "no Requires-Dist on D (or E) and no RPATH", "Requires-Dist brings in D but RPATH X does not reach
+    F", ...; None where neither is the cause (a version the range admits lacks the file)."""
+    distributions = list(dict.fromkeys(p.distribution for p in providers))
+    brought_in = [d for d in distributions if d in required]
+    folders = list(
+        dict.fromkeys(p.library.folder for p in providers if not brought_in or p.distribution in brought_in)
+    )
+    reached = [folder for folder in folders if folder in needed.searched]
+    if brought_in and reached:
+        return None
+    tag, entries = ("RUNPATH", file.runpath) if file.runpath else ("RPATH", file.rpath)
+    where = " or ".join(folders)
+    if brought_in:
+        search = (
+            f"{tag} {':'.join(entries)} does not reach {where}" if entries else f"no RPATH reaches {where}"
+        )
+        return f"Requires-Dist brings in {brought_in[0]} but {search}"
+    others = f" (or {', '.join(distributions[1:])})" if len(distributions) > 1 else ""
+    requirement = f"no Requires-Dist on {distributions[0]}{others}"
+    if reached:
+        return f"{requirement}, so nothing installs it in {' or '.join(reached)}, where its search path looks"
+    if not entries and not needed.searched:
+        return f"{requirement} and no RPATH"
+    if not entries:
+        inherited = ", ".join(needed.searched)
+        return f"{requirement} and the RPATH it inherits from its loader ({inherited}) does not reach {where}"
+    return f"{requirement} and {tag} {':'.join(entries)} does not reach {where}"
 
 
 # -- the wheel ---------------------------------------------------------------------------------------

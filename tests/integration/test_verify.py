@@ -4,23 +4,38 @@ process, and a verdict on where each NVIDIA library was mapped from."""
 from __future__ import annotations
 
 import json
+import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from slimwheel.catalog.store import load_catalog
 from slimwheel.cli import main
+from slimwheel.verify import diagnose
+from slimwheel.wheel import Wheel
+from tests.support.elfbuild import patchelf
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import fat_solver_wheel, repair_to_json
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel, repair_to_json
 from tests.support.wheels import make_wheel
 
 
 def _verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
     code = main(["verify", *argv, "--json"])
     return code, json.loads(capsys.readouterr().out)
+
+
+def _repaired_solver(zoo: ElfZoo, catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The auditwheel-style fat solver wheel, repaired for CUDA 13."""
+    fat = fat_solver_wheel(tmp_path / "fat", zoo)
+    result = repair_to_json(
+        capsys, fat, tmp_path / "wheelhouse", catalog, "--cuda", "13", "--isolated-environment"
+    )
+    return Path(result["output"])
 
 
 def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
@@ -31,11 +46,7 @@ def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
-    result = repair_to_json(
-        capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
-    )
-    repaired = Path(result["output"])
+    repaired = _repaired_solver(elf_zoo, own_catalog, tmp_path, capsys)
     server = index_server(providers.directory)
 
     common = [str(repaired), "--index-url", server.simple_url, "--catalog", str(own_catalog)]
@@ -91,11 +102,18 @@ def test_fat_wheel_fails(
     assert code == 1
     assert document["ok"] is False
     # The copy needs libcublas.so.13, which nothing the wheel requires brings in.
-    (problem,) = document["problems"]
+    problem, why = document["problems"]
     assert problem["kind"] == "import"
     assert problem["message"].endswith(
         "libcublas.so.13: cannot open shared object file: No such file or directory"
     )
+    assert why == {
+        "kind": "unresolved",
+        "message": "solver.libs/libcudss-1a2b3c4d.so.1.0.0 needs libcublas.so.13: no Requires-Dist on "
+        "nvidia-cublas and RPATH $ORIGIN does not reach nvidia/cu13/lib; run `slimwheel repair`",
+        "member": "solver.libs/libcudss-1a2b3c4d.so.1.0.0",
+        "soname": "libcublas.so.13",
+    }
 
     # Given cuBLAS from outside (LD_LIBRARY_PATH), the import works and the vendored copy is caught.
     monkeypatch.setenv("LD_LIBRARY_PATH", str(elf_zoo.libcublas.parent))
@@ -111,6 +129,148 @@ def test_fat_wheel_fails(
     assert not by_name["cublas"]["ok"]
     messages = [p["message"] for p in document["problems"] if p["kind"] == "outside-provider"]
     assert any("a copy inside the wheel itself" in m and "nvidia-cudss-cu13" in m for m in messages), messages
+
+
+def _problems(document: dict[str, Any], kind: str) -> list[str]:
+    return [problem["message"] for problem in document["problems"] if problem["kind"] == kind]
+
+
+def _bare_extension(zoo: ElfZoo, directory: Path) -> bytes:
+    """The solver extension as a fresh build against the pip wheel leaves it: NEEDED libcudss.so.1, no
+    RPATH or RUNPATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    extension = directory / "_solver.so"
+    shutil.copyfile(zoo.ext_dynamic, extension)
+    return patchelf(extension, "--remove-rpath").read_bytes()
+
+
+def test_unrepaired_wheels_name_each_nvidia_library_without_a_requirement_or_rpath(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = index_server(providers.directory)
+    sources = ["--index-url", server.simple_url, "--catalog", str(own_catalog)]
+    extension = _bare_extension(elf_zoo, tmp_path / "build")
+    files = {"solver/_solver.so": extension, "solver/__init__.py": SOLVER_INIT}
+    for folder in ("bare", "required"):
+        (tmp_path / folder).mkdir()
+
+    # A fresh build, no copy shipped, nothing required: the import fails and verify says why.
+    bare = make_wheel(tmp_path / "bare", "solver", "1.0", files, tag=SOLVER_TAG)
+    code, document = _verify(capsys, str(bare), *sources)
+    assert code == 1
+    assert [p["kind"] for p in document["problems"]] == ["import", "unresolved"]
+    assert "libcudss.so.1: cannot open shared object file" in document["problems"][0]["message"]
+    assert _problems(document, "unresolved") == [
+        "solver/_solver.so needs libcudss.so.1: no Requires-Dist on nvidia-cudss-cu13 (or nvidia-cudss-cu12) "
+        "and no RPATH; run `slimwheel repair`"
+    ]
+    # Imported without loading the extension, the library is missing, for the same reason.
+    code, document = _verify(capsys, str(bare), *sources, "--import", "json")
+    assert code == 1
+    assert [p["kind"] for p in document["problems"]] == ["missing", "unresolved"]
+    # The text output says it too.
+    assert main(["verify", str(bare), *sources]) == 1
+    printed = " ".join(capsys.readouterr().out.split())
+    assert (
+        "unresolved: solver/_solver.so needs libcudss.so.1: no Requires-Dist on nvidia-cudss-cu13" in printed
+    )
+
+    # An RPATH into the provider's folder, but nothing required: the simulation alone says so.
+    pointed = tmp_path / "pointed" / "_solver.so"
+    pointed.parent.mkdir()
+    pointed.write_bytes(extension)
+    patchelf(pointed, "--force-rpath", "--set-rpath", "$ORIGIN/../nvidia/cu13/lib")
+    files_pointed = {**files, "solver/_solver.so": pointed.read_bytes()}
+    wheel = make_wheel(pointed.parent, "solver", "1.0", files_pointed, tag=SOLVER_TAG)
+    assert [p.message for p in diagnose(wheel, load_catalog(own_catalog))] == [
+        "solver/_solver.so needs libcudss.so.1: no Requires-Dist on nvidia-cudss-cu13 "
+        "(or nvidia-cudss-cu12), so nothing installs it in nvidia/cu13/lib, where its search path looks; "
+        "run `slimwheel repair`"
+    ]
+
+    # Required, but no RPATH reaches the provider's folder.
+    required = make_wheel(
+        tmp_path / "required",
+        "solver",
+        "1.0",
+        files,
+        tag=SOLVER_TAG,
+        requires=("nvidia-cudss-cu13>=1.0.0.35,<2",),
+    )
+    code, document = _verify(capsys, str(required), *sources)
+    assert code == 1
+    assert "nvidia-cudss-cu13==1.0.0.35" in document["installed"]
+    assert _problems(document, "unresolved") == [
+        "solver/_solver.so needs libcudss.so.1: Requires-Dist brings in nvidia-cudss-cu13 but no RPATH "
+        "reaches nvidia/cu13/lib; run `slimwheel repair`"
+    ]
+
+    # A plain copy beside the extension, which its RUNPATH does not reach; the copy needs cuBLAS, which
+    # only CUDA 13 wheels ship, so only the CUDA 13 cuDSS is named.
+    plain = fat_solver_wheel(tmp_path / "plain", elf_zoo, style="plain")
+    code, document = _verify(capsys, str(plain), *sources)
+    assert code == 1
+    assert document["problems"][0]["kind"] == "import"
+    assert _problems(document, "unresolved") == [
+        "solver/_solver.so needs libcudss.so.1: no Requires-Dist on nvidia-cudss-cu13 and RUNPATH "
+        "$ORIGIN/../nvidia/cudss/lib does not reach nvidia/cu13/lib; run `slimwheel repair`",
+        "solver/libcudss.so.1 needs libcublas.so.13: no Requires-Dist on nvidia-cublas and RPATH "
+        "$ORIGIN:$ORIGIN/../../cublas/lib does not reach nvidia/cu13/lib; run `slimwheel repair`",
+    ]
+
+
+SECOND_COPY_INIT = (
+    SOLVER_INIT
+    + b"""# As torchvision loads its own libcudart: by path, after the extension loaded the provider's copy.
+_second = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "_vendored", "libcudss.so.1"))
+"""
+)
+
+
+def test_second_copy_loaded_by_path_is_mapped_twice(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repaired = _repaired_solver(elf_zoo, own_catalog, tmp_path, capsys)
+    # The repaired wheel, plus a copy of libcudss that its __init__ loads by path.
+    with zipfile.ZipFile(repaired) as archive:
+        files = {
+            name: archive.read(name)
+            for name in archive.namelist()
+            if name.rsplit("/", 1)[-1] not in ("METADATA", "WHEEL", "RECORD")
+        }
+    with Wheel.open(repaired) as wheel:
+        requires = wheel.requires_dist()
+    files["solver/__init__.py"] = SECOND_COPY_INIT
+    files["solver/_vendored/libcudss.so.1"] = elf_zoo.libcudss.read_bytes()
+    twice = make_wheel(tmp_path, "solver", "1.0", files, tag=SOLVER_TAG, requires=requires)
+    server = index_server(providers.directory)
+
+    code, document = _verify(
+        capsys, str(twice), "--index-url", server.simple_url, "--catalog", str(own_catalog)
+    )
+    assert code == 1
+    assert sorted({p["kind"] for p in document["problems"]}) == ["mapped-twice", "outside-provider"]
+    (twice_message,) = _problems(document, "mapped-twice")
+    paths = [lib["path"] for lib in document["libraries"] if lib["name"] == "cudss"]
+    assert len(paths) == 2, document["libraries"]
+    assert sorted(path.split("site-packages/", 1)[1] for path in paths) == [
+        "nvidia/cu13/lib/libcudss.so.1",
+        "solver/_vendored/libcudss.so.1",
+    ]
+    assert all(path in twice_message for path in paths), twice_message
+    (outside,) = _problems(document, "outside-provider")
+    assert "solver/_vendored/libcudss.so.1" in outside
+    assert "a copy inside the wheel itself" in outside
 
 
 def test_uninstallable_wheel_reports_pips_error(

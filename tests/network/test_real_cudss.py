@@ -1,7 +1,8 @@
 """A real cuDSS extension, end to end: built with gcc against NVIDIA's real pip wheels (fetched from the
 package index the way pip resolves it), repaired, checked, installed by pip with its real
 dependencies into a fresh venv, and imported in a fresh process that shows where each library was
-mapped from.
+mapped from; then ``slimwheel verify`` passes on the repaired wheel (also at the lowest releases it
+allows) and fails on the unrepaired one, naming the library with no requirement and no RPATH.
 
 Needs gcc, Python's headers and a CUDA 13 toolkit's headers; no GPU (cudssGetProperty needs none).
 The first run downloads about 700 MB of NVIDIA wheels; slimwheel's cache and pip's cache keep them.
@@ -182,6 +183,8 @@ def test_real_cudss_extension_built_repaired_installed_imported(
         # RPATH wins over the system toolkit's copy of libcudart in the loader cache.
         assert [path.resolve() for path in found] == [lib_dir / soname], (soname, probe["mapped"])
 
+    _verify_with_the_real_index(capsys, repaired, fat, catalog)
+
     # On a machine without a GPU the solve fails cleanly, naming the failed call and its status.
     process = subprocess.run(
         [str(python), "-c", SOLVE_PROBE],
@@ -199,3 +202,35 @@ def test_real_cudss_extension_built_repaired_installed_imported(
         solved = outcome["result"]
         assert solved["unknowns"] == 64
         assert solved["residual"] < 1e-12
+
+
+def _verify_with_the_real_index(
+    capsys: pytest.CaptureFixture[str], repaired: Path, fat: Path, catalog: Path
+) -> None:
+    """``slimwheel verify`` with the user's pip configuration (the real index): the repaired wheel maps
+    cuDSS from its provider, also at the lowest releases its requirements allow; the unrepaired one
+    fails, and says which library has no requirement and no RPATH."""
+    code, document = _slimwheel_json(capsys, "verify", str(repaired), "--catalog", str(catalog))
+    assert code == 0, document["problems"]
+    assert document["pip_configuration"] == "user's"
+    assert document["import_name"] == "cudss_solver"
+    by_name = {lib["name"]: lib for lib in document["libraries"]}
+    assert by_name["cudss"]["distribution"] == "nvidia-cudss-cu13", document["libraries"]
+    assert by_name["cudss"]["path"].endswith("site-packages/nvidia/cu13/lib/libcudss.so.1")
+    assert all(lib["ok"] for lib in document["libraries"]), document["libraries"]
+
+    code, document = _slimwheel_json(capsys, "verify", str(repaired), "--lowest", "--catalog", str(catalog))
+    assert code == 0, document["problems"]
+    pins = [f"{pin['distribution']}=={pin['version']}" for pin in document["pins"]]
+    assert f"nvidia-cudss-cu13=={CUDSS_WHEEL_VERSION}" in pins
+    assert set(pins) <= set(document["installed"]), (pins, document["installed"])
+
+    code, document = _slimwheel_json(capsys, "verify", str(fat), "--catalog", str(catalog))
+    assert code == 1
+    assert document["problems"][0]["kind"] == "import"
+    assert "cannot open shared object file" in document["problems"][0]["message"]
+    unresolved = {p["soname"]: p["message"] for p in document["problems"] if p["kind"] == "unresolved"}
+    assert unresolved["libcudss.so.1"] == (
+        f"{EXTENSION} needs libcudss.so.1: no Requires-Dist on nvidia-cudss-cu13 and no RPATH; "
+        "run `slimwheel repair`"
+    ), document["problems"]
