@@ -50,4 +50,3 @@ def test_runtime_imports_nothing_outside_the_standard_library(tmp_path: Path) ->
     assert "email.parser" not in new
     assert "json" not in new
     assert "pathlib" not in new
-
