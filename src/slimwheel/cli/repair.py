@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import posixpath
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +15,7 @@ from slimwheel.errors import UsageError
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
-    from slimwheel.repair import RepairOptions, RepairPlan
+    from slimwheel.repair import EmbeddedLoader, RepairOptions, RepairPlan
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.wheel import Wheel
 
@@ -67,7 +69,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plat", help="auditwheel's target for linux_* wheels (default: the lowest that fits)"
     )
+    parser.add_argument(
+        "--embed-loader",
+        nargs="?",
+        const="",
+        action=_EmbedLoader,
+        metavar="PACKAGE",
+        help="copy slimwheel.runtime into the package, with a call at its import that loads the NVIDIA "
+        "libraries, so it needs no slimwheel at run time (default: the packages whose extension modules "
+        "need them; --embed-loader=PKG[,PKG] names them)",
+    )
     add_catalog_argument(parser)
+
+
+class _EmbedLoader(argparse.Action):
+    """``--embed-loader`` alone (packages picked from the manifest), or ``--embed-loader=PKG[,PKG]``;
+    repeatable. A wheel right after the bare option would be taken for its value: that is refused."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,  # noqa: ARG002
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,  # noqa: ARG002
+    ) -> None:
+        asked: list[str] = list(getattr(namespace, self.dest) or [])
+        given = values if isinstance(values, str) else ""
+        for name in filter(None, (part.strip() for part in given.split(","))):
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise argparse.ArgumentError(
+                    self,
+                    f"{name!r} is not a package name: write --embed-loader=PACKAGE, or put a bare "
+                    "--embed-loader after the wheels",
+                )
+            if name not in asked:
+                asked.append(name)
+        setattr(namespace, self.dest, asked)
 
 
 def _linked_versions(pairs: list[str]) -> dict[str, str]:
@@ -101,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         environment = BuildEnvironment.of_interpreter(args.build_python)
     else:
         environment = BuildEnvironment()
+    embed = None if args.embed_loader is None else tuple(args.embed_loader)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="slimwheel-auditwheel-") as scratch:
         for index, original in enumerate(args.wheels):
@@ -113,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
                     catalog=catalog,
                     options=options,
                     environment=environment,
+                    embed=embed,
                 )
             )
     if args.json:
@@ -128,11 +167,13 @@ def _repair_one(
     catalog: Catalog,
     options: RepairOptions,
     environment: BuildEnvironment | None,
+    embed: tuple[str, ...] | None,
 ) -> dict[str, Any]:
     from slimwheel.analysis import analyse_wheel
     from slimwheel.repair import plan_repair
     from slimwheel.repair.apply import apply_plan
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.repair.embed import embed_request, is_loader_file
     from slimwheel.wheel import Wheel
 
     path = original
@@ -148,7 +189,7 @@ def _repair_one(
         python_sources = {
             m.name: wheel.read_member(m.name)
             for m in wheel.members
-            if m.name.endswith(".py") and m.file_size < 1 << 20
+            if m.name.endswith(".py") and m.file_size < 1 << 20 and not is_loader_file(m.name)
         }
         plan = plan_repair(
             report,
@@ -158,6 +199,7 @@ def _repair_one(
             python_sources=python_sources,
             options=options,
             environment=environment,
+            embed=None if embed is None else embed_request(wheel, embed),
         )
     output = None if args.dry_run else apply_plan(path, plan, args.wheel_dir)
     if not args.json:
@@ -202,6 +244,8 @@ def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[s
     for line in plan.kept_requirements:
         out.print(f"  kept      Requires-Dist: {line}")
     out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
+    for loader in plan.embedded:
+        _render_embedded(loader, verb)
     for line in plan.left_alone:
         out.print(f"  [yellow]left alone[/yellow] {line}")
     for line in plan.warnings:
@@ -209,3 +253,22 @@ def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[s
     if output is not None:
         before, after = path.stat().st_size, output.stat().st_size
         out.print(f"  wrote {output}: {human_size(after)} (was {human_size(before)})")
+
+
+def _render_embedded(loader: EmbeddedLoader, verb: str) -> None:
+    out = console()
+    folder = posixpath.dirname(loader.files[0].path) if loader.files else loader.package
+    size = human_size(sum(f.size for f in loader.files))
+    line = f"  {verb} embed     {folder}/: {len(loader.files)} files of slimwheel.runtime ({size})"
+    if loader.replaced:
+        line += f", replacing the {len(loader.replaced)} an earlier --embed-loader wrote"
+    out.print(line)
+    init = loader.init
+    call = init.lines[3]
+    if not init.changes_anything:
+        out.print(f"  kept      {init.path}: line {init.after_line + 1} already calls {call}")
+        return
+    where = f"after line {init.after_line}" if init.after_line else "at the top"
+    if init.removed is not None:
+        where += f", replacing the call at lines {init.removed[0]}-{init.removed[1]}"
+    out.print(f"  {verb} call      {call} in {init.path}, {where}")

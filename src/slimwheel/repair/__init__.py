@@ -3,6 +3,8 @@
 from slimwheel.repair.plan import (
     AddedRequirement,
     ElfEdit,
+    EmbeddedLoader,
+    EmbedRequest,
     RepairError,
     RepairOptions,
     RepairPlan,
@@ -13,6 +15,8 @@ from slimwheel.repair.plan import (
 __all__ = [
     "AddedRequirement",
     "ElfEdit",
+    "EmbedRequest",
+    "EmbeddedLoader",
     "RepairError",
     "RepairOptions",
     "RepairPlan",

@@ -1,7 +1,8 @@
 """Plan -> apply: write the repaired wheel.
 
 Untouched members are copied as they are (no recompression) with their RECORD lines; patched ELF
-files, METADATA and the manifest are written anew; RECORD is rebuilt. Every ELF edit is made before
+files, METADATA, the manifest, and with ``--embed-loader`` the patched ``__init__.py`` files and the
+copied run-time modules, are written anew; RECORD is rebuilt. Every ELF edit is made before
 the output is opened, through one patchelf call per file, and the output is written under a temporary
 name and renamed: a failure leaves nothing under the final name, and the input is never touched.
 """
@@ -16,6 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from slimwheel.repair.embed import patched_init
 from slimwheel.repair.plan import AddedRequirement, ElfEdit, RepairError, RepairPlan
 from slimwheel.wheel import Wheel, WheelWriter, date_time_from_environment
 
@@ -98,10 +100,13 @@ def apply_plan(
         }
         metadata = metadata_with_requirements(wheel.metadata_bytes(), plan.requirements)
         dropped = set(plan.drop)
+        inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
+        added = {f.path: f for e in plan.embedded for f in e.files}
+        replaced = {name for e in plan.embedded for name in e.replaced}
         # Reproducible: the same input gives the same bytes, unless SOURCE_DATE_EPOCH says otherwise.
         newest = max((m.date_time for m in wheel.members), default=(1980, 1, 1, 0, 0, 0))
         date_time = date_time_from_environment(env) or newest
-        skipped = {record_path, plan.manifest_path, *dropped}
+        skipped = {record_path, plan.manifest_path, *dropped, *replaced, *added}
         with WheelWriter(target, date_time=date_time) as writer:
             for member in wheel.members:
                 name = member.name
@@ -118,8 +123,13 @@ def apply_plan(
                     writer.add_file(name, patched[name], mode=member.unix_mode or None)
                 elif name == metadata_path and plan.requirements:
                     writer.add_bytes(name, metadata, mode=member.unix_mode or 0o644)
+                elif name in inits:
+                    text = patched_init(wheel.read_member(name), inits[name])
+                    writer.add_bytes(name, text, mode=member.unix_mode or 0o644)
                 else:
                     writer.copy_raw(wheel, name, record=records.get(name))
+            for name, copied in sorted(added.items()):
+                writer.add_file(name, Path(copied.source), mode=0o644)
             writer.add_bytes(plan.manifest_path, plan.manifest.to_json().encode())
             writer.close(record_path)
     return target

@@ -3,6 +3,8 @@
 The plan drops vendored NVIDIA copies, renames DT_NEEDED (and verneed File) entries that point at
 renamed copies back to the original soname, sets RPATH per file from that file's own depth to each
 provider's folder, adds Requires-Dist with a version range, and writes the manifest run time reads.
+With ``--embed-loader`` it also copies the run-time loader into packages, with a call at their import
+(``slimwheel.repair.embed``).
 """
 
 from __future__ import annotations
@@ -30,16 +32,19 @@ from slimwheel.analysis import (
     is_system_library,
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
-from slimwheel.errors import UsageError
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import parse_library_file_name
 from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
+from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import BuildEnvironment
+from slimwheel.repair.errors import RepairError
 
 __all__ = [
     "AddedRequirement",
     "ElfEdit",
+    "EmbedRequest",
+    "EmbeddedLoader",
     "RepairError",
     "RepairOptions",
     "RepairPlan",
@@ -47,10 +52,6 @@ __all__ = [
     "plan_repair",
     "rpath_entry",
 ]
-
-
-class RepairError(UsageError):
-    """The wheel cannot be repaired as asked (ambiguous CUDA major, conflicting requirements...)."""
 
 
 class VersionPolicy(enum.Enum):
@@ -112,10 +113,13 @@ class RepairPlan:
     manifest_path: str
     warnings: tuple[str, ...]
     left_alone: tuple[str, ...]  # what could not be rewritten safely, and why
+    embedded: tuple[EmbeddedLoader, ...] = ()  # --embed-loader: the run-time loader, per package
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.drop or self.requirements or any(e.changes_anything for e in self.edits))
+        return bool(
+            self.drop or self.requirements or self.embedded or any(e.changes_anything for e in self.edits)
+        )
 
 
 def rpath_entry(file_path: str, folder: str) -> str:
@@ -571,8 +575,10 @@ def plan_repair(
     python_sources: Mapping[str, bytes] | None = None,
     options: RepairOptions | None = None,
     environment: BuildEnvironment | None = None,
+    embed: EmbedRequest | None = None,
 ) -> RepairPlan:
-    """The repair of the wheel ``report`` describes. Pure: reads nothing but its arguments."""
+    """The repair of the wheel ``report`` describes. Pure: reads nothing but its arguments.
+    ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
@@ -596,6 +602,11 @@ def plan_repair(
         libraries=_with_transitive(draft.libraries, context),
         generator=f"slimwheel {__version__}",
     )
+    embedded: tuple[EmbeddedLoader, ...] = ()
+    if embed is not None:
+        embedded, note = plan_embedding(embed, manifest, report.filename)
+        if note:
+            draft.warnings.append(note)
     return RepairPlan(
         wheel=report.filename,
         output_name=report.filename,
@@ -609,4 +620,5 @@ def plan_repair(
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
         warnings=tuple(draft.warnings),
         left_alone=tuple(draft.left_alone),
+        embedded=embedded,
     )

@@ -25,6 +25,10 @@ libraries are loaded with ``dlopen(absolute path, RTLD_GLOBAL)``; nothing relati
 directory is ever searched.
 """
 
+# Annotations stay strings (tuple[...], int | None): a copy embedded by ``repair --embed-loader`` runs
+# on the repaired package's Python, which may be older than slimwheel's own minimum (3.8 works).
+from __future__ import annotations
+
 from ._index import InstalledFile, WheelIndex
 from ._loader import find, load, preload
 from ._model import (
