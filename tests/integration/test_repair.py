@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.manifest import Manifest
+from slimwheel.repair.apply import find_patchelf
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
@@ -144,6 +146,30 @@ def test_fresh_build_without_copies_gets_requirement_and_rpath(
         facts = read_elf(stream, path="x", symbols=False)
     # One more .. for a file one folder deeper; the old RUNPATH into nvidia/cudss/lib is gone.
     assert facts.rpath == ("$ORIGIN/../../nvidia/cu13/lib",)
+
+
+def test_search_path_entries_into_other_packages_stay(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A torch extension's ``$ORIGIN/../torch/lib`` and a conda-style entry above site-packages are the
+    author's and stay; the stale NVIDIA folder and the wheel's own emptied folder go."""
+    extension = tmp_path / "_ext.so"
+    extension.write_bytes(elf_zoo.ext_auditwheel.read_bytes())
+    rpath = "$ORIGIN/../torch/lib:$ORIGIN/../nvidia/cudss/lib:$ORIGIN/../solver.libs:$ORIGIN/../../../lib"
+    subprocess.run([find_patchelf(), "--set-rpath", rpath, str(extension)], check=True)
+    files = {
+        "solver/_solver.so": extension.read_bytes(),
+        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+        "solver/__init__.py": SOLVER_INIT,
+    }
+    fat = make_wheel(tmp_path, "solver", "1.0", files, tag=SOLVER_TAG)
+    result = repair_to_json(
+        capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+    )
+    with Wheel.open(Path(result["output"])) as wheel, wheel.seekable_member("solver/_solver.so") as stream:
+        facts = read_elf(stream, path="x", symbols=False)
+    assert facts.rpath == ("$ORIGIN/../torch/lib", "$ORIGIN/../../../lib", "$ORIGIN/../nvidia/cu13/lib")
+    assert facts.runpath == ()
 
 
 def test_ambiguous_cuda_major_is_a_clear_error(

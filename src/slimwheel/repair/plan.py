@@ -353,21 +353,39 @@ def _loaded_by_path(source_files: Mapping[str, bytes], copies: Iterable[Vendored
 
 
 def _search_path(
-    elf: ElfReport, folders: Sequence[str], remaining_dirs: set[str], use_runpath: bool
+    elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, use_runpath: bool
 ) -> tuple[str, ...] | None:
-    """Kept entries that still resolve inside the wheel, then the providers' folders; None if unchanged."""
+    """The file's ``$ORIGIN`` entries that still mean something, then the providers' folders; None if
+    unchanged.
+
+    An entry goes when it names an NVIDIA wheel's folder (anything in the ``nvidia`` namespace, or a
+    folder the catalog knows: repair sets the providers' folders itself, and a stale one could find
+    another CUDA major's copy first),
+    or a folder of this wheel's own packages that holds no library once the copies are dropped
+    (``solver.libs``, a build tree's leftover). One into another package (``$ORIGIN/../torch/lib``)
+    stays: that package is installed beside this one. Absolute, relative and empty entries go:
+    nothing outside the install tree is searched.
+    """
     installed = elf.installed_path or elf.path
     here = posixpath.dirname(installed)
     current = elf.runpath or elf.rpath
     kept: list[str] = []
     for entry in current:
         if not entry.startswith(("$ORIGIN", "${ORIGIN}")):
-            continue  # empty, relative and absolute entries go: nothing outside the install tree
+            continue
         rest = entry.split("/", 1)[1] if "/" in entry else ""
         target = posixpath.normpath(posixpath.join(here, rest)) if rest else (here or ".")
-        if target.startswith("..") or target not in remaining_dirs:
+        top = target.split("/", 1)[0]
+        if target.startswith(".."):
+            normal = entry  # above site-packages (a conda or system layout): kept as written
+        elif (
+            top == "nvidia"
+            or target in wheel.nvidia_folders
+            or (top in wheel.top_levels and target not in wheel.library_dirs)
+        ):
             continue
-        normal = "$ORIGIN" if target == (here or ".") else rpath_entry(installed, target)
+        else:
+            normal = "$ORIGIN" if target == (here or ".") else rpath_entry(installed, target)
         if normal not in kept:
             kept.append(normal)
     for folder in folders:
@@ -379,6 +397,15 @@ def _search_path(
     if not wanted and not current:
         return None
     return None if unchanged else wanted
+
+
+@dataclass(frozen=True)
+class _WheelFolders:
+    """What ``_search_path`` judges an entry by."""
+
+    library_dirs: frozenset[str]  # folders of the wheel that still hold an ELF file after the drop
+    top_levels: frozenset[str]  # the wheel's own top-level names (packages, <pkg>.libs)
+    nvidia_folders: frozenset[str]  # every folder an NVIDIA wheel in the catalog ships libraries in
 
 
 @dataclass
@@ -537,12 +564,15 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
     return tuple(ordered)
 
 
-def _edits(report: WheelReport, draft: _Draft, use_runpath: bool) -> list[ElfEdit]:
-    remaining_dirs = {
-        posixpath.dirname(elf.installed_path or elf.path) or "."
-        for elf in report.elf_files
-        if elf.path not in draft.drop
-    }
+def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bool) -> list[ElfEdit]:
+    installed = {elf.path: elf.installed_path or elf.path for elf in report.elf_files}
+    wheel = _WheelFolders(
+        library_dirs=frozenset(
+            posixpath.dirname(path) or "." for member, path in installed.items() if member not in draft.drop
+        ),
+        top_levels=frozenset(path.split("/", 1)[0] for path in installed.values() if "/" in path),
+        nvidia_folders=frozenset(provider.library.folder for provider in catalog.iter_libraries()),
+    )
     copies = {copy.path: copy for copy in report.vendored}
     edits = []
     for elf in report.elf_files:
@@ -559,7 +589,7 @@ def _edits(report: WheelReport, draft: _Draft, use_runpath: bool) -> list[ElfEdi
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
-        search = _search_path(elf, folders, remaining_dirs, use_runpath)
+        search = _search_path(elf, folders, wheel, use_runpath)
         edit = ElfEdit(elf.path, tuple(renames), search, use_runpath)
         if edit.changes_anything:
             edits.append(edit)
@@ -613,7 +643,7 @@ def plan_repair(
         platform=platform,
         cuda_major=major,
         drop=tuple(sorted(draft.drop)),
-        edits=tuple(_edits(report, draft, options.use_runpath)),
+        edits=tuple(_edits(report, draft, catalog, options.use_runpath)),
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
         manifest=manifest,
