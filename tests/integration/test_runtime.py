@@ -533,6 +533,39 @@ out["maps"] = mapped("libcudss.so.1")
     assert out["maps"] == [cu12]
 
 
+def test_a_cuda_library_mapped_before_any_load_fixes_the_major(world: World, tmp_path: Path) -> None:
+    """torch, an extension's DT_NEEDED, or another package's embedded copy of the loader brought in
+    the CUDA 12 runtime: a load without a major follows it, one asking for CUDA 13 is refused."""
+    cudart12 = str(world.site / "nvidia/cuda_runtime/lib/libcudart.so.12")
+    embedded = tmp_path / "otherpkg"
+    shutil.copytree(Path(SRC) / "slimwheel" / "runtime", embedded / "_slimwheel_runtime")
+    (embedded / "__init__.py").write_text("")
+    out = _scenario(
+        world.python,
+        """
+out["before"] = runtime.process_cuda_major()
+import otherpkg._slimwheel_runtime as other  # a second copy of the loader, with its own registry
+attempt("other", lambda: other.load("cudart", cuda=12))
+out["after"] = runtime.process_cuda_major()
+attempt("cu13", lambda: runtime.load("cudss", cuda=13))
+attempt("cudss", lambda: runtime.load("cudss"))
+""",
+        cwd=tmp_path,
+        pythonpath=(str(tmp_path),),
+    )
+    assert out["before"] is None
+    assert out["other"]["path"] == cudart12
+    assert out["after"] == 12
+    assert (out["cudss"]["path"], out["cudss"]["cuda_major"]) == (
+        str(world.site / "nvidia/cu12/lib/libcudss.so.1"),
+        12,
+    )
+    conflict = out["cu13"]
+    assert conflict["error"] == "CudaMajorConflictError"
+    assert f"this process already uses CUDA 12 ({cudart12})" in conflict["message"]
+    assert conflict["paths"][0] == cudart12
+
+
 def test_a_copy_already_loaded_is_reported_not_loaded_again(world: World, tmp_path: Path) -> None:
     new = world.elsewhere / "new/libcudss.so.1"
     out = _scenario(

@@ -20,7 +20,9 @@ Where a library is looked for, in order:
    then ``$CONDA_PREFIX/lib``, ``$CUDA_HOME``/``$CUDA_PATH`` ``lib64`` and ``lib``, then the system
    loader's folders), ``"system-first"`` (the same with wheels last), or ``"wheel-only"``.
 
-One CUDA major per process: the first load whose major is known fixes it. Linux (glibc) only:
+One CUDA major per process: the first load whose major is known fixes it; before that, a CUDA library
+the process already has mapped does (``libcudart.so.12`` that torch loaded, or another package's
+embedded copy of this loader). Linux (glibc) only:
 libraries are loaded with ``dlopen(absolute path, RTLD_GLOBAL)``; nothing relative to the current
 directory is ever searched.
 """
@@ -91,5 +93,6 @@ def loaded_libraries() -> tuple[Loaded, ...]:
 
 
 def process_cuda_major() -> int | None:
-    """The CUDA major this process uses, once a load has fixed it."""
-    return REGISTRY.cuda_major
+    """The CUDA major this process uses: the one a load fixed, else that of a CUDA library already
+    mapped (``libcudart.so.12`` loaded by torch, say); None when neither says."""
+    return REGISTRY.process_major()[0]

@@ -84,6 +84,7 @@ class _Request(Record):
         "min_version",
         "name",
         "policy",
+        "process_major",
         "requirement",
     )  # fmt: skip
     name: LibraryName
@@ -94,6 +95,7 @@ class _Request(Record):
     requirement: str | None
     policy: Policy
     allow_mixed_cuda: bool
+    process_major: tuple[int | None, str | None]  # what ProcessRegistry.process_major said at the call
 
     def __init__(
         self,
@@ -106,11 +108,12 @@ class _Request(Record):
         requirement: str | None,
         policy: Policy,
         allow_mixed_cuda: bool,
+        process_major: tuple[int | None, str | None],
     ) -> None:
         self._set(
             name=name, cuda=cuda, min_version=min_version, min_distribution_version=min_distribution_version,
             distribution=distribution, requirement=requirement, policy=policy,
-            allow_mixed_cuda=allow_mixed_cuda,
+            allow_mixed_cuda=allow_mixed_cuda, process_major=process_major,
         )  # fmt: skip
 
     @property
@@ -130,9 +133,9 @@ class _Request(Record):
         """The CUDA major a copy must have, why, and the file that fixed it (when the process did)."""
         if self.cuda is not None:
             return self.cuda, f"CUDA {self.cuda} was asked for", None
-        if not self.allow_mixed_cuda and REGISTRY.cuda_major is not None:
-            path = REGISTRY.cuda_major_path
-            return REGISTRY.cuda_major, f"this process uses CUDA {REGISTRY.cuda_major} ({path})", path
+        major, path = self.process_major
+        if not self.allow_mixed_cuda and major is not None:
+            return major, f"this process uses CUDA {major} ({path})", path
         return None, "", None
 
 
@@ -156,6 +159,8 @@ def _request(
         requirement=requirement,
         policy=Policy(policy),
         allow_mixed_cuda=allow_mixed_cuda,
+        # Read once per call: it may read /proc/self/maps.
+        process_major=(None, None) if allow_mixed_cuda else REGISTRY.process_major(),
     )
 
 
@@ -595,14 +600,15 @@ def _reuse(request: _Request, index: WheelIndex, existing: Loaded) -> Loaded:
 
 
 def _check_process_major(request: _Request, index: WheelIndex) -> None:
-    if request.cuda is None or request.allow_mixed_cuda or REGISTRY.cuda_major in (None, request.cuda):
+    major, fixed_by = request.process_major
+    if request.cuda is None or request.allow_mixed_cuda or major in (None, request.cuda):
         return
     search = _search(request, index)
     other = search.viable[0].path if search.viable else None
-    paths = tuple(p for p in (REGISTRY.cuda_major_path, other) if p)
+    paths = tuple(p for p in (fixed_by, other) if p)
     raise CudaMajorConflictError(
-        f"cannot load {request.wanted}: this process already uses CUDA {REGISTRY.cuda_major} "
-        f"({REGISTRY.cuda_major_path})" + (f", and the copy found is {other}" if other else "") + ". "
+        f"cannot load {request.wanted}: this process already uses CUDA {major} "
+        f"({fixed_by})" + (f", and the copy found is {other}" if other else "") + ". "
         "One process uses one CUDA major (pass allow_mixed_cuda=True to load it anyway).",
         wanted=request.wanted,
         paths=paths,

@@ -244,6 +244,20 @@ class ProcessRegistry:
         matches = [item for item in self._loaded.values() if mapped_stem(item.soname) == stem]
         return matches[-1] if matches else None
 
+    def process_major(self) -> tuple[int | None, str | None]:
+        """The CUDA major this process uses and the file that says so: the one a load fixed, else a
+        library already mapped whose soname carries the CUDA major (``libcudart.so.12`` that torch, an
+        extension's DT_NEEDED, or another package's embedded copy of this loader brought in)."""
+        if self.cuda_major is not None:
+            return self.cuda_major, self.cuda_major_path
+        for mapped in mapped_libraries():
+            if mapped.stem in CUDA_MAJOR_IS_LIBRARY_MAJOR:
+                filename = mapped.path.rsplit("/", 1)[-1]
+                version = version_tuple(filename.rsplit(".so.", 1)[1]) if ".so." in filename else ()
+                if version:
+                    return version[0], mapped.path
+        return None, None
+
     def record(self, loaded: Loaded, *, fixes_major: bool) -> None:
         self._loaded[loaded.soname] = loaded
         if fixes_major and self.cuda_major is None and loaded.cuda_major is not None:
