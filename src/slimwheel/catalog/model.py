@@ -11,7 +11,7 @@ import enum
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from packaging.version import InvalidVersion, Version
 
@@ -63,8 +63,14 @@ class LibraryFile:
     @property
     def name(self) -> str:
         """The soname stem: ``cudss`` for ``nvidia/cu13/lib/libcudss.so.1``."""
-        parsed = parse_library_file_name(self.filename)
-        return parsed.stem if parsed else self.filename
+        return _stem_of(self.filename)
+
+
+@lru_cache(maxsize=4096)
+def _stem_of(filename: str) -> str:
+    # A catalog lists thousands of files under a few hundred names: each is parsed once.
+    parsed = parse_library_file_name(filename)
+    return parsed.stem if parsed else filename
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,10 @@ def _version_or_none(text: str) -> Version | None:
         return None
 
 
+# One library file of one wheel of one release: what a catalog index holds.
+_Entry = tuple[Release, WheelFacts, LibraryFile]
+
+
 @dataclass(frozen=True)
 class Catalog:
     """All known releases, with lookups by soname, stem and sha256."""
@@ -205,34 +215,29 @@ class Catalog:
                     yield LibraryProvider(release, wheel, library)
 
     @cached_property
-    def _by_sha256(self) -> dict[str, list[LibraryProvider]]:
-        index: dict[str, list[LibraryProvider]] = {}
-        for provider in self.iter_libraries():
-            if provider.library.sha256:
-                index.setdefault(provider.library.sha256, []).append(provider)
-        return index
-
-    @cached_property
-    def _by_stem(self) -> dict[str, list[LibraryProvider]]:
-        index: dict[str, list[LibraryProvider]] = {}
-        for provider in self.iter_libraries():
-            index.setdefault(provider.library.name, []).append(provider)
-        return index
-
-    @cached_property
-    def _by_soname(self) -> dict[str, list[LibraryProvider]]:
-        index: dict[str, list[LibraryProvider]] = {}
-        for provider in self.iter_libraries():
-            index.setdefault(provider.library.soname, []).append(provider)
-        return index
+    def _indexes(self) -> tuple[dict[str, list[_Entry]], dict[str, list[_Entry]], dict[str, list[_Entry]]]:
+        """Library files by sha256, by soname stem and by soname, in one pass over the catalog. Plain
+        tuples: a query wraps the few it returns, rather than the index wrapping thousands."""
+        by_sha256: dict[str, list[_Entry]] = {}
+        by_stem: dict[str, list[_Entry]] = {}
+        by_soname: dict[str, list[_Entry]] = {}
+        for release in self.releases:
+            for wheel in release.wheels:
+                for library in wheel.libraries:
+                    entry = (release, wheel, library)
+                    if library.sha256:
+                        by_sha256.setdefault(library.sha256, []).append(entry)
+                    by_stem.setdefault(library.name, []).append(entry)
+                    by_soname.setdefault(library.soname, []).append(entry)
+        return by_sha256, by_stem, by_soname
 
     @cached_property
     def library_names(self) -> frozenset[str]:
         """Every soname stem an NVIDIA wheel ships (``cudss``, ``cublasLt``, ``nvrtc-builtins`` ...)."""
-        return frozenset(self._by_stem)
+        return frozenset(self._indexes[1])
 
     def by_sha256(self, sha256_hex: str) -> tuple[LibraryProvider, ...]:
-        return tuple(self._by_sha256.get(sha256_hex.lower(), ()))
+        return tuple(LibraryProvider(*entry) for entry in self._indexes[0].get(sha256_hex.lower(), ()))
 
     def providers(
         self,
@@ -249,9 +254,11 @@ class Catalog:
         ``libcusparse.so.12`` ships in CUDA 12 and CUDA 13 wheels alike.
         """
         if soname is not None:
-            candidates: Iterable[LibraryProvider] = self._by_soname.get(soname, ())
+            candidates: Iterable[LibraryProvider] = (
+                LibraryProvider(*entry) for entry in self._indexes[2].get(soname, ())
+            )
         elif name is not None:
-            candidates = self._by_stem.get(name, ())
+            candidates = (LibraryProvider(*entry) for entry in self._indexes[1].get(name, ()))
         else:
             candidates = self.iter_libraries()
         found = [

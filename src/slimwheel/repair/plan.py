@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import enum
 import posixpath
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -337,19 +336,34 @@ def _conflicts(catalog: Catalog, constraints: Mapping[str, list[tuple[str, Speci
     return problems
 
 
-_PATH_LOAD = re.compile(rb"[\w.+-]+\.so(?:\.\d+)*")
-
-
 def _loaded_by_path(source_files: Mapping[str, bytes], copies: Iterable[VendoredCopy]) -> dict[str, str]:
     """Vendored copies whose file name appears in the package's Python code: loaded by path, likely."""
-    names = {posixpath.basename(copy.path): copy.path for copy in copies}
+    names = {posixpath.basename(copy.path).encode(): copy.path for copy in copies}
     found: dict[str, str] = {}
     for path, text in source_files.items():
-        for match in _PATH_LOAD.finditer(text):
-            hit = match.group().decode(errors="replace")
-            if hit in names:
-                found[names[hit]] = path
+        for name, copy_path in names.items():
+            if _names_file(text, name):
+                found[copy_path] = path
     return found
+
+
+def _names_file(text: bytes, name: bytes) -> bool:
+    """``name`` stands in ``text`` as a whole file name, not inside a longer one (``libcudss.so.1`` in
+    ``libcudss.so.12`` or ``mylibcudss.so.1``). bytes.find, not a pattern: package code can be megabytes."""
+    start = text.find(name)
+    while start != -1:
+        before = text[start - 1 : start]
+        after = text[start + len(name) : start + len(name) + 2]
+        joined_before = bool(before) and (before.isalnum() or before in b"_.+-")
+        joined_after = (
+            after[:1].isalnum()
+            or after[:1] in (b"_", b"+", b"-")
+            or (after[:1] == b"." and after[1:2].isdigit())
+        )
+        if not joined_before and not joined_after:
+            return True
+        start = text.find(name, start + 1)
+    return False
 
 
 def _search_path(
