@@ -31,6 +31,9 @@ def test_records_are_immutable_compared_hashed_and_replaced() -> None:
         assert copy.replace(loaded, how=Source.SYSTEM).how is Source.SYSTEM  # type: ignore[attr-defined]
     assert "Loaded(" in repr(loaded)
     assert "version='1.0.0.35'" in repr(loaded)
+    assert pickle.loads(pickle.dumps(loaded)) == loaded
+    assert copy.deepcopy(loaded) == loaded
+    assert pickle.loads(pickle.dumps(loaded)).how is Source.WHEEL
     # A record of another type with the same values is not equal.
     candidate = Candidate(loaded.path, loaded.soname, Source.WHEEL)
     assert candidate != loaded

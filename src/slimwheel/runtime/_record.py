@@ -65,6 +65,20 @@ class Record:
 
     __replace__ = replace
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickle and copy would restore slots through __setattr__, which refuses.
+        return _restore, (type(self), self._values())
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+
+def _restore(cls: type[_R], values: tuple[object, ...]) -> _R:
+    record = cls.__new__(cls)
+    for index, name in enumerate(cls.__slots__):  # not zip(strict=): an embedded copy runs on 3.8 too
+        object.__setattr__(record, name, values[index])
+    return record
+
 
 class Choice(str):
     """One of a fixed set of named string values: ``Policy("wheel-first") is Policy.WHEEL_FIRST``.
