@@ -63,12 +63,13 @@ class LibraryFile:
     @property
     def name(self) -> str:
         """The soname stem: ``cudss`` for ``nvidia/cu13/lib/libcudss.so.1``."""
-        return _stem_of(self.filename)
+        return _stem_of(self.path)
 
 
 @lru_cache(maxsize=4096)
-def _stem_of(filename: str) -> str:
-    # A catalog lists thousands of files under a few hundred names: each is parsed once.
+def _stem_of(path: str) -> str:
+    # A catalog lists thousands of files at a few hundred paths: each is parsed once.
+    filename = posixpath.basename(path)
     parsed = parse_library_file_name(filename)
     return parsed.stem if parsed else filename
 
