@@ -4,15 +4,43 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from slimwheel.catalog.model import Catalog
 
-__all__ = ["add_catalog_argument", "console", "human_size", "load_catalog_from_args"]
+__all__ = ["add_catalog_argument", "console", "human_size", "load_catalog_from_args", "print_wheel_reports"]
+
+
+class _WheelReport(Protocol):
+    @property
+    def has_errors(self) -> bool: ...
+
+
+_Report = TypeVar("_Report", bound=_WheelReport)
+
+
+def print_wheel_reports(
+    command: str,
+    catalog: Catalog,
+    reports: Sequence[_Report],
+    render: Callable[[_Report], None],
+    *,
+    as_json: bool,
+) -> int:
+    """One report per wheel, as ``--json`` or rendered; exit 1 when any has an error-level finding."""
+    if as_json:
+        from slimwheel.report import dump_report
+
+        print(dump_report(command, {"catalog": catalog.origin, "wheels": reports}))
+    else:
+        for report in reports:
+            render(report)
+    return 1 if any(report.has_errors for report in reports) else 0
 
 
 def add_catalog_argument(parser: argparse.ArgumentParser) -> None:

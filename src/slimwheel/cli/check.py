@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args
+from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args, print_wheel_reports
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.check import check_wheel
     from slimwheel.platforms import parse_platform
-    from slimwheel.report import dump_report
     from slimwheel.sources import open_source
 
     platform = parse_platform(args.platform) if args.platform else None
@@ -54,12 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.wheels:
         with open_source(path) as source:
             reports.append(check_wheel(source, catalog, cuda_major=args.cuda, platform=platform))
-    if args.json:
-        print(dump_report("check", {"catalog": catalog.origin, "wheels": reports}))
-    else:
-        for report in reports:
-            _render(report)
-    return 1 if any(report.has_errors for report in reports) else 0
+    return print_wheel_reports("check", catalog, reports, _render, as_json=args.json)
 
 
 def _render(report: CheckReport) -> None:

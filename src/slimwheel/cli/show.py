@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.cli._common import (
+    add_catalog_argument,
+    console,
+    human_size,
+    load_catalog_from_args,
+    print_wheel_reports,
+)
 from slimwheel.cli._index import add_index_arguments, open_index_client
 
 if TYPE_CHECKING:
@@ -47,7 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.analysis import analyse_wheel
-    from slimwheel.report import dump_report
     from slimwheel.sources import open_source
     from slimwheel.wheel import Wheel
 
@@ -64,12 +69,7 @@ def run(args: argparse.Namespace) -> int:
         with open_index_client(args) as client:
             build_ids = BuildIdSource(client, client.cache)
             reports = [confirm_report(report, catalog, build_ids) for report in reports]
-    if args.json:
-        print(dump_report("show", {"catalog": catalog.origin, "wheels": reports}))
-    else:
-        for report in reports:
-            _render(report)
-    return 1 if any(report.has_errors for report in reports) else 0
+    return print_wheel_reports("show", catalog, reports, _render, as_json=args.json)
 
 
 def _render(report: WheelReport) -> None:
