@@ -32,6 +32,7 @@ __all__ = [
     "Finding",
     "FindingKind",
     "IdentifiedRelease",
+    "LazyLoad",
     "NeededLibrary",
     "Resolution",
     "Severity",
@@ -53,6 +54,7 @@ class Resolution(enum.Enum):
     WHEEL = "wheel"  # another file of this wheel
     VENDORED = "vendored"  # a copy of an NVIDIA library bundled in this wheel
     NVIDIA_WHEEL = "nvidia-wheel"  # one of NVIDIA's pip wheels ships it
+    REQUIREMENT = "requirement"  # another distribution the wheel requires ships it (check, from the index)
     DRIVER = "driver"  # the host's NVIDIA driver; never from a wheel
     SYSTEM = "system"  # allowed by the manylinux policy
     UNRESOLVED = "unresolved"
@@ -67,6 +69,7 @@ class Severity(enum.Enum):
 class FindingKind(enum.Enum):
     VENDORED_NVIDIA = "vendored-nvidia"
     STATIC_NVIDIA = "static-nvidia"
+    DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
     BUNDLED_DRIVER = "bundled-driver"
     EMPTY_RPATH_ENTRY = "empty-rpath-entry"
     RELATIVE_RPATH_ENTRY = "relative-rpath-entry"
@@ -107,6 +110,7 @@ class IdentifiedRelease:
     official_path: str  # where the NVIDIA wheel installs the file
     candidates: int = 1  # releases that fit equally well
     evidence: str = ""  # "sha256", "build-id", "file version" or "soname"
+    soname: str = ""  # the soname of the release's own file
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,22 @@ class StaticCode:
     def is_runtime(self) -> bool:
         """nvcc links the CUDA runtime statically by default; that is expected and small."""
         return self.library == "cudart"
+
+
+@dataclass(frozen=True)
+class LazyLoad:
+    """An NVIDIA library that a file loads at run time (dlopen) through trampolines instead of linking
+    its code in: Implib.so's shims, as XLA/TSL's CUDA stubs (``cublasCreate_v2`` of size 0 doing
+    ``jmp *_cublas_tramp_table(%rip)``; the table is filled from the library, dlopen'ed by soname at
+    the first call). The library must then be found at run time, like a DT_NEEDED one."""
+
+    path: str
+    library: str
+    # Trampolines found: API-named symbols of size 0 in code sections; 0 when only the table tells
+    # (the driver's cu* entry points are not API-named, so ``cuda`` has no count).
+    symbols: int
+    exported: bool  # some trampolines are in .dynsym (not only .symtab)
+    tramp_table: str | None = None  # the ``_<lib>_tramp_table`` symbol, when the file has one
 
 
 @dataclass(frozen=True)
@@ -168,6 +188,7 @@ class WheelReport:
     catalog_origin: str
     other_members: int = 0
     extras: Mapping[str, object] = field(default_factory=dict)
+    lazy_loads: tuple[LazyLoad, ...] = ()  # NVIDIA libraries loaded at run time (dlopen), not linked in
 
     @property
     def has_errors(self) -> bool:
@@ -207,13 +228,26 @@ _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 # code is linked in. The longest prefix wins (cublasLt before cublas).
 # The APIs are camelCase (cudssCreate, ncclCommInitRank) but NVSHMEM's (nvshmem_malloc): a user's own
 # cudss_helper is not cuDSS code.
-_API_PREFIX_TEXT = (
-    r"^(?:(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|"
+_API_PREFIX_BODY = (
+    r"(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|"
     r"cusolverDn|cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|cupti|npp|nvjpeg|cuda)(?=[A-Z])"
-    r"|(nvshmemx|nvshmem)(?=_))"
+    r"|(nvshmemx|nvshmem)(?=_)"
 )
-_API_PREFIX = re.compile(_API_PREFIX_TEXT)
-_API_PREFIX_BYTES = re.compile(_API_PREFIX_TEXT.encode())
+_API_PREFIX = re.compile(rf"^(?:{_API_PREFIX_BODY})")
+# Implib.so's table of resolved addresses, which its trampolines jump through: ``_<suffix>_tramp_table``
+# where the suffix is XLA's library name (``_cublas_tramp_table``) or Implib.so's default, the file
+# name (``_libcublasLt_so_12_tramp_table``). Only NVIDIA's libraries are picked up; ``cuda`` is the
+# driver (XLA's stub for libcuda.so.1), ``cudart`` the runtime.
+_TRAMP_TABLE_TEXT = (
+    r"_(?:lib)?(cublasLt|cublas|cudart|cuda|cudss|cudnn|cufft|curand|cusparseLt|cusparse|cusolverMg|"
+    r"cusolver|cutensor|nccl|nvrtc|nvJitLink|cupti|npp[a-z]*|nvjpeg|nvshmem|nvml)"
+    r"(?:_so(?:_[0-9]+)*)?_tramp_table$"
+)
+_TRAMP_TABLE = re.compile(_TRAMP_TABLE_TEXT)
+# What analysis scans the symbol tables for: API names and trampoline tables.
+_SCAN_PATTERN_BYTES = re.compile(rf"^(?:{_API_PREFIX_BODY}|{_TRAMP_TABLE_TEXT})".encode())
+# Sections that are executable but hold the linker's stubs for DT_NEEDED calls, never a library's code.
+_PLT_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".plt.bnd", ".iplt"})
 _PREFIX_LIBRARY = {
     "cublasXt": "cublas", "cufftXt": "cufft", "cusolverMg": "cusolverMg", "cusolverDn": "cusolver",
     "cusolverSp": "cusolver", "cusolverRf": "cusolver", "nvshmemx": "nvshmem", "cuda": "cudart",
@@ -295,7 +329,7 @@ class _ElfMember:
     installed: str
     facts: ElfFacts | None
     error: str | None
-    exported_api: tuple[Symbol, ...] = ()  # .dynsym symbols with an NVIDIA API prefix
+    exported_api: tuple[Symbol, ...] = ()  # .dynsym symbols with an NVIDIA API prefix (or trampoline tables)
     internal_api: tuple[Symbol, ...] = ()  # .symtab ones
     version_strings: tuple[str, ...] = ()
 
@@ -315,11 +349,11 @@ def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
 def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     """Everything analysis needs from one ELF file, reading only the tables it needs."""
     facts = read_elf(stream, path=name, symbols=False)
-    exported = scan_symbols(stream, facts, pattern=_API_PREFIX_BYTES, table=".dynsym", path=name)
+    exported = scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
     internal = (
         # Tail-merged names are left out here: big C++ .strtabs are full of near misses.
         scan_symbols(
-            stream, facts, pattern=_API_PREFIX_BYTES, table=".symtab", path=name, include_tails=False
+            stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".symtab", path=name, include_tails=False
         )
         if facts.has_symtab
         else ()
@@ -333,7 +367,7 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     own = parse_library_file_name(facts.soname or posixpath.basename(name))
     suspicious = any(
         library not in (None, "cudart") and not (own and own.stem.startswith(library))
-        for library in map(api_library_of, (s.name for s in (*exported, *internal)))
+        for library in (api_library_of(s.name) for s in (*exported, *internal) if _is_code(facts, s))
     )
     if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
         strings = _scan_version_strings(stream, facts, name)
@@ -486,11 +520,13 @@ def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple
 
 def _original_soname(
     item: _ElfMember, parsed: LibraryFileName | None, consumers: Iterable[_ElfMember]
-) -> str:
-    """The soname a vendored copy had before it was renamed.
+) -> tuple[str, bool]:
+    """The soname a vendored copy had before it was renamed, and whether the file itself says so.
 
     auditwheel rewrites the SONAME, but the consumers' version needs (File -> Name) and the copy's own
     version definitions keep the original (``libnvrtc.so.11.2`` for ``libnvrtc-672ee683.so.11.8.89``).
+    Where neither does (``libnvrtc-builtins`` has no versioned symbols), the answer is only a guess
+    from the file name (False): the identified NVIDIA release's own file must replace it.
     """
     basename = posixpath.basename(item.member.name)
     stem = parsed.stem if parsed else None
@@ -501,18 +537,18 @@ def _original_soname(
                     for name in need.names:
                         candidate = parse_library_file_name(name)
                         if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
-                            return name
+                            return name, True
         for name in item.facts.version_definitions if item.facts else ():
             candidate = parse_library_file_name(name)
             if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
-                return name
+                return name, True
         major = (parsed.version or "").split(".")[0]
-        return f"lib{parsed.stem}.so.{major}" if major else f"lib{parsed.stem}.so"
+        return (f"lib{parsed.stem}.so.{major}" if major else f"lib{parsed.stem}.so"), False
     if item.facts and item.facts.soname and parsed and parsed.style is not NameStyle.AUDITWHEEL:
-        return item.facts.soname
+        return item.facts.soname, True
     if parsed and parsed.plain_soname:
-        return parsed.plain_soname
-    return basename
+        return parsed.plain_soname, False
+    return basename, False
 
 
 def _identify(
@@ -539,10 +575,14 @@ def _identify(
     return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
 
 
+_FILE_LEVEL = frozenset({Confidence.EXACT, Confidence.BY_NAME})
+
+
 def _identified(
     provider: LibraryProvider, confidence: Confidence, candidates: int, evidence: str
 ) -> IdentifiedRelease:
     return IdentifiedRelease(
+        soname=provider.library.soname,
         distribution=provider.distribution,
         version=provider.version,
         cuda_major=provider.release.cuda_major,
@@ -553,34 +593,113 @@ def _identified(
     )
 
 
-def _static_code(item: _ElfMember, own_name: str | None) -> list[StaticCode]:
+def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:
+    """Whether ``symbol`` is in a section of machine code other than the linker's PLT stubs (None
+    when the file cannot tell: no section headers)."""
+    executable = facts.in_executable_section(symbol)
+    if not executable:
+        return executable
+    section = facts.section_of(symbol)
+    return section is not None and section.name not in _PLT_SECTIONS
+
+
+def _is_code(facts: ElfFacts, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is code linked into the file: bytes (a nonzero size) in a section of code.
+    Without section headers, its type decides."""
+    if symbol.size == 0:
+        return False
+    in_code = _in_code_section(facts, symbol)
+    return symbol.kind == "func" if in_code is None else in_code
+
+
+def _is_trampoline(facts: ElfFacts, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is a shim that jumps into a library loaded at run time: a label of size 0
+    in a section of code (Implib.so's trampolines have no ``.size``; hand-written ones no type)."""
+    if symbol.size != 0 or symbol.kind not in ("func", "other"):
+        return False
+    in_code = _in_code_section(facts, symbol)
+    return symbol.kind == "func" if in_code is None else in_code
+
+
+def _tramp_table_library(name: str) -> str | None:
+    """The library an Implib.so table is for: ``_cublas_tramp_table`` and
+    ``_libcublasLt_so_12_tramp_table`` give ``cublas`` and ``cublasLt``."""
+    match = _TRAMP_TABLE.match(name)
+    return match[1] if match else None
+
+
+def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCode], list[LazyLoad]]:
+    """NVIDIA code linked into ``item``, and NVIDIA libraries it loads at run time, by library.
+
+    An API-named symbol counts as the library's code only when it has bytes in a section of code
+    (:func:`_is_code`); one of size 0 there is a trampoline (:func:`_is_trampoline`), which, like a
+    ``_<lib>_tramp_table`` symbol, means the library is dlopen'ed at run time. Other API-named
+    symbols (data, absolute ones) tell neither.
+    """
     facts = item.facts
     if facts is None:
-        return []
-    exported: dict[str, list[Symbol]] = {}
-    internal: dict[str, list[Symbol]] = {}
-    for source, symbols in ((exported, item.exported_api), (internal, item.internal_api)):
+        return [], []
+    code: dict[str, dict[str, Symbol]] = {}
+    shims: dict[str, dict[str, Symbol]] = {}
+    tables: dict[str, str] = {}
+    exported_code: set[str] = set()
+    exported_shims: set[str] = set()
+    for symbols, exported in ((item.exported_api, True), (item.internal_api, False)):
         for symbol in symbols:
+            table_library = _tramp_table_library(symbol.name)
+            if table_library is not None:
+                tables.setdefault(table_library, symbol.name)
+                continue
             library = api_library_of(symbol.name)
-            if library is not None:
-                source.setdefault(library, []).append(symbol)
-    found = []
-    for library in sorted(set(exported) | set(internal)):
-        if own_name and (library == own_name or own_name.startswith(library)):
-            continue  # a library's own API is not "static" code
-        matched: Sequence[Symbol] = internal.get(library) or exported[library]
+            if library is None:
+                continue
+            if _is_code(facts, symbol):
+                code.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    exported_code.add(library)
+            elif _is_trampoline(facts, symbol):
+                shims.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    exported_shims.add(library)
+
+    def own(library: str) -> bool:  # a library's own API is neither static code nor a run-time load
+        return bool(own_name and (library == own_name or own_name.startswith(library)))
+
+    static = []
+    for library in sorted(code):
+        if own(library):
+            continue
+        matched = code[library]
         strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
-        found.append(
+        static.append(
             StaticCode(
                 path=item.member.name,
                 library=library,
-                symbols=len({s.name for s in matched}),
-                symbol_bytes=sum({s.name: s.size for s in matched}.values()),
-                exported=library in exported,
+                symbols=len(matched),
+                symbol_bytes=sum(s.size for s in matched.values()),
+                exported=library in exported_code,
                 version_strings=strings,
             )
         )
-    return found
+    loaded = [
+        LazyLoad(
+            path=item.member.name,
+            library=library,
+            symbols=len(shims.get(library, ())),
+            exported=library in exported_shims,
+            tramp_table=tables.get(library),
+        )
+        for library in sorted(set(shims) | set(tables))
+        if not own(library)
+    ]
+    return static, loaded
+
+
+def _lazy_load_message(load: LazyLoad) -> str:
+    count = f"{load.symbols} trampoline{'' if load.symbols == 1 else 's'}" if load.symbols else "trampolines"
+    table = f" through {load.tramp_table}" if load.tramp_table else ""
+    exported = ", exported" if load.exported else ""
+    return f"loads {load.library} at run time (dlopen): {count}{table}{exported}, not {load.library} code"
 
 
 def _find_vendored(
@@ -622,8 +741,11 @@ def _find_vendored(
             )
             continue
         consumers = consumers_of.get(item.member.name, [])
-        original = _original_soname(item, parsed, consumers)
+        original, said = _original_soname(item, parsed, consumers)
         identified = _identify(catalog, record_sha.get(item.member.name), original, parsed)
+        if not said and identified is not None and identified.confidence in _FILE_LEVEL:
+            # The release's own file names the soname (libnvrtc-builtins.so.12.6, not .so.12).
+            original = identified.soname
         stem = parse_library_file_name(original)
         if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):
             continue
@@ -684,6 +806,7 @@ def analyse_wheel(
 
     elf_reports = []
     static: list[StaticCode] = []
+    lazy_loads: list[LazyLoad] = []
     for item in elf_members:
         facts = item.facts
         if facts is None:
@@ -712,7 +835,8 @@ def analyse_wheel(
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
         if item.member.name not in vendored:
             own = parse_library_file_name(facts.soname or posixpath.basename(item.member.name))
-            for code in _static_code(item, own.stem if own else None):
+            linked, loaded = _static_code(item, own.stem if own else None)
+            for code in linked:
                 static.append(code)
                 severity = Severity.INFO if code.is_runtime else Severity.WARNING
                 findings.append(
@@ -723,6 +847,13 @@ def analyse_wheel(
                         f"contains {code.library} code statically "
                         f"({code.symbols} symbols, ~{code.symbol_bytes} bytes"
                         f"{', exported' if code.exported else ''}); it cannot be unlinked, only rebuilt",
+                    )
+                )
+            for load in loaded:
+                lazy_loads.append(load)
+                findings.append(
+                    Finding(
+                        FindingKind.DLOPEN_NVIDIA, Severity.INFO, item.member.name, _lazy_load_message(load)
                     )
                 )
         elf_reports.append(
@@ -759,6 +890,7 @@ def analyse_wheel(
         projected_size=max(0, wheel.file_size - saved),
         catalog_origin=catalog.origin,
         other_members=others,
+        lazy_loads=tuple(lazy_loads),
     )
 
 

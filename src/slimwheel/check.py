@@ -6,16 +6,26 @@ platform, transitive requirements and cuda-toolkit's extras included. Each DT_NE
 then looked up the way glibc's ``_dl_map_object`` does, for every allowed version of the providers
 that ship a file of that name, so a range that admits a release without the library is caught.
 
+Other requirements (``torch``, ``tensorrt``, ``jaxlib``: distributions the catalog does not know) take
+part when a ``DistFileSource`` is given and some DT_NEEDED is neither this wheel's, an NVIDIA
+library, nor a system one: their library files, for the oldest and newest release each requirement
+allows on the target (``slimwheel.dist_files``), join the tree, and a file found there resolves to
+the requirement (``Resolution.REQUIREMENT``). Their sonames are taken to be their file names. A
+requirement whose files cannot be learned (offline, the index fails) adds nothing to the tree and a
+warning, so what only it could provide stays unresolved: never a pass on a guess.
+
 What is simulated, in glibc's order: the DT_RPATH of the object (ignored when it has DT_RUNPATH, as
 glibc drops DT_RPATH then), the DT_RPATH of each object up its loader chain inside the wheel, then the
 object's DT_RUNPATH. ``$ORIGIN`` is the folder of the object whose entry it is. What is not: the
 Python executable's own RPATH, ``LD_LIBRARY_PATH``, ``ld.so.cache`` and the default folders (the
 system and driver classes stand in for them), and libraries that are satisfied only because another
-object loaded the same soname first (that depends on load order, so it is not counted on).
+object loaded the same soname first (that depends on load order, so it is not counted on, unless the
+caller names the requirement that loads it ``preloaded``: ``import torch`` loads ``torch/lib``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import itertools
 import posixpath
@@ -42,7 +52,8 @@ from slimwheel.analysis import (
     rpath_problems,
 )
 from slimwheel.catalog.model import Catalog, Release, WheelFacts
-from slimwheel.errors import InputError, UsageError
+from slimwheel.dist_files import DistFileSource, RequirementFiles
+from slimwheel.errors import InputError, SlimwheelError, UsageError
 from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.sources import ArchiveSource
@@ -82,6 +93,8 @@ class CheckKind(enum.Enum):
     ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
     BUNDLED_DRIVER = "bundled-driver"
     CORRUPT_ELF = "corrupt-elf"
+    REQUIREMENT_FILES_UNREAD = "requirement-files-unread"  # a requirement's files could not be learned
+    PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
 
 
 class EntryTag(enum.Enum):
@@ -101,7 +114,7 @@ class CheckFinding:
 
 @dataclass(frozen=True, order=True)
 class Pin:
-    """One version of one NVIDIA distribution."""
+    """One version of one provider: an NVIDIA distribution, or another requirement read from the index."""
 
     distribution: str
     version: str
@@ -124,7 +137,8 @@ class RequirementCheck:
 
 @dataclass(frozen=True)
 class ProviderRelease:
-    """An allowed release of an NVIDIA distribution and the library files it installs."""
+    """An allowed release of a provider and the library files it installs (an NVIDIA distribution from
+    the catalog in ``CheckReport.providers``; another requirement in ``CheckReport.requirement_files``)."""
 
     distribution: str
     version: str
@@ -189,6 +203,10 @@ class CheckReport:
     files: tuple[FileCheck, ...]
     findings: tuple[CheckFinding, ...]
     catalog_origin: str
+    # Requirements the catalog does not know, looked up through a DistFileSource (when one was given
+    # and something was left to find): the releases read and their library files, or why not.
+    requirement_files: tuple[RequirementFiles, ...] = ()
+    preloaded: tuple[str, ...] = ()  # distributions whose libraries count as loaded before this wheel's
 
     @property
     def has_errors(self) -> bool:
@@ -303,8 +321,10 @@ class _Resolver:
     target: _Target
     environment: dict[str, str]
     findings: list[CheckFinding]
+    own_name: str = ""  # the checked distribution: a requirement on itself (through an extra) is no provider
     checks: list[RequirementCheck] = field(default_factory=list)
     possible: dict[str, dict[str, Release]] = field(default_factory=dict)
+    others: list[Requirement] = field(default_factory=list)  # direct requirements the catalog does not know
     _direct: dict[str, list[SpecifierSet]] = field(default_factory=dict)
     _expanded: set[tuple[str, str, str]] = field(default_factory=set)
 
@@ -319,6 +339,8 @@ class _Resolver:
                 direct.append(requirement)
                 # pip installs one version that satisfies every direct requirement on a name.
                 self._direct.setdefault(name, []).append(requirement.specifier)
+            elif name != canonicalize_name(self.own_name):
+                self.others.append(requirement)
         queue: list[tuple[Requirement, str]] = [(r, "") for r in direct]
         while queue:
             requirement, required_by = queue.pop(0)
@@ -480,12 +502,21 @@ class _Tree:
     # file name -> distribution -> version -> the folders that version installs a file of that name in
     shipped: dict[str, dict[str, dict[str, frozenset[str]]]]
     versions: dict[str, list[str]]  # distribution -> allowed versions, oldest first
+    requirements: frozenset[str] = frozenset()  # providers that are other requirements, not NVIDIA's
+    preloaded: frozenset[str] = frozenset()  # providers whose files count as loaded before the wheel's
     _memo: dict[tuple[str, tuple[SearchFolder, ...]], list[tuple[_Answer, tuple[Pin, ...]]]] = field(
         default_factory=dict
     )
 
     @classmethod
-    def build(cls, source: ArchiveSource, report: WheelReport, providers: Sequence[ProviderRelease]) -> _Tree:
+    def build(
+        cls,
+        source: ArchiveSource,
+        report: WheelReport,
+        providers: Sequence[ProviderRelease],
+        others: Sequence[ProviderRelease] = (),
+        preloaded: Iterable[str] = (),
+    ) -> _Tree:
         wheel_files: dict[str, dict[str, _WheelFile]] = {}
         loadable = {elf.installed_path: elf.error is None for elf in report.elf_files}
         vendored = {copy.path for copy in report.vendored}
@@ -499,7 +530,7 @@ class _Tree:
             )
         shipped: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
         versions: dict[str, list[str]] = {}
-        for provider in providers:
+        for provider in (*providers, *others):
             versions.setdefault(provider.distribution, []).append(provider.version)
             by_name: dict[str, set[str]] = {}
             for path in provider.files:
@@ -509,7 +540,8 @@ class _Tree:
                 shipped.setdefault(name, {}).setdefault(provider.distribution, {})[provider.version] = (
                     frozenset(folders)
                 )
-        return cls(wheel_files, shipped, versions)
+        requirements = frozenset(provider.distribution for provider in others)
+        return cls(wheel_files, shipped, versions, requirements, frozenset(preloaded) & requirements)
 
     def lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[_Answer, tuple[Pin, ...]]]:
         """The answers for ``soname`` over every combination of the versions of the providers that ship
@@ -547,11 +579,18 @@ class _Tree:
             for distribution, where in installed:
                 if searched.folder in where:
                     return _Answer(
-                        Resolution.NVIDIA_WHEEL,
+                        Resolution.REQUIREMENT
+                        if distribution in self.requirements
+                        else Resolution.NVIDIA_WHEEL,
                         posixpath.join(searched.folder, soname),
                         distribution,
                         searched,
                     )
+        # Not on the search path, but glibc reuses an object already loaded under that soname: counted
+        # only for the requirements the caller says are loaded first (``import torch`` loads torch/lib).
+        for distribution, where in installed:
+            if distribution in self.preloaded and where:
+                return _Answer(Resolution.REQUIREMENT, posixpath.join(min(where), soname), distribution, None)
         if is_driver_library(soname):
             return _Answer(Resolution.DRIVER, None, None, None)
         if is_system_library(soname):
@@ -662,12 +701,19 @@ def check_wheel(
     cuda_major: int | None = None,
     platform: Platform | None = None,
     requires_dist: Sequence[str] | None = None,
+    dist_files: DistFileSource | None = None,
+    preloaded: Iterable[str] = (),
 ) -> CheckReport:
     """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
 
     ``platform``: the target (default: from the wheel's platform tags, else its ELF files' machine).
     ``cuda_major``: only NVIDIA releases for this CUDA major count. ``requires_dist``: the requirements
-    to simulate (default: the wheel's METADATA; none for loose files).
+    to simulate (default: the wheel's METADATA; none for loose files). ``dist_files``: where the library
+    files of requirements the catalog does not know come from (``IndexDistFiles`` reads them from the
+    index); None: they are not simulated. It is asked only when some DT_NEEDED is left that neither
+    this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: required distributions whose
+    library files count as already loaded when this wheel's are (``torch``, whose import loads
+    ``torch/lib``): a soname they ship is found even off the search path, with a warning.
     """
     report = analyse_wheel(source, catalog, scan_strings=False)
     target = _Target(
@@ -679,11 +725,23 @@ def check_wheel(
         requires_dist = source.requires_dist() if isinstance(source, Wheel) else ()
     findings: list[CheckFinding] = []
     resolver = _Resolver(
-        catalog, target, {**marker_environment(target.platform, target.python), "extra": ""}, findings
+        catalog,
+        target,
+        {**marker_environment(target.platform, target.python), "extra": ""},
+        findings,
+        source.distribution,
     )
     resolver.run(requires_dist)
     providers = resolver.providers()
-    tree = _Tree.build(source, report, providers)
+    looked_up = _requirement_files(report, resolver.others, target, dist_files, findings)
+    others = [
+        ProviderRelease(release.distribution, release.version, release.wheel, release.files)
+        for answer in looked_up
+        if answer.known
+        for release in answer.releases
+    ]
+    preloaded = tuple(sorted({canonicalize_name(name) for name in preloaded}))
+    tree = _Tree.build(source, report, providers, others, preloaded)
     elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
     simulation = _Simulation(tree, elfs)
     simulation.run()
@@ -692,7 +750,7 @@ def check_wheel(
         kind = _CARRIED.get(finding.kind)
         if kind is not None:  # the rest of show's findings are not about loading
             findings.append(CheckFinding(kind, finding.severity, finding.path, finding.message))
-    context = _Context(report, catalog, target, tree, providers, findings)
+    context = _Context(report, catalog, target, tree, providers, findings, looked_up)
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
     findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value, f.message))
@@ -708,7 +766,48 @@ def check_wheel(
         files=tuple(files),
         findings=tuple(findings),
         catalog_origin=catalog.origin,
+        requirement_files=tuple(looked_up),
+        preloaded=preloaded,
     )
+
+
+def _requirement_files(
+    report: WheelReport,
+    requirements: Sequence[Requirement],
+    target: _Target,
+    source: DistFileSource | None,
+    findings: list[CheckFinding],
+) -> list[RequirementFiles]:
+    """The files of the requirements the catalog does not know, when something is left to find."""
+    left = any(need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed)
+    if source is None or not left:
+        return []
+    answers: list[RequirementFiles] = []
+    for requirement in requirements:
+        name = canonicalize_name(requirement.name)
+        if requirement.url:
+            answer = RequirementFiles(
+                str(requirement), name, problem="a direct URL requirement: not looked up"
+            )
+        else:
+            try:
+                answer = source.requirement_files(requirement, platform=target.platform, python=target.python)
+            except SlimwheelError as error:
+                answer = RequirementFiles(str(requirement), name, problem=str(error))
+            if answer.problem is None and not answer.releases:
+                answer = dataclasses.replace(answer, problem="no release was read")
+        answers.append(answer)
+        if answer.problem is not None:
+            findings.append(
+                CheckFinding(
+                    CheckKind.REQUIREMENT_FILES_UNREAD,
+                    Severity.WARNING,
+                    "",
+                    f"could not read {name}'s files ({answer.problem}): what only Requires-Dist "
+                    f"{requirement} would install is not simulated, so a library it ships stays unresolved",
+                )
+            )
+    return answers
 
 
 _CARRIED = {
@@ -727,6 +826,7 @@ class _Context:
     tree: _Tree
     providers: Sequence[ProviderRelease]
     findings: list[CheckFinding]
+    looked_up: Sequence[RequirementFiles] = ()
 
     def file_check(self, elf: ElfReport, simulation: _Simulation) -> FileCheck:
         if elf.error is not None:
@@ -795,6 +895,11 @@ class _Context:
                 self._found_in_wheel(elf, soname, lookup.path)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
                 self._split_install(elf, soname, lookup)
+            elif lookup.resolution is Resolution.REQUIREMENT:
+                if lookup.found_by is None:
+                    self._preloaded(elf, soname, lookup)
+                else:
+                    self._split_install(elf, soname, lookup)
 
     def _nvidia_distributions(self, soname: str) -> list[str]:
         providers = self.catalog.providers(
@@ -856,6 +961,10 @@ class _Context:
                 }
             )
             why += f"; {', '.join(installs)}" if installs else ""
+            why += self._requirement_hint(elf, shipped, check.searched)
+        unread = [answer.distribution for answer in self.looked_up if not answer.known]
+        if unread:
+            why += f"; could not read the files of {', '.join(unread)}, which may ship it"
         self.findings.append(
             CheckFinding(
                 CheckKind.UNRESOLVED,
@@ -915,11 +1024,51 @@ class _Context:
             )
         )
 
+    def _requirement_hint(
+        self, elf: ElfReport, shipped: Mapping[str, Mapping[str, frozenset[str]]], searched: Sequence[str]
+    ) -> str:
+        """How to reach a library that another requirement ships in a folder off this file's search path."""
+        where = sorted(
+            {
+                (folder, distribution)
+                for distribution, by_version in shipped.items()
+                if distribution in self.tree.requirements
+                for folders in by_version.values()
+                for folder in folders
+                if folder not in searched
+            }
+        )
+        if not where:
+            return ""
+        folder, distribution = where[0]
+        entry = "$ORIGIN/" + posixpath.relpath(folder, posixpath.dirname(elf.installed_path) or ".")
+        return (
+            f": add RPATH {entry!r}, or, if importing {distribution} loads it first, count on that "
+            f"(--preloaded {distribution})"
+        )
+
+    def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        self.findings.append(
+            CheckFinding(
+                CheckKind.PRELOADED,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
+                f"{lookup.path} is loaded first (import {lookup.distribution} before this file is loaded)",
+                soname,
+                lookup.versions,
+            )
+        )
+
     def _split_install(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         found_by = lookup.found_by
         if found_by is None or lookup.distribution is None or not _ORIGIN.match(found_by.entry):
             return
         owner = "" if found_by.owner == elf.installed_path else f" of {found_by.owner}"
+        if lookup.resolution is Resolution.REQUIREMENT:
+            after = "it is not found there"
+        else:
+            after = "the run-time loader must load it there"
         self.findings.append(
             CheckFinding(
                 CheckKind.SPLIT_INSTALL,
@@ -928,8 +1077,8 @@ class _Context:
                 f"needs {soname}: found in {lookup.distribution}'s {found_by.folder} only through "
                 f"{found_by.tag.value} {found_by.entry!r}{owner}, which assumes both distributions share "
                 "one site-packages; after pip install --target into another folder, or with "
-                f"--system-site-packages where {lookup.distribution} sits in the base environment, the "
-                "run-time loader must load it there",
+                f"--system-site-packages where {lookup.distribution} sits in the base environment, "
+                f"{after}",
                 soname,
                 lookup.versions,
             )

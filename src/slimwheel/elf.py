@@ -89,7 +89,9 @@ _DT_VERNEED = 0x6FFFFFFE
 _DT_VERNEEDNUM = 0x6FFFFFFF
 
 _SHN_UNDEF = 0
+_SHN_LORESERVE = 0xFF00  # from here on, st_shndx is no section index (SHN_ABS, SHN_COMMON, SHN_XINDEX)
 _SHN_XINDEX = 0xFFFF
+_SHF_EXECINSTR = 0x4
 _PN_XNUM = 0xFFFF
 _VER_FLG_BASE = 0x1
 _VER_NDX_MASK = 0x7FFF  # the top bit of a versym entry only marks a hidden (non-default) version
@@ -113,6 +115,9 @@ class Symbol:
     kind: str  # "func", "object", "tls", "other"
     binding: str  # "global", "weak", "local", "unique" ("other" for processor-specific bindings)
     version: str | None = None  # dynamic symbols only; None when unversioned
+    # st_shndx: the index of the symbol's section in ElfFacts.sections, or a reserved value as it is
+    # (SHN_ABS 0xfff1, SHN_COMMON 0xfff2, SHN_XINDEX 0xffff); see ElfFacts.section_of.
+    section: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,12 @@ class Section:
     kind: int  # sh_type
     offset: int
     size: int
+    flags: int = 0  # sh_flags
+
+    @property
+    def executable(self) -> bool:
+        """SHF_EXECINSTR: the section holds machine code (.text, .init, but also .plt and .plt.sec)."""
+        return bool(self.flags & _SHF_EXECINSTR)
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,25 @@ class ElfFacts:
             if section.name == name:
                 return section
         return None
+
+    def section_of(self, symbol: Symbol) -> Section | None:
+        """The section ``symbol`` is defined in; None when that is unknown (a file without section
+        headers, an index not recorded, or SHN_XINDEX, whose real index is in a table not read) and
+        for symbols defined in no section (SHN_ABS, SHN_COMMON)."""
+        index = symbol.section
+        if index is None or index == _SHN_UNDEF or index >= _SHN_LORESERVE or index >= len(self.sections):
+            return None
+        return self.sections[index]
+
+    def in_executable_section(self, symbol: Symbol) -> bool | None:
+        """Whether ``symbol`` is defined in a section of machine code (SHF_EXECINSTR); False for one in
+        no section (SHN_ABS, SHN_COMMON) or an index past the table, None when that cannot be told
+        (no section headers, the index not recorded, or SHN_XINDEX)."""
+        index = symbol.section
+        if index is None or index == _SHN_XINDEX or not self.sections:
+            return None
+        section = self.section_of(symbol)
+        return section is not None and section.executable
 
     @property
     def fatbin_size(self) -> int:
@@ -386,6 +416,7 @@ class _Shdr(NamedTuple):
     info: int
     addralign: int
     entsize: int
+    flags: int = 0
 
 
 class _Phdr(NamedTuple):
@@ -510,7 +541,7 @@ class _Parser:
             defined_symbols=defined,
             undefined_symbols=undefined,
             symtab=symtab,
-            sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size) for sh in self.shdrs),
+            sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size, sh.flags) for sh in self.shdrs),
             build_id=self.read_build_id(),
             file_size=self.file_size,
         )
@@ -577,7 +608,7 @@ class _Parser:
             raw = list(layout.shdr.iter_unpack(data))
         else:
             raw = [layout.shdr.unpack_from(data, i * shentsize) for i in range(shnum)]
-        shdrs = [_Shdr("", r[1], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in raw]
+        shdrs = [_Shdr("", r[1], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[2]) for r in raw]
         if shstrndx != _SHN_UNDEF:
             if shstrndx >= shnum:
                 raise self.corrupt(f"e_shstrndx {shstrndx} out of range ({shnum} sections)")
@@ -817,7 +848,7 @@ class _Parser:
             version = None
             if versions is not None:
                 version = version_names.get(versions[position] & _VER_NDX_MASK)
-            defined.append(Symbol(name, size, _KINDS.get(info & 0xF, "other"), binding, version))
+            defined.append(Symbol(name, size, _KINDS.get(info & 0xF, "other"), binding, version, shndx))
         return tuple(defined), tuple(undefined)
 
     def versym_region(self, values: dict[int, int], count: int) -> _Region | None:
@@ -853,7 +884,8 @@ class _Parser:
             if shndx == _SHN_UNDEF or name_offset == 0 or kind in (_STT_SECTION, _STT_FILE):
                 continue
             name = strings.get(name_offset)
-            symbols.append(Symbol(name, size, _KINDS.get(kind, "other"), _BINDINGS.get(info >> 4, "other")))
+            binding = _BINDINGS.get(info >> 4, "other")
+            symbols.append(Symbol(name, size, _KINDS.get(kind, "other"), binding, section=shndx))
         return tuple(symbols)
 
     # -- scanning symbols (scan_symbols) ----------------------------------------------------------
@@ -895,9 +927,14 @@ class _Parser:
             versions = self.scan_versions(values, dynstr, region.size // self.layout.sym.size, rows)
         return tuple(
             Symbol(
-                names[name], size, _KINDS.get(info & 0xF, "other"), _BINDINGS.get(info >> 4, "other"), version
+                names[name],
+                size,
+                _KINDS.get(info & 0xF, "other"),
+                _BINDINGS.get(info >> 4, "other"),
+                version,
+                shndx,
             )
-            for (_position, name, info, _shndx, size), version in zip(rows, versions, strict=True)
+            for (_position, name, info, shndx, size), version in zip(rows, versions, strict=True)
         )
 
     def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int]:

@@ -1,5 +1,9 @@
-"""``verify``: install a wheel into a fresh venv, import it in a fresh process, and check where each NVIDIA
-library was mapped from (``/proc/self/maps``).
+"""``verify``: install a wheel into a fresh venv, import what it contains in a fresh process, and check where
+each NVIDIA library was mapped from (``/proc/self/maps``).
+
+What it imports, unless ``--import`` names modules: every top-level package and module of the wheel, from
+its member paths (``top_level.txt`` is not trusted), and each extension module this interpreter can load,
+by its dotted name (``pkg/core_cc.cpython-311-x86_64-linux-gnu.so`` is ``pkg.core_cc``).
 
 "Test the wheels locally before uploading": the install uses this environment's pip
 (``pip --python <venv python>``), so the venv needs no pip of its own. The wheel must load by itself
@@ -8,15 +12,19 @@ library was mapped from (``/proc/self/maps``).
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
+import keyword
 import os
 import posixpath
+import re
+import signal
 import subprocess
 import sys
 import tempfile
 import venv
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -25,18 +33,20 @@ from packaging.utils import canonicalize_name
 
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckKind, CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import is_elf, read_elf
+from slimwheel.elf import is_elf, read_elf, scan_symbols
 from slimwheel.errors import ElfError, InputError, SlimwheelError
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_shared_library_name, soname_stem
 from slimwheel.wheel import Wheel
 
 __all__ = [
+    "ImportResult",
     "LoadedLibrary",
     "Pin",
     "VerifyProblem",
     "VerifyReport",
     "diagnose",
+    "find_imports",
     "lowest_pins",
     "verify_wheel",
 ]
@@ -44,12 +54,26 @@ __all__ = [
 PIP_TIMEOUT = 600
 IMPORT_TIMEOUT = 300
 
-_PROBE = """
-import json, sys
-__import__(sys.argv[1])
+# Imports each name in turn, writing one JSON line per import to the file argv[1] as it goes (so a crash
+# still says which import it was), then the paths /proc/self/maps holds after all of them.
+_PROBE = r"""
+import json, sys, traceback
+results, names = sys.argv[1], sys.argv[2:]
+def say(record):
+    with open(results, "a") as out:
+        out.write(json.dumps(record) + "\n")
+for name in names:
+    try:
+        __import__(name)
+    except BaseException as exc:
+        lines = [l.strip() for l in "".join(traceback.format_exception_only(type(exc), exc)).splitlines()]
+        lines = [l for l in lines if l]
+        say({"name": name, "error": lines[-1] if lines else type(exc).__name__})
+    else:
+        say({"name": name, "error": None})
 with open("/proc/self/maps") as maps:
     mapped = sorted({line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6})
-print(json.dumps([path for path in mapped if path.startswith("/")]))
+say({"mapped": [path for path in mapped if path.startswith("/")]})
 """
 
 
@@ -60,6 +84,25 @@ class Pin:
     distribution: str
     version: str
     specifier: str  # what it had to satisfy (every requirement seen on it, combined)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """One module verify imports (or leaves out, saying why), and how its import went."""
+
+    name: str  # dotted module name: "pkg", "pkg.core_cc"
+    # "package" (a folder with __init__), "module" (a .py file), "extension" (an extension module),
+    # "given" (named by --import)
+    kind: str
+    member: str | None  # the file it was found from, as installed in site-packages; None when given
+    # "ok", "failed", "skipped" (not imported: an extension module for another interpreter, or an untagged
+    # .so), "not-run" (the install failed, or the process died before this import)
+    status: str
+    error: str | None = None  # failed: Python's last error line; skipped, not-run: why
+
+    @property
+    def importable(self) -> bool:
+        return self.status != "skipped"
 
 
 @dataclass(frozen=True)
@@ -90,7 +133,8 @@ class VerifyReport:
     wheel: str
     distribution: str
     version: str
-    import_name: str
+    import_name: str  # the first module imported (kept from the time verify imported one module)
+    imports: tuple[ImportResult, ...]  # every module imported, in order, and those left out
     pip_configuration: str  # "isolated" (only the sources given) or "user's"
     sources: tuple[str, ...]  # the pip options naming sources
     lowest: bool
@@ -109,7 +153,7 @@ class _WheelFacts:
     distribution: str
     version: str
     requires_dist: tuple[str, ...]
-    import_name: str
+    imports: tuple[ImportResult, ...]  # status "not-run" (or "skipped")
     manifest: Manifest | None
     needed: frozenset[str]  # DT_NEEDED of the wheel's own ELF files
 
@@ -120,16 +164,21 @@ def verify_wheel(
     *,
     index_url: str | None = None,
     find_links: Sequence[str] = (),
-    import_name: str | None = None,
+    import_names: Sequence[str] = (),
     lowest: bool = False,
+    import_name: str | None = None,
 ) -> VerifyReport:
     """Install ``path`` with its dependencies into a fresh venv, import it, and check the mapped libraries.
 
-    Bad input (not a wheel, no importable package) raises an ``InputError``; an install or import that
-    fails is a problem in the report.
+    ``import_names`` (``--import``, repeatable) replace what is imported by default: every top-level
+    package and module of the wheel and each of its extension modules (:func:`find_imports`), all in one
+    fresh process, one after the other; ``/proc/self/maps`` is read after the last. ``import_name`` is the
+    older spelling of a single name. Bad input (not a wheel, nothing to import) raises an
+    ``InputError``; an install or import that fails is a problem in the report.
     """
     path = Path(path)
-    facts = _read_wheel(path, import_name)
+    names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
+    facts = _read_wheel(path, names)
     pins = lowest_pins(facts.requires_dist, catalog) if lowest else ()
     sources: list[str] = []
     if index_url:
@@ -139,17 +188,21 @@ def verify_wheel(
     for link in find_links:
         sources += ["--find-links", link]
     isolated = bool(sources)
+    to_import = [target.name for target in facts.imports if target.importable]
+    to_import = list(dict.fromkeys(to_import))
 
     def report(
         installed: Sequence[str] = (),
         libraries: Sequence[LoadedLibrary] = (),
         problems: Sequence[VerifyProblem] = (),
+        imports: Sequence[ImportResult] = facts.imports,
     ) -> VerifyReport:
         return VerifyReport(
             wheel=str(path),
             distribution=facts.distribution,
             version=facts.version,
-            import_name=facts.import_name,
+            import_name=to_import[0],
+            imports=tuple(imports),
             pip_configuration="isolated" if isolated else "user's",
             sources=tuple(sources),
             lowest=lowest,
@@ -175,28 +228,106 @@ def verify_wheel(
         installed = _run(argv, cwd=work, timeout=PIP_TIMEOUT)
         if installed.returncode != 0:
             return report(
-                problems=[VerifyProblem("install", f"pip install failed: {_last_error(installed)}")]
+                problems=[VerifyProblem("install", f"pip install failed: {_last_error(installed)}")],
+                imports=[_not_run(target, "the install failed") for target in facts.imports],
             )
         site = _site_packages(python)
         owners, versions = _installed_files(site)
         installed_names = tuple(f"{name}=={version}" for name, version in sorted(versions.items()))
+        # An empty working directory: sys.path[0] is '' with -c, and nothing there may shadow the wheel.
+        (work / "cwd").mkdir()
+        results_file = work / "imports.jsonl"
         probe = _run(
-            [str(python), "-c", _PROBE, facts.import_name], cwd=work, timeout=IMPORT_TIMEOUT, clean=True
+            [str(python), "-c", _PROBE, str(results_file), *to_import],
+            cwd=work / "cwd",
+            timeout=IMPORT_TIMEOUT,
+            clean=True,
         )
-        if probe.returncode != 0:
-            message = f"import {facts.import_name} failed: {_last_error(probe)}"
-            return report(
-                installed_names, problems=[VerifyProblem("import", message), *diagnose(path, catalog)]
-            )
-        try:
-            mapped = [str(p) for p in json.loads(probe.stdout.strip().splitlines()[-1])]
-        except (ValueError, IndexError):
-            message = f"import {facts.import_name}: unreadable probe output {probe.stdout[-200:]!r}"
-            return report(installed_names, problems=[VerifyProblem("import", message)])
-        libraries, problems = _judge(mapped, facts, catalog, owners)
-        if any(problem.kind == "missing" for problem in problems):
+        errors, mapped = _read_probe(results_file)
+        imports, problems = _import_results(facts.imports, errors, mapped is not None, probe)
+        if mapped is None:
+            return report(installed_names, problems=[*problems, *diagnose(path, catalog)], imports=imports)
+        libraries, judged = _judge(mapped, facts, to_import, catalog, owners)
+        if problems:  # a failed import explains a library that is not mapped
+            judged = [problem for problem in judged if problem.kind != "missing"]
+        problems += judged
+        if any(problem.kind in ("import", "missing") for problem in problems):
             problems += diagnose(path, catalog)
-        return report(installed_names, libraries, problems)
+        return report(installed_names, libraries, problems, imports)
+
+
+def _not_run(target: ImportResult, why: str) -> ImportResult:
+    return target if not target.importable else replace(target, status="not-run", error=why)
+
+
+def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | None]:
+    """What the probe wrote: each name it imported -> None (it worked) or Python's last error line; and
+    the mapped paths (None when the probe died before it read them)."""
+    errors: dict[str, str | None] = {}
+    mapped: list[str] | None = None
+    try:
+        lines = results_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get("mapped"), list):
+            mapped = [str(p) for p in record["mapped"]]
+        elif isinstance(record.get("name"), str):
+            error = record.get("error")
+            errors[record["name"]] = None if error is None else str(error)
+    return errors, mapped
+
+
+def _import_results(
+    targets: Sequence[ImportResult],
+    errors: dict[str, str | None],
+    finished: bool,
+    probe: subprocess.CompletedProcess[str],
+) -> tuple[list[ImportResult], list[VerifyProblem]]:
+    """Each target's result, and an "import" problem for each failed import (and for a probe that died)."""
+    problems: list[VerifyProblem] = []
+    died: str | None = None  # the import the process died in
+    if not finished:
+        died = next((t.name for t in targets if t.importable and t.name not in errors), None)
+    crash = _how_it_ended(probe)
+    results: list[ImportResult] = []
+    for target in targets:
+        if not target.importable:
+            results.append(target)
+        elif target.name in errors:
+            error = errors[target.name]
+            results.append(replace(target, status="ok" if error is None else "failed", error=error))
+        elif target.name == died:
+            results.append(replace(target, status="failed", error=crash))
+        else:
+            why = f"the process died importing {died}" if died else "the probe gave no result"
+            results.append(_not_run(target, why))
+    reported: set[str] = set()
+    for result in results:
+        if result.status == "failed" and result.name not in reported:
+            reported.add(result.name)
+            problems.append(VerifyProblem("import", f"import {result.name} failed: {result.error}"))
+    if not finished and died is None:
+        problems.append(VerifyProblem("import", f"the import probe failed: {crash}"))
+    elif finished and probe.returncode != 0:
+        problems.append(VerifyProblem("import", f"python failed after the imports: {crash}"))
+    return results, problems
+
+
+def _how_it_ended(process: subprocess.CompletedProcess[str]) -> str:
+    """Python's last error line, or the signal that killed the process."""
+    if process.returncode < 0 and not (process.stderr or "").strip():
+        try:
+            return f"killed by {signal.Signals(-process.returncode).name}"
+        except ValueError:
+            return f"killed by signal {-process.returncode}"
+    return _last_error(process)
 
 
 def lowest_pins(requires_dist: Sequence[str], catalog: Catalog) -> tuple[Pin, ...]:
@@ -349,7 +480,7 @@ def _why_unresolved(
 # -- the wheel ---------------------------------------------------------------------------------------
 
 
-def _read_wheel(path: Path, import_name: str | None) -> _WheelFacts:
+def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
     with Wheel.open(path) as wheel:
         manifest = None
         manifest_member = f"{wheel.dist_info}/{MANIFEST_NAME}"
@@ -358,10 +489,15 @@ def _read_wheel(path: Path, import_name: str | None) -> _WheelFacts:
                 manifest = Manifest.from_json(wheel.read_member(manifest_member))
             except ManifestError as exc:
                 raise InputError(str(path), f"{manifest_member}: {exc}") from exc
-        name = import_name or _default_import_name(wheel)
-        if not name:
+        if import_names:
+            imports = tuple(ImportResult(name, "given", None, "not-run") for name in import_names)
+        else:
+            imports = find_imports(wheel)
+        if not any(target.importable for target in imports):
+            left_out = [target.member for target in imports if target.member]
+            detail = f" (left out: {', '.join(left_out)})" if left_out else ""
             raise InputError(
-                str(path), "no package or module to import in the wheel", hint="pass --import NAME"
+                str(path), f"no package or module to import in the wheel{detail}", hint="pass --import NAME"
             )
         needed: set[str] = set()
         for member in wheel.members:
@@ -379,27 +515,162 @@ def _read_wheel(path: Path, import_name: str | None) -> _WheelFacts:
             distribution=wheel.distribution,
             version=wheel.version,
             requires_dist=wheel.requires_dist(),
-            import_name=name,
+            imports=imports,
             manifest=manifest,
             needed=frozenset(needed),
         )
 
 
-def _default_import_name(wheel: Wheel) -> str | None:
-    top_level = f"{wheel.dist_info}/top_level.txt"
-    if wheel.has_member(top_level):
-        for line in wheel.read_member(top_level).decode("utf-8", "replace").splitlines():
-            if line.strip() and "/" not in line:
-                return line.strip()
-    names = sorted(wheel.installed_path(m.name) for m in wheel.members if not m.is_dir)
-    for name in names:
-        parts = name.split("/")
-        if len(parts) == 2 and parts[1] == "__init__.py" and parts[0].isidentifier():
-            return parts[0]
-    for name in names:
-        if "/" not in name and name.endswith(".py") and name[:-3].isidentifier():
-            return name[:-3]
-    return None
+# An extension module's ABI tag, ``core_cc.<tag>.so``, for interpreters other than this one too.
+_ABI_TAG = re.compile(r"abi3|cpython-[\w-]+|cp\d+[\w-]*|pypy[\w-]*|graalpy[\w-]*|pyston[\w-]*")
+
+
+@dataclass(frozen=True)
+class _ModuleFile:
+    stem: str  # the module's own name: "core_cc", "__init__"
+    kind: str  # "source" (.py, .pyc), "extension" (.<abi tag>.so), "untagged" (.so)
+    suffix: str  # ".py", ".cpython-311-x86_64-linux-gnu.so", ".so"
+
+
+def _importable_part(part: str) -> bool:
+    """A name an import can spell: no ``*.dist-info``, ``*.data``, ``<pkg>.libs`` or ``__pycache__``."""
+    return part.isidentifier() and not keyword.iskeyword(part) and part != "__pycache__"
+
+
+def _module_file(filename: str) -> _ModuleFile | None:
+    for suffix in (".py", ".pyc"):
+        if filename.endswith(suffix):
+            stem = filename[: -len(suffix)]
+            return _ModuleFile(stem, "source", suffix) if _importable_part(stem) else None
+    if not filename.endswith(".so"):
+        return None
+    stem, dot, tag = filename[: -len(".so")].partition(".")
+    if not _importable_part(stem):
+        return None
+    if not dot:
+        return _ModuleFile(stem, "untagged", ".so")
+    suffix = f".{tag}.so"
+    if suffix in importlib.machinery.EXTENSION_SUFFIXES or _ABI_TAG.fullmatch(tag):
+        return _ModuleFile(stem, "extension", suffix)
+    return None  # libfoo.1.so, a library
+
+
+def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
+    """What verify imports by default, from the wheel's member paths as installed (``top_level.txt`` is
+    not read: it is often absent or wrong), each with status "not-run", or "skipped" and why:
+
+    - every top-level package (a folder with ``__init__``) and module (``.py``); a folder without
+      ``__init__`` is a namespace package, so the packages and modules it holds are imported instead
+      (``ns/inner/__init__.py``: ``ns.inner``), and a folder with no Python at all is left alone;
+      ``*.dist-info``, ``*.data`` (but for purelib and platlib) and ``<pkg>.libs`` are no packages;
+    - each extension module by its dotted name (``pkg/core_cc.cpython-311-x86_64-linux-gnu.so`` and
+      ``pkg/core_cc.abi3.so`` are ``pkg.core_cc``), when this interpreter loads its suffix; one built for
+      another interpreter is "skipped". An untagged ``.so`` that exports ``PyInit_<name>`` is "skipped"
+      too: it may as well be a library that the package loads with ctypes.
+
+    Sorted by dotted name, packages before what they hold; each importable name once.
+    """
+    members: dict[str, str] = {}  # installed path -> archive member
+    for member in wheel.members:
+        if not member.is_dir:
+            members.setdefault(wheel.installed_path(member.name), member.name)
+    found = [*_InstalledTree(members).packages_and_modules(), *_extension_modules(wheel, members)]
+    found.sort(key=lambda target: (target.name.split("."), not target.importable))
+    seen: set[str] = set()
+    imports: list[ImportResult] = []
+    for target in found:
+        if target.importable:
+            if target.name in seen:
+                continue
+            seen.add(target.name)
+        imports.append(target)
+    return tuple(imports)
+
+
+class _InstalledTree:
+    """The folders and files a wheel installs into site-packages."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.folders: dict[str, set[str]] = {}  # folder ("" is site-packages) -> the folders in it
+        self.files: dict[str, set[str]] = {}  # folder -> the files in it
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(len(parts) - 1):
+                self.folders.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+            self.files.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
+
+    def packages_and_modules(self, folder: str = "", prefix: str = "") -> list[ImportResult]:
+        """The packages and modules in ``folder`` (site-packages, or a namespace package), and those of
+        the namespace packages in it."""
+        found: list[ImportResult] = []
+        for filename in sorted(self.files.get(folder, set())):
+            module = _module_file(filename)
+            if module is not None and module.kind == "source" and module.stem != "__init__":
+                where = posixpath.join(folder, filename)
+                found.append(ImportResult(prefix + module.stem, "module", where, "not-run"))
+        for child in sorted(self.folders.get(folder, set())):
+            if not _importable_part(child):
+                continue
+            path = posixpath.join(folder, child)
+            init = self._package_init(path)
+            if init is not None:
+                found.append(ImportResult(prefix + child, "package", f"{path}/{init}", "not-run"))
+            else:
+                found += self.packages_and_modules(path, f"{prefix}{child}.")
+        return found
+
+    def _package_init(self, folder: str) -> str | None:
+        """The ``__init__`` file that makes ``folder`` a regular package for this interpreter."""
+        names = self.files.get(folder, set())
+        suffixes = importlib.machinery.EXTENSION_SUFFIXES
+        for candidate in ("__init__.py", "__init__.pyc", *(f"__init__{suffix}" for suffix in suffixes)):
+            if candidate in names:
+                return candidate
+        return None
+
+
+def _extension_modules(wheel: Wheel, members: dict[str, str]) -> list[ImportResult]:
+    """Each extension module by its dotted name, "skipped" where this interpreter cannot load it or it
+    is an untagged ``.so``."""
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    loads = ", ".join(suffix for suffix in suffixes if suffix != ".so")
+    found: list[ImportResult] = []
+    for installed in sorted(members):
+        folder, _, filename = installed.rpartition("/")
+        module = _module_file(filename)
+        parts = folder.split("/") if folder else []
+        if module is None or module.kind == "source" or not all(_importable_part(p) for p in parts):
+            continue
+        name = ".".join(parts if module.stem == "__init__" else [*parts, module.stem])
+        if not name:
+            continue
+        own = name.rpartition(".")[2]
+        if module.kind == "extension" and module.suffix in suffixes:
+            found.append(ImportResult(name, "extension", installed, "not-run"))
+        elif module.kind == "extension":
+            why = f"built for another Python ({module.suffix}; this one loads {loads})"
+            found.append(ImportResult(name, "extension", installed, "skipped", why))
+        elif _exports_init(wheel, members[installed], own):
+            why = (
+                f"an untagged .so: an extension module or a library loaded with ctypes (it exports "
+                f"PyInit_{own}); --import {name} imports it"
+            )
+            found.append(ImportResult(name, "extension", installed, "skipped", why))
+    return found
+
+
+def _exports_init(wheel: Wheel, member: str, name: str) -> bool:
+    """Whether the ELF file ``member`` exports ``PyInit_<name>``, as an extension module does."""
+    pattern = re.compile(b"PyInit_" + re.escape(name.encode()) + rb"\Z")
+    try:
+        with wheel.seekable_member(member) as stream:
+            if not is_elf(stream.read(4)):
+                return False
+            stream.seek(0)
+            facts = read_elf(stream, path=member, symbols=False)
+            return bool(scan_symbols(stream, facts, pattern=pattern, table=".dynsym", path=member))
+    except SlimwheelError:
+        return False
 
 
 # -- running ----------------------------------------------------------------------------------------
@@ -459,7 +730,11 @@ def _installed_files(site: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _judge(
-    mapped: Sequence[str], facts: _WheelFacts, catalog: Catalog, owners: dict[str, str]
+    mapped: Sequence[str],
+    facts: _WheelFacts,
+    imported: Sequence[str],
+    catalog: Catalog,
+    owners: dict[str, str],
 ) -> tuple[list[LoadedLibrary], list[VerifyProblem]]:
     manifest_libraries = facts.manifest.libraries if facts.manifest else ()
     by_name = {library.name: library for library in manifest_libraries}
@@ -515,7 +790,7 @@ def _judge(
     for name, soname in wanted.items():
         if name not in paths_by_name:
             problems.append(
-                VerifyProblem("missing", f"{soname} is not mapped after import {facts.import_name}")
+                VerifyProblem("missing", f"{soname} is not mapped after import {', '.join(imported)}")
             )
     return libraries, problems
 

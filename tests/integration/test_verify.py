@@ -17,6 +17,7 @@ from slimwheel.cli import main
 from slimwheel.verify import diagnose
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import patchelf
+from tests.support.extensions import EXTENSION_SUFFIX, OTHER_PYTHON_SUFFIX, build_extension_module
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
@@ -325,3 +326,164 @@ def test_text_file_named_whl_is_bad_input(
     assert len(captured.err.strip().splitlines()) == 1
     assert main(["verify", str(tmp_path / "missing-1.0-py3-none-any.whl")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+# -- what verify imports -------------------------------------------------------------------------------
+
+CUDSS_CU13 = ("nvidia-cudss-cu13>=1.0.0.35,<2",)
+
+
+def _core_cc_wheel(
+    zoo: ElfZoo,
+    directory: Path,
+    *,
+    rpath: str | None = "$ORIGIN/../nvidia/cu13/lib",
+    top_level: bytes | None = None,
+) -> Path:
+    """``pkgcc``: package ``pkg`` (an empty ``__init__.py``) holding the real extension module
+    ``pkg/core_cc.<this Python's suffix>.so``, which needs cuDSS, and a build of it for another Python."""
+    directory.mkdir(parents=True, exist_ok=True)
+    extension = build_extension_module(
+        directory / "build" / f"core_cc{EXTENSION_SUFFIX}",
+        "core_cc",
+        link=[zoo.libcudss],
+        rpath=rpath,
+        rpath_link=[zoo.libcublas.parent],
+    ).read_bytes()
+    files = {
+        "pkg/__init__.py": b"",
+        f"pkg/core_cc{EXTENSION_SUFFIX}": extension,
+        f"pkg/core_cc{OTHER_PYTHON_SUFFIX}": extension,
+    }
+    if top_level is not None:
+        files["pkgcc-1.0.dist-info/top_level.txt"] = top_level
+    return make_wheel(directory, "pkgcc", "1.0", files, tag=SOLVER_TAG, requires=CUDSS_CU13)
+
+
+def _imports(document: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(entry["name"], entry["kind"], entry["status"]) for entry in document["imports"]]
+
+
+@pytest.mark.parametrize("top_level", [None, b"core_cc\n"], ids=["no-top-level", "wrong-top-level"])
+def test_extension_module_in_a_package_is_imported_by_its_dotted_name(
+    top_level: bytes | None,
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wheel = _core_cc_wheel(elf_zoo, tmp_path / "wheel", top_level=top_level)
+    server = index_server(providers.directory)
+    sources = ["--index-url", server.simple_url, "--catalog", str(own_catalog)]
+
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 0, document["problems"]
+    assert document["import_name"] == "pkg"
+    assert _imports(document) == [
+        ("pkg", "package", "ok"),
+        ("pkg.core_cc", "extension", "ok"),
+        ("pkg.core_cc", "extension", "skipped"),  # the build for another Python
+    ]
+    assert [entry["member"] for entry in document["imports"]] == [
+        "pkg/__init__.py",
+        f"pkg/core_cc{EXTENSION_SUFFIX}",
+        f"pkg/core_cc{OTHER_PYTHON_SUFFIX}",
+    ]
+    assert document["imports"][0]["error"] is None
+    assert OTHER_PYTHON_SUFFIX in document["imports"][2]["error"]
+    # Only the extension module loads cuDSS: its being mapped proves pkg.core_cc was imported.
+    (cudss,) = [lib for lib in document["libraries"] if lib["name"] == "cudss"]
+    assert cudss["distribution"] == "nvidia-cudss-cu13"
+    assert cudss["ok"] is True
+
+    # The text output lists each import.
+    assert main(["verify", str(wheel), *sources]) == 0
+    printed = capsys.readouterr().out
+    assert "pkg.core_cc" in printed
+    assert "passes" in printed
+
+
+def test_each_import_failure_is_reported_with_its_module(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # No RPATH: the package imports, its extension module cannot find cuDSS.
+    wheel = _core_cc_wheel(elf_zoo, tmp_path / "wheel", rpath=None)
+    server = index_server(providers.directory)
+    code, document = _verify(
+        capsys, str(wheel), "--index-url", server.simple_url, "--catalog", str(own_catalog)
+    )
+    assert code == 1
+    assert _imports(document) == [
+        ("pkg", "package", "ok"),
+        ("pkg.core_cc", "extension", "failed"),
+        ("pkg.core_cc", "extension", "skipped"),
+    ]
+    failed = document["imports"][1]
+    assert failed["error"].endswith(
+        "libcudss.so.1: cannot open shared object file: No such file or directory"
+    )
+    assert [p["kind"] for p in document["problems"]] == ["import", "unresolved", "unresolved"]
+    message = document["problems"][0]["message"]
+    assert message.startswith("import pkg.core_cc failed: ")
+    assert message.endswith(failed["error"])
+    # Both builds need cuDSS, and neither reaches it.
+    assert sorted(_problems(document, "unresolved")) == [
+        f"pkg/core_cc{suffix} needs libcudss.so.1: Requires-Dist brings in nvidia-cudss-cu13 but "
+        "no RPATH reaches nvidia/cu13/lib; run `slimwheel repair`"
+        for suffix in sorted((EXTENSION_SUFFIX, OTHER_PYTHON_SUFFIX))
+    ]
+
+
+def test_every_top_level_package_and_module_is_imported(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    files = {
+        "alpha/__init__.py": b"",
+        "alpha/sub.py": b"raise RuntimeError('submodules are not imported')\n",
+        "beta/__init__.py": b"raise RuntimeError('beta is broken')\n",
+        "gamma.py": b"VALUE = 1\n",
+        "ns/inner/__init__.py": b"",  # a namespace package: its regular package is imported
+        "docs/readme.txt": b"no Python here\n",  # a folder without Python: nothing to import
+        "alpha.libs/libhelper.so.1": b"not imported\n",
+        "twin-1.0.data/scripts/twin-tool": b"#!python\nprint('hi')\n",
+    }
+    wheel = make_wheel(tmp_path, "twin", "1.0", files, tag="py3-none-any")
+    sources = ["--find-links", str(links), "--catalog", str(own_catalog)]
+
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 1
+    assert document["import_name"] == "alpha"
+    assert _imports(document) == [
+        ("alpha", "package", "ok"),
+        ("beta", "package", "failed"),
+        ("gamma", "module", "ok"),
+        ("ns.inner", "package", "ok"),
+    ]
+    assert document["imports"][1]["error"] == "RuntimeError: beta is broken"
+    assert document["problems"] == [
+        {
+            "kind": "import",
+            "message": "import beta failed: RuntimeError: beta is broken",
+            "member": None,
+            "soname": None,
+        }
+    ]
+    assert main(["verify", str(wheel), *sources]) == 1
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "import beta failed: RuntimeError: beta is broken" in printed
+
+    # --import is repeatable, and the names given replace the default set.
+    code, document = _verify(capsys, str(wheel), *sources, "--import", "gamma", "--import", "alpha")
+    assert code == 0, document["problems"]
+    assert document["import_name"] == "gamma"
+    assert _imports(document) == [("gamma", "given", "ok"), ("alpha", "given", "ok")]
+    assert [entry["member"] for entry in document["imports"]] == [None, None]

@@ -124,6 +124,7 @@ def confirm_report(report: WheelReport, catalog: Catalog, source: BuildIdSource)
             official_path=match.library.path,
             candidates=1,
             evidence="build-id",
+            soname=match.library.soname,
         )
         confirmed.append(dataclasses.replace(copy, identified=identified))
     return dataclasses.replace(report, vendored=tuple(confirmed))

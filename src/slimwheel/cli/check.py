@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args, print_wheel_reports
+from slimwheel.cli._index import add_index_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -14,10 +15,11 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from slimwheel.check import CheckReport, Lookup
+    from slimwheel.index.config import IndexSettings
 
 HELP = (
-    "simulate installing a wheel with the NVIDIA wheels it requires and say where the dynamic loader "
-    "finds each DT_NEEDED, for every version its Requires-Dist allows"
+    "simulate installing a wheel with the NVIDIA wheels and other distributions it requires and say "
+    "where the dynamic loader finds each DT_NEEDED, for every version its Requires-Dist allows"
 )
 
 
@@ -39,21 +41,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="P",
         help="the target (default: from the wheel's platform tags), e.g. manylinux_aarch64",
     )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="ask no index for the files of non-NVIDIA requirements (torch...): use slimwheel's cache only; "
+        "what is not cached stays unresolved",
+    )
+    parser.add_argument(
+        "--preloaded",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="a required distribution whose libraries are loaded before this wheel's (torch, when the "
+        "package imports torch first): a soname it ships counts as found, with a warning; repeatable",
+    )
     add_catalog_argument(parser)
+    add_index_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.check import check_wheel
+    from slimwheel.index.cache import Cache
+    from slimwheel.index.dist_files import IndexDistFiles
     from slimwheel.platforms import parse_platform
     from slimwheel.sources import open_source
 
     platform = parse_platform(args.platform) if args.platform else None
     catalog = load_catalog_from_args(args)
     reports = []
-    for path in args.wheels:
-        with open_source(path) as source:
-            reports.append(check_wheel(source, catalog, cuda_major=args.cuda, platform=platform))
+    # The index is resolved, and asked, only when a wheel needs a library that only a non-NVIDIA
+    # requirement can provide.
+    with IndexDistFiles(
+        lambda: _index_settings(args), cache=Cache.default(), offline=args.offline, refresh=args.refresh
+    ) as dist_files:
+        for path in args.wheels:
+            with open_source(path) as source:
+                reports.append(
+                    check_wheel(
+                        source,
+                        catalog,
+                        cuda_major=args.cuda,
+                        platform=platform,
+                        dist_files=dist_files,
+                        preloaded=args.preloaded,
+                    )
+                )
     return print_wheel_reports("check", catalog, reports, _render, as_json=args.json)
+
+
+def _index_settings(args: argparse.Namespace) -> IndexSettings:
+    from slimwheel.index.config import resolve_index_settings
+
+    return resolve_index_settings(
+        index_url=args.index_url,
+        extra_index_urls=tuple(args.extra_index_url),
+        find_links=tuple(args.find_links),
+        no_index=args.no_index,
+        isolated=args.isolated,
+    )
 
 
 def _render(report: CheckReport) -> None:
@@ -71,6 +116,8 @@ def _render(report: CheckReport) -> None:
     )
     if report.requirements:
         out.print(_requirements_table(report))
+    if report.requirement_files:
+        out.print(_requirement_files_table(report))
     files = Table(title="DT_NEEDED lookups", title_justify="left")
     for column in ("file", "needs", "found", "rpath / runpath"):
         files.add_column(column, overflow="fold")
@@ -134,6 +181,28 @@ def _requirements_table(report: CheckReport) -> Table:
     return table
 
 
+def _requirement_files_table(report: CheckReport) -> Table:
+    """The other requirements whose library files were looked up on the index."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="Other requirements, their library files read from the index", title_justify="left")
+    for column in ("requirement", "versions read (of those allowed here)", "library files"):
+        table.add_column(column, overflow="fold")
+    for answer in report.requirement_files:
+        if answer.problem is not None:
+            table.add_row(escape(answer.requirement), f"[yellow]{escape(answer.problem)}[/yellow]", "")
+            continue
+        read = ", ".join(release.version for release in answer.releases)
+        counts = ", ".join(str(len(release.files)) for release in answer.releases)
+        table.add_row(
+            escape(answer.requirement),
+            escape(f"{read} (of {_versions_text(answer.allowed)})"),
+            escape(counts),
+        )
+    return table
+
+
 def _versions_text(versions: Sequence[str]) -> str:
     if len(versions) <= 4:
         return ", ".join(versions)
@@ -149,9 +218,15 @@ def _lookup_text(lookup: Lookup, *, with_versions: bool) -> str:
         text = "[red]not found[/red]"
     elif lookup.path is not None:
         owner = f" {lookup.distribution}" if lookup.distribution else " this wheel"
+        if lookup.resolution is Resolution.REQUIREMENT and lookup.versions:
+            # Only some of a requirement's versions were read: always say which ("requirement: torch 2.5.1").
+            owner += " " + _versions_text([pin.version for pin in lookup.versions])
+            with_versions = False
         text = f"{escape(lookup.path)} ({lookup.resolution.value}:{escape(owner)})"
         if lookup.found_by is not None:
             text += f" via {lookup.found_by.tag.value} {escape(lookup.found_by.entry)}"
+        elif lookup.resolution is Resolution.REQUIREMENT:
+            text += " [yellow]only if loaded first[/yellow]"
     else:
         text = lookup.resolution.value
     if with_versions and lookup.versions:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import posixpath
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,10 +13,8 @@ from slimwheel.cli._common import add_catalog_argument, console, human_size, loa
 from slimwheel.errors import UsageError
 
 if TYPE_CHECKING:
-    from slimwheel.catalog.model import Catalog
-    from slimwheel.repair import EmbeddedLoader, RepairOptions, RepairPlan
-    from slimwheel.repair.environment import BuildEnvironment
-    from slimwheel.wheel import Wheel
+    from slimwheel.repair import EmbeddedLoader
+    from slimwheel.repair.pipeline import RepairOutcome, RepairRefusedError
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
 
@@ -79,6 +76,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "libraries, so it needs no slimwheel at run time (default: the packages whose extension modules "
         "need them; --embed-loader=PKG[,PKG] names them)",
     )
+    parser.add_argument(
+        "--allow-broken",
+        action="store_true",
+        help="write the wheel even when check finds errors repair introduced (exit status stays 1)",
+    )
+    parser.add_argument(
+        "--keep-extras-optional",
+        action="store_true",
+        help="a provider the wheel requires only under an extra stays optional (for packages that "
+        "dlopen NVIDIA libraries on demand); by default repair adds it as a hard requirement",
+    )
     add_catalog_argument(parser)
 
 
@@ -120,6 +128,7 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.repair import RepairOptions, VersionPolicy
     from slimwheel.repair.environment import BuildEnvironment
+    from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
     from slimwheel.report import dump_report
 
     catalog = load_catalog_from_args(args)
@@ -131,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         exclude=frozenset(args.exclude),
         use_runpath=args.runpath,
         force=args.force,
+        keep_extras_optional=args.keep_extras_optional,
     )
     if args.isolated_environment:
         environment = None
@@ -138,91 +148,92 @@ def run(args: argparse.Namespace) -> int:
         environment = BuildEnvironment.of_interpreter(args.build_python)
     else:
         environment = BuildEnvironment()
-    embed = None if args.embed_loader is None else tuple(args.embed_loader)
+    if not args.dry_run:
+        prepare_output_dir(args.wheel_dir)  # an unusable -w fails before any work
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="slimwheel-auditwheel-") as scratch:
-        for index, original in enumerate(args.wheels):
-            scratch_dir = Path(scratch) / str(index)
-            results.append(
-                _repair_one(
-                    original,
-                    scratch_dir,
-                    args=args,
-                    catalog=catalog,
-                    options=options,
-                    environment=environment,
-                    embed=embed,
-                )
+    failed = False
+    for original in args.wheels:
+        try:
+            outcome = repair_wheel(
+                original,
+                args.wheel_dir,
+                catalog,
+                options=options,
+                environment=environment,
+                embed=args.embed_loader,
+                dry_run=args.dry_run,
+                use_auditwheel=not args.no_auditwheel,
+                plat=args.plat,
+                allow_broken=args.allow_broken,
             )
+        except RepairRefusedError as refused:
+            failed = True
+            outcome = refused.outcome
+            if not args.json:
+                _render(outcome)
+            _say_refused(refused)
+        else:
+            failed = failed or not outcome.ok
+            if not args.json:
+                _render(outcome)
+            _say_check(outcome)
+        results.append(_outcome_json(outcome))
     if args.json:
         print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
-    return 0
+    return 1 if failed else 0
 
 
-def _repair_one(
-    original: Path,
-    scratch: Path,
-    *,
-    args: argparse.Namespace,
-    catalog: Catalog,
-    options: RepairOptions,
-    environment: BuildEnvironment | None,
-    embed: tuple[str, ...] | None,
-) -> dict[str, Any]:
-    from slimwheel.analysis import analyse_wheel
-    from slimwheel.repair import plan_repair
-    from slimwheel.repair.apply import apply_plan
-    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
-    from slimwheel.repair.embed import embed_request, is_loader_file
-    from slimwheel.wheel import Wheel
-
-    path = original
-    excluded: tuple[str, ...] = ()
-    with Wheel.open(path) as wheel:
-        report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
-    if needs_auditwheel(report) and not args.no_auditwheel and not args.dry_run:
-        excluded = nvidia_sonames_to_exclude(report)
-        path = run_auditwheel(path, scratch, excluded, plat=args.plat)
-    with Wheel.open(path) as wheel:
-        if path != original:
-            report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
-        python_sources = {
-            m.name: wheel.read_member(m.name)
-            for m in wheel.members
-            if m.name.endswith(".py") and m.file_size < 1 << 20 and not is_loader_file(m.name)
-        }
-        plan = plan_repair(
-            report,
-            catalog,
-            requires_dist=wheel.requires_dist(),
-            dist_info=wheel.dist_info,
-            python_sources=python_sources,
-            options=options,
-            environment=environment,
-            embed=None if embed is None else embed_request(wheel, embed),
-        )
-    output = None if args.dry_run else apply_plan(path, plan, args.wheel_dir)
-    if not args.json:
-        _render(plan, original, output, excluded)
+def _outcome_json(outcome: RepairOutcome) -> dict[str, Any]:
+    audited = outcome.auditwheel_output
     return {
-        "input": str(original),
-        "auditwheel": {"excluded": list(excluded), "output": path.name} if path != original else None,
-        "output": str(output) if output else None,
-        "size_before": original.stat().st_size,
-        "size_after": output.stat().st_size if output else None,
-        "plan": plan,
+        "input": str(outcome.input),
+        "auditwheel": {"excluded": list(outcome.auditwheel_excluded), "output": audited} if audited else None,
+        "output": str(outcome.output) if outcome.output else None,
+        "size_before": outcome.size_before,
+        "size_after": outcome.size_after,
+        "plan": outcome.plan,
+        "check": outcome.check,
     }
 
 
-def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:
-    """Copies repair will drop need not be read: inflating them is most of the work otherwise."""
-    from slimwheel.analysis import named_like_copies
+def _say_refused(refused: RepairRefusedError) -> None:
+    name = refused.outcome.input.name
+    print(
+        f"slimwheel repair: error: {name}: not written: the repaired wheel would fail check "
+        f"(--allow-broken writes it anyway):",
+        file=sys.stderr,
+    )
+    for problem in refused.problems:
+        print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
 
-    return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
+
+def _say_check(outcome: RepairOutcome) -> None:
+    check = outcome.check
+    if not check.ran or check.passes:
+        return
+    name = outcome.output.name if outcome.output else outcome.input.name
+    if check.allowed_broken:
+        print(
+            f"slimwheel repair: error: {name}: written with --allow-broken although it fails check "
+            f"with {len(check.introduced)} errors repair introduced:",
+            file=sys.stderr,
+        )
+        for problem in check.introduced:
+            print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
+    if check.inherited:
+        print(
+            f"slimwheel repair: error: {name}: still fails check with {len(check.inherited)} errors "
+            "the input had too:",
+            file=sys.stderr,
+        )
+        for problem in check.inherited:
+            print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
 
 
-def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[str, ...]) -> None:
+def _render(outcome: RepairOutcome) -> None:
+    plan, path, output, excluded = outcome.plan, outcome.input, outcome.output, outcome.auditwheel_excluded
     out = console()
+    refused = outcome.check.ran and outcome.output is None
     verb = "would" if output is None else "did"
     out.print(f"[bold]{path.name}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
     if excluded:
@@ -243,6 +254,8 @@ def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[s
         )
     for line in plan.kept_requirements:
         out.print(f"  kept      Requires-Dist: {line}")
+    for line in plan.made_hard:
+        out.print(f"  [yellow]made hard[/yellow] {line}")
     out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
     for loader in plan.embedded:
         _render_embedded(loader, verb)
@@ -251,8 +264,22 @@ def _render(plan: RepairPlan, path: Path, output: Path | None, excluded: tuple[s
     for line in plan.warnings:
         print(f"slimwheel repair: warning: {line}", file=sys.stderr)
     if output is not None:
-        before, after = path.stat().st_size, output.stat().st_size
-        out.print(f"  wrote {output}: {human_size(after)} (was {human_size(before)})")
+        out.print(
+            f"  wrote {output}: {human_size(outcome.size_after)} (was {human_size(outcome.size_before)})"
+        )
+        _render_check(outcome)
+    elif refused:
+        out.print(
+            f"  [red]not written[/red]: check finds {len(outcome.check.introduced)} errors repair introduced"
+        )
+
+
+def _render_check(outcome: RepairOutcome) -> None:
+    check = outcome.check
+    if check.passes:
+        console().print(f"  [green]check passes[/green] ({check.warnings} warnings)")
+    else:
+        console().print(f"  [red]check fails[/red]: {check.errors} errors, {check.warnings} warnings")
 
 
 def _render_embedded(loader: EmbeddedLoader, verb: str) -> None:

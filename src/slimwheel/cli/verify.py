@@ -1,5 +1,5 @@
-"""``slimwheel verify WHEEL``: install it into a fresh venv, import it, and say where each NVIDIA library
-was mapped from."""
+"""``slimwheel verify WHEEL``: install it into a fresh venv, import what it contains, and say where each
+NVIDIA library was mapped from."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from slimwheel.verify import VerifyReport
 
 HELP = (
-    "install a wheel with its dependencies into a fresh venv, import it in a fresh process, and check "
+    "install a wheel with its dependencies into a fresh venv, import its packages and extension modules in "
+    "a fresh process, and check "
     "that each NVIDIA library was mapped once, from its provider's wheel"
 )
 
@@ -35,10 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--import",
-        dest="import_name",
-        default=None,
+        dest="import_names",
+        action="append",
+        default=[],
         metavar="NAME",
-        help="the module to import (default: the wheel's top-level package)",
+        help="a module to import; repeatable; the names given replace the default: every top-level "
+        "package and module of the wheel and each extension module this Python can load, by its dotted name",
     )
     parser.add_argument(
         "--lowest",
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         catalog,
         index_url=args.index_url,
         find_links=tuple(args.find_links),
-        import_name=args.import_name,
+        import_names=tuple(args.import_names),
         lowest=args.lowest,
     )
     if args.json:
@@ -79,17 +82,34 @@ def _fields(report: VerifyReport) -> dict[str, object]:
     return document
 
 
+_IMPORT_COLOURS = {"ok": "green", "failed": "red", "skipped": "yellow", "not-run": "red"}
+
+
 def _render(report: VerifyReport) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     out = console()
+    imported = ", ".join(dict.fromkeys(i.name for i in report.imports if i.status != "skipped"))
     out.print(
-        f"[bold]{escape(report.wheel)}[/bold]  import {escape(report.import_name)}  "
+        f"[bold]{escape(report.wheel)}[/bold]  import {escape(imported)}  "
         f"(pip configuration: {report.pip_configuration})"
     )
     if report.pins:
         out.print("lowest pins: " + escape(", ".join(f"{p.distribution}=={p.version}" for p in report.pins)))
+    if report.imports:
+        table = Table(title="imports", title_justify="left")
+        for column in ("module", "from", "result"):
+            table.add_column(column, overflow="fold")
+        for result in report.imports:
+            colour = _IMPORT_COLOURS.get(result.status, "")
+            status = f"[{colour}]{result.status}[/{colour}]" if colour else result.status
+            table.add_row(
+                escape(result.name),
+                escape(result.member or "--import"),
+                status + (f": {escape(result.error)}" if result.error else ""),
+            )
+        out.print(table)
     if report.libraries:
         table = Table(title="NVIDIA libraries mapped", title_justify="left")
         for column in ("library", "path", "distribution", "expected"):

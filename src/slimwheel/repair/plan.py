@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from slimwheel._version import __version__
 from slimwheel.analysis import (
+    Confidence,
     ElfReport,
     FindingKind,
     Resolution,
@@ -38,6 +39,7 @@ from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import BuildEnvironment
 from slimwheel.repair.errors import RepairError
+from slimwheel.requirements import RequirementScope, WheelRequirement, read_requirements
 
 __all__ = [
     "AddedRequirement",
@@ -68,6 +70,7 @@ class RepairOptions:
     exclude: frozenset[str] = frozenset()
     use_runpath: bool = False
     force: bool = False  # also rewrite what is unsafe: copies loaded by path, a bundled driver
+    keep_extras_optional: bool = False  # a provider required only under an extra stays optional
 
     def wants(self, name: str) -> bool:
         """``--only`` / ``--exclude`` by library name."""
@@ -108,6 +111,7 @@ class RepairPlan:
     edits: tuple[ElfEdit, ...]
     requirements: tuple[AddedRequirement, ...]
     kept_requirements: tuple[str, ...]  # existing Requires-Dist lines naming a provider, respected
+    made_hard: tuple[str, ...]  # providers the wheel required only under an extra, now always (why)
     manifest: Manifest
     manifest_path: str
     warnings: tuple[str, ...]
@@ -170,36 +174,114 @@ def _needs(report: WheelReport, dropped: set[str]) -> dict[str, _Need]:
     return needs
 
 
+def _majors_providing(catalog: Catalog, soname: str, platform: Platform) -> set[int]:
+    return {
+        p.release.cuda_major
+        for p in catalog.providers(soname=soname, platform=platform)
+        if p.release.cuda_major is not None
+    }
+
+
 def _choose_major(
-    needs: Mapping[str, _Need], catalog: Catalog, platform: Platform, options: RepairOptions
+    needs: Mapping[str, _Need],
+    catalog: Catalog,
+    platform: Platform,
+    options: RepairOptions,
+    required: set[int],
 ) -> int | None:
+    """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs.
+
+    Sonames no NVIDIA wheel ships at all (CUDA 10's ``libcudart.so.10.2``) say nothing: their copies
+    stay. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them.
+    """
+    by_soname = {s: _majors_providing(catalog, s, platform) for s in needs if not is_driver_library(s)}
+    by_soname = {s: majors for s, majors in by_soname.items() if majors}
     if options.cuda_major is not None:
-        return options.cuda_major
+        major = options.cuda_major
+        contradicted = sorted(s for s, majors in by_soname.items() if major not in majors)
+        if contradicted and not options.force:
+            built_for = sorted(set.union(*(by_soname[s] for s in contradicted)))
+            listed = " or ".join(f"CUDA {m}" for m in built_for)
+            raise RepairError(
+                f"--cuda {major} does not fit the wheel: no CUDA {major} wheel ships "
+                f"{', '.join(contradicted)} (only {listed} wheels do)",
+                hint=f"pass --cuda {built_for[-1]} or leave --cuda out; --force keeps those copies instead",
+            )
+        return major
     possible: set[int] | None = None
-    for soname in needs:
-        majors = {
-            p.release.cuda_major
-            for p in catalog.providers(soname=soname, platform=platform)
-            if p.release.cuda_major is not None
-        }
-        possible = majors if possible is None else possible & majors
+    for majors in by_soname.values():
+        possible = set(majors) if possible is None else possible & majors
     if not possible:
         return None
     if len(possible) == 1:
         return next(iter(possible))
+    if len(required & possible) == 1:  # the wheel's own requirements name the major
+        return next(iter(required & possible))
     identified = {
         copy.identified.cuda_major
         for need in needs.values()
         for copy in need.copies
-        if copy.identified and copy.identified.cuda_major is not None
+        if copy.identified
+        and copy.identified.cuda_major is not None
+        and copy.identified.confidence in (Confidence.EXACT, Confidence.BY_NAME)  # a soname tells no major
     }
     if len(identified) == 1 and identified <= possible:
         return next(iter(identified))
     listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
     raise RepairError(
-        f"both {listed} wheels provide {', '.join(sorted(needs))}",
+        f"both {listed} wheels provide {', '.join(sorted(by_soname))}",
         hint="pass --cuda with the major the wheel was built for",
     )
+
+
+def _optional_only(existing: Sequence[WheelRequirement]) -> frozenset[str]:
+    """Distributions the wheel requires only under an extra."""
+    always = {w.name for w in existing if w.scope is RequirementScope.ALWAYS}
+    return frozenset(w.name for w in existing if w.scope is RequirementScope.EXTRA and w.name not in always)
+
+
+def _majors_required(catalog: Catalog, existing: Sequence[WheelRequirement]) -> set[int]:
+    """The CUDA majors of the NVIDIA releases the wheel's own requirements admit: the wheel's word."""
+    majors: set[int] = set()
+    for wheel_requirement in existing:
+        if wheel_requirement.scope is RequirementScope.NEVER:
+            continue
+        for release in catalog.releases_of(wheel_requirement.name):
+            if release.cuda_major is not None and wheel_requirement.requirement.specifier.contains(
+                release.version, prereleases=True
+            ):
+                majors.add(release.cuda_major)
+    return majors
+
+
+def _keep_copies(
+    report: WheelReport,
+    catalog: Catalog,
+    *,
+    platform: Platform,
+    major: int | None,
+    optional: frozenset[str],
+    draft: _Draft,
+) -> None:
+    """A copy goes only when an NVIDIA wheel for ``major`` ships its exact soname: no wheel ever
+    shipped CUDA 10's ``libcudart.so.10.2``, and dropping it would leave the extension nothing to load.
+    Copies whose provider the wheel requires only under an extra stay with ``--keep-extras-optional``."""
+    for copy in report.vendored:
+        if copy.path not in draft.drop:
+            continue
+        providers = catalog.providers(soname=copy.original_soname, cuda_major=major, platform=platform)
+        if not providers:
+            draft.drop.discard(copy.path)
+            cuda = f"CUDA {major}" if major is not None else "any CUDA major"
+            draft.left_alone.append(
+                f"{copy.path}: kept: no NVIDIA wheel ships {copy.original_soname} for {cuda} on {platform}"
+            )
+        elif providers[0].distribution in optional:
+            draft.drop.discard(copy.path)
+            draft.left_alone.append(
+                f"{copy.path}: kept: the wheel requires {providers[0].distribution} only under an extra "
+                "(--keep-extras-optional)"
+            )
 
 
 def _provider(catalog: Catalog, soname: str, major: int | None, platform: Platform) -> LibraryProvider | None:
@@ -227,16 +309,50 @@ class _Context:
     environment: BuildEnvironment | None
 
 
+def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
+    """The version the wheel's own requirement on ``distribution`` names: an ``==`` pin (True), else
+    the lower bound of its range (False). Requirements always installed speak before extra-gated ones."""
+    mine = sorted(
+        (w for w in existing if w.name == distribution and w.scope is not RequirementScope.NEVER),
+        key=lambda w: w.scope is not RequirementScope.ALWAYS,
+    )
+    for wanted in (("==", "==="), (">=", "~=")):
+        for requirement in mine:
+            for spec in requirement.requirement.specifier:
+                if spec.operator in wanted and "*" not in spec.version and _is_version(spec.version):
+                    return spec.version, spec.operator in ("==", "===")
+    return None
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
 def _linked_version(
-    name: str, need: _Need, provider: LibraryProvider, context: _Context, warnings: list[str]
+    name: str,
+    need: _Need,
+    provider: LibraryProvider,
+    context: _Context,
+    *,
+    existing: Sequence[WheelRequirement],
+    warnings: list[str],
 ) -> tuple[str, str]:
     catalog, platform, environment = context.catalog, context.platform, context.environment
     # An explicit flag wins: the user knows what they linked against.
     if name in context.options.linked_versions:
         return context.options.linked_versions[name], "--linked-version"
+    pinned = _wheel_pin(provider.distribution, existing)
+    if pinned and pinned[1]:
+        return pinned[0], "the wheel's Requires-Dist"
     installed = environment.installed_version(provider.distribution) if environment else None
     if installed and environment:
         return installed, f"installed ({environment.description})"
+    if pinned:
+        return pinned[0], "the lower bound of the wheel's Requires-Dist"
     for copy in need.copies:
         found = copy.identified
         if found and canonicalize_name(found.distribution) == provider.distribution:
@@ -249,33 +365,36 @@ def _linked_version(
     return first, "first release"
 
 
-def _specifier(
-    catalog: Catalog, provider: LibraryProvider, linked: str, platform: Platform, policy: VersionPolicy
-) -> tuple[str, str]:
+def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tuple[list[str], str]:
+    """The range for one distribution: from the linked version up to the first release that moves,
+    renames or drops *any* of the libraries it stands for (cutensor-cu12 2.8.0 dropped
+    ``libcutensorMg.so.2``), so the range holds for each of them."""
+    policy = context.options.policy
     if policy is VersionPolicy.EXACT:
-        return f"=={linked}", "exact policy"
+        return [f"=={linked}"], "exact policy"
     if policy is VersionPolicy.MINIMUM:
-        return f">={linked}", "minimum policy"
-    safe = catalog.safe_range(provider.distribution, linked, provider.library.name, platform=platform)
-    if safe is None:
-        return f">={linked}", "no release at or above the linked version is known"
-    return safe.specifier, safe.upper_reason
+        return [f">={linked}"], "minimum policy"
+    upper: tuple[Version, str, str] | None = None
+    for choice in choices:
+        provider = choice.provider
+        safe = context.catalog.safe_range(
+            provider.distribution, linked, provider.library.name, platform=context.platform
+        )
+        if safe is None or safe.upper is None:
+            continue
+        reason = safe.upper_reason
+        if len(choices) > 1:
+            reason = f"{reason} ({provider.library.filename})" if "ships" not in reason else reason
+        if upper is None or Version(safe.upper) < upper[0]:
+            upper = (Version(safe.upper), safe.upper, reason)
+    if upper is None:
+        return [f">={linked}"], "no release at or above the linked version is known"
+    return [f">={linked}", f"<{upper[1]}"], upper[2]
 
 
 def _marker(platform: Platform) -> str:
     machine = {"amd64": "AMD64"}.get(platform.arch, platform.arch)
     return f'sys_platform == "linux" and platform_machine == "{machine}"'
-
-
-def _existing_requirements(requires: Sequence[str]) -> dict[str, list[Requirement]]:
-    found: dict[str, list[Requirement]] = {}
-    for text in requires:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        found.setdefault(canonicalize_name(requirement.name), []).append(requirement)
-    return found
 
 
 def _expanded_constraints(
@@ -434,6 +553,7 @@ class _Draft:
     libraries: list[ManifestLibrary] = field(default_factory=list)
     folders_for: dict[str, list[str]] = field(default_factory=dict)  # installed path -> provider folders
     roots: list[tuple[str, Requirement]] = field(default_factory=list)
+    made_hard: list[str] = field(default_factory=list)
 
 
 def _library_name(soname: str) -> str:
@@ -468,68 +588,105 @@ def _decide_drops(
             draft.left_alone.append(f"{finding.path}: {finding.message}")
 
 
-def _plan_library(
-    soname: str,
-    need: _Need,
-    context: _Context,
-    existing: dict[str, list[Requirement]],
-    draft: _Draft,
-) -> None:
+@dataclass(frozen=True)
+class _Choice:
+    """The NVIDIA wheel chosen to serve one soname, and the version the wheel was linked against."""
+
+    soname: str
+    name: str
+    need: _Need
+    provider: LibraryProvider
+    linked: str
+    source: str
+
+
+def _choose(
+    soname: str, need: _Need, context: _Context, existing: Sequence[WheelRequirement], draft: _Draft
+) -> _Choice | None:
     name = _library_name(soname)
     provider = _provider(context.catalog, soname, context.major, context.platform)
     if provider is None:
         draft.left_alone.append(
             f"{soname}: no NVIDIA wheel provides it for CUDA {context.major} on {context.platform}"
         )
-        return
-    linked, source = _linked_version(name, need, provider, context, draft.warnings)
-    try:
-        Version(linked)
-    except InvalidVersion as exc:
-        raise RepairError(
-            f"{name}: {linked!r} is not a version", hint="e.g. --linked-version cudss=1.0.0.35"
-        ) from exc
-    specifier, reason = _specifier(
-        context.catalog, provider, linked, context.platform, context.options.policy
+        return None
+    linked, source = _linked_version(
+        name, need, provider, context, existing=existing, warnings=draft.warnings
     )
-    requirement_text = f"{provider.distribution}{specifier}"
-    if provider.distribution in existing:
-        for requirement in existing[provider.distribution]:
-            if Version(linked) not in requirement.specifier:
+    if not _is_version(linked):
+        raise RepairError(f"{name}: {linked!r} is not a version", hint="e.g. --linked-version cudss=1.0.0.35")
+    return _Choice(soname, name, need, provider, linked, source)
+
+
+def _plan_distribution(
+    distribution: str,
+    choices: Sequence[_Choice],
+    context: _Context,
+    existing: Sequence[WheelRequirement],
+    draft: _Draft,
+) -> None:
+    """One Requires-Dist per distribution, however many of its libraries the wheel needs."""
+    linked = max((c.linked for c in choices), key=Version)
+    names = ", ".join(c.name for c in choices)
+    mine = [w for w in existing if w.name == distribution]
+    always = [w for w in mine if w.scope is RequirementScope.ALWAYS]
+    gated = [w for w in mine if w.scope is RequirementScope.EXTRA]
+    if always:
+        for wheel_requirement in always:
+            if not wheel_requirement.requirement.specifier.contains(linked, prereleases=True):
                 raise RepairError(
-                    f"the wheel requires {requirement} "
-                    f"but was linked against {provider.distribution} {linked}",
+                    f"the wheel requires {wheel_requirement.text} but was linked against {distribution} "
+                    f"{linked}",
                     hint="fix the requirement or pass --linked-version",
                 )
-        draft.kept.extend(str(r) for r in existing[provider.distribution])
-        requirement_text = str(existing[provider.distribution][0])
+        draft.kept.extend(w.text for w in always)
+        requirement_text = always[0].text
     else:
+        parts, reason = _specifier(choices, linked, context)
+        for wheel_requirement in gated:  # the author's range still holds once the requirement is hard
+            parts += [str(spec) for spec in wheel_requirement.requirement.specifier if str(spec) not in parts]
+        requirement_text = f"{distribution}{','.join(parts)}"
+        if not SpecifierSet(",".join(parts)).contains(linked, prereleases=True):
+            raise RepairError(
+                f"the wheel asks for {', '.join(w.text for w in gated)} but was linked against "
+                f"{distribution} {linked}",
+                hint="fix the requirement or pass --linked-version",
+            )
         line = f"{requirement_text}; {_marker(context.platform)}"
-        draft.added.append(AddedRequirement(name, provider.distribution, line, linked, source, reason))
+        sources = ", ".join(dict.fromkeys(c.source for c in choices))
+        draft.added.append(AddedRequirement(names, distribution, line, linked, sources, reason))
         draft.roots.append(("the repaired wheel", Requirement(requirement_text)))
-        existing[provider.distribution] = [Requirement(requirement_text)]
-    folder = provider.library.folder
-    for path in need.needed_by:
-        folders = draft.folders_for.setdefault(path, [])
-        if folder not in folders:
-            folders.append(folder)
-    draft.libraries.append(
-        ManifestLibrary(
-            name=name,
-            soname=soname,
-            distribution=provider.distribution,
-            requirement=requirement_text,
-            folder=folder,
-            needed_by=tuple(sorted(need.needed_by)),
-            min_version=linked,
+        if gated:
+            extras = sorted({extra for w in gated for extra in w.extras})
+            listed = ", ".join(repr(extra) for extra in extras)
+            draft.made_hard.append(
+                f"{distribution}: the wheel asked for it only with the extra {listed}, but its files "
+                f"always load {', '.join(c.soname for c in choices)}: now always required "
+                "(--keep-extras-optional keeps it optional and the vendored copies in)"
+            )
+    for choice in choices:
+        folder = choice.provider.library.folder
+        for path in choice.need.needed_by:
+            folders = draft.folders_for.setdefault(path, [])
+            if folder not in folders:
+                folders.append(folder)
+        draft.libraries.append(
+            ManifestLibrary(
+                name=choice.name,
+                soname=choice.soname,
+                distribution=distribution,
+                requirement=requirement_text,
+                folder=folder,
+                needed_by=tuple(sorted(choice.need.needed_by)),
+                min_version=linked,
+            )
         )
-    )
-    environment = context.environment
-    if environment is None or environment.installed_file(provider.library.path) is None:
-        draft.warnings.append(
-            f"{name}: the NVIDIA libraries {provider.distribution} itself needs are not listed in the "
-            "manifest (it is not installed here to read them); its own RPATH finds them"
-        )
+        environment = context.environment
+        if environment is None or environment.installed_file(choice.provider.library.path) is None:
+            draft.warnings.append(
+                f"{choice.name}: the NVIDIA libraries {distribution} itself needs are not listed in the "
+                "manifest (it is not installed here to read them); its own RPATH finds them"
+            )
 
 
 def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) -> tuple[ManifestLibrary, ...]:
@@ -627,14 +784,30 @@ def plan_repair(
     platform = _wheel_platform(report)
     draft = _Draft()
     _decide_drops(report, options, python_sources or {}, draft)
+    existing = read_requirements(requires_dist, marker_environment(platform, None))
+    draft.roots += [("the wheel", w.requirement) for w in existing if w.scope is not RequirementScope.NEVER]
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(_library_name(s))}
-    major = _choose_major(needs, catalog, platform, options)
+    major = _choose_major(needs, catalog, platform, options, _majors_required(catalog, existing))
+    optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
+    _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
+    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(_library_name(s))}
     context = _Context(catalog, platform, major, options, environment)
-    existing = _existing_requirements(requires_dist)
-    draft.roots += [("the wheel", requirement) for reqs in existing.values() for requirement in reqs]
+    by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
-        if not is_driver_library(soname):
-            _plan_library(soname, need, context, existing, draft)
+        if is_driver_library(soname):
+            continue
+        choice = _choose(soname, need, context, existing, draft)
+        if choice is None:
+            continue
+        if choice.provider.distribution in optional:
+            draft.left_alone.append(
+                f"{soname}: {choice.provider.distribution} stays an optional extra (--keep-extras-optional): "
+                "without the extra it does not load"
+            )
+            continue
+        by_distribution.setdefault(choice.provider.distribution, []).append(choice)
+    for distribution, choices in by_distribution.items():
+        _plan_distribution(distribution, choices, context, existing, draft)
     problems = _conflicts(catalog, _expanded_constraints(catalog, draft.roots, platform))
     if problems and not options.force:
         raise RepairError(
@@ -660,6 +833,7 @@ def plan_repair(
         edits=tuple(_edits(report, draft, catalog, options.use_runpath)),
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
+        made_hard=tuple(draft.made_hard),
         manifest=manifest,
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
         warnings=tuple(draft.warnings),

@@ -1,0 +1,276 @@
+"""The library files of any distribution's releases, read from the package index without downloading.
+
+For a requirement (``torch>=2.4``) and a target (platform, Python), the project page gives the
+releases it allows that have a wheel pip could install there; of those, the oldest and the newest are
+read (``pick_versions``). A wheel is read lazily: the zip's central directory through HTTP Range
+requests (about 1.2 MiB of a 900 MB torch wheel), and only the names of shared library files are
+kept. Each wheel's list is cached under ``<cache>/dist-files/``, keyed by the wheel's sha256 (else
+its URL), so the next run reads no wheel again; project pages are cached by the index client
+(fresh for its ``page_ttl``, then revalidated with their ETag).
+
+``offline``: no request at all. Project pages come from the cache whatever their age, wheel lists
+from the cache; anything missing makes the answer a problem ("offline"), never an empty list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import httpx
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from slimwheel.dist_files import ReleaseFiles, RequirementFiles, is_library_path, pick_versions
+from slimwheel.errors import SlimwheelError
+from slimwheel.index.cache import Cache, atomic_writer
+from slimwheel.index.client import IndexClient
+from slimwheel.index.config import IndexSettings
+from slimwheel.index.simple import DistributionFile
+from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
+
+if TYPE_CHECKING:
+    from slimwheel.index.simple import ProjectPage
+
+__all__ = ["IndexDistFiles", "OfflineError", "wheel_rank"]
+
+_FORMAT = 1
+
+
+class OfflineError(SlimwheelError):
+    """A request was about to be made while offline."""
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise OfflineError(f"{request.url}: offline, and not in slimwheel's cache")
+
+
+class IndexDistFiles:
+    """A ``DistFileSource`` backed by the package index (see the module's docstring).
+
+    ``settings`` may be a callable, so that pip's configuration is read only when a lookup happens.
+    ``oldest``/``newest``: how many of the allowed releases to read at each end of the range. Use it
+    as a context manager, or call ``close``, to close the index client once it was opened.
+    """
+
+    def __init__(
+        self,
+        settings: IndexSettings | Callable[[], IndexSettings],
+        *,
+        cache: Cache | None = None,
+        offline: bool = False,
+        refresh: bool = False,
+        oldest: int = 1,
+        newest: int = 1,
+        max_workers: int = 4,
+    ) -> None:
+        self._settings = settings
+        self._cache = cache
+        self.offline = offline
+        self._refresh = refresh and not offline
+        self._oldest = oldest
+        self._newest = newest
+        self._max_workers = max(max_workers, 1)
+        self._client: IndexClient | None = None
+        self._http: httpx.Client | None = None
+
+    # -- lifetime ---------------------------------------------------------------------------------
+
+    def __enter__(self) -> IndexDistFiles:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    @property
+    def client(self) -> IndexClient:
+        """The index client, made on first use (offline: one whose every request fails)."""
+        if self._client is None:
+            settings = self._settings if isinstance(self._settings, IndexSettings) else self._settings()
+            cache = self._cache
+            if self.offline:
+                # Any cached page will do; anything else would need a request, which the transport refuses.
+                cache = dataclasses.replace(cache, page_ttl=math.inf) if cache is not None else None
+                self._http = httpx.Client(transport=httpx.MockTransport(_refuse))
+            self._client = IndexClient(settings, cache=cache, http=self._http, max_workers=self._max_workers)
+        return self._client
+
+    # -- DistFileSource ---------------------------------------------------------------------------
+
+    def requirement_files(
+        self, requirement: Requirement, *, platform: Platform, python: str | None
+    ) -> RequirementFiles:
+        name = canonicalize_name(requirement.name)
+        text = str(requirement)
+        where = f"{platform.key}" + (f", Python {python}" if python else "")
+        try:
+            page = self.client.project(name, refresh=self._refresh)
+            installable = _installable(page, requirement, platform, python)
+            if not installable:
+                newest = ", ".join(_versions_of(page)[-3:]) or "none"
+                return RequirementFiles(
+                    text,
+                    name,
+                    problem=f"no release of {name} that it allows has a wheel for {where} "
+                    f"(newest on the index: {newest})",
+                )
+            allowed = tuple(installable)
+            chosen = pick_versions(allowed, oldest=self._oldest, newest=self._newest)
+            files = [installable[version] for version in chosen]
+            with ThreadPoolExecutor(max_workers=min(self._max_workers, len(files))) as pool:
+                listed = list(pool.map(self._library_files, files))
+        except OfflineError:
+            return RequirementFiles(
+                text, name, problem=f"offline, and {name}'s files for {where} are not in slimwheel's cache"
+            )
+        except SlimwheelError as error:
+            return RequirementFiles(text, name, problem=str(error))
+        releases = tuple(
+            ReleaseFiles(name, version, file.filename, paths)
+            for version, file, paths in zip(chosen, files, listed, strict=True)
+        )
+        return RequirementFiles(text, name, allowed, releases)
+
+    # -- one wheel --------------------------------------------------------------------------------
+
+    def _library_files(self, file: DistributionFile) -> tuple[str, ...]:
+        cached = self._load(file)
+        if cached is not None:
+            return cached
+        with self.client.open_wheel(file) as wheel:
+            paths = tuple(
+                sorted(
+                    {
+                        installed
+                        for member in wheel.members
+                        if not member.name.endswith("/")
+                        and is_library_path(installed := wheel.installed_path(member.name))
+                    }
+                )
+            )
+        self._store(file, paths)
+        return paths
+
+    def _entry(self, file: DistributionFile) -> Path | None:
+        if self._cache is None:
+            return None
+        key = (file.sha256 or "").lower() or hashlib.sha256(file.url.encode()).hexdigest()
+        return self._cache.root / "dist-files" / key[:2] / f"{key}.json"
+
+    def _load(self, file: DistributionFile) -> tuple[str, ...] | None:
+        entry = self._entry(file)
+        if entry is None:
+            return None
+        try:
+            record = json.loads(entry.read_text(encoding="utf-8"))
+            if record.get("format") != _FORMAT or record.get("filename") != file.filename:
+                return None
+            return tuple(str(path) for path in record["files"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing or damaged: a cache miss
+
+    def _store(self, file: DistributionFile, paths: Sequence[str]) -> None:
+        entry = self._entry(file)
+        if entry is None:
+            return
+        record = {"format": _FORMAT, "filename": file.filename, "url": file.url, "files": list(paths)}
+        with contextlib.suppress(OSError), atomic_writer(entry) as handle:
+            handle.write(json.dumps(record).encode())
+
+
+# -- which wheel pip would install ----------------------------------------------------------------
+
+
+def wheel_rank(filename: str, platform: Platform, python: str | None) -> tuple[int, int, int] | None:
+    """How well a wheel fits the target, lower is better; None when pip could not install it there.
+
+    A CPython-specific tag beats ``abi3``, which beats a pure ``py3`` one; then the oldest glibc.
+    ``python`` None accepts any CPython or pure tag.
+    """
+    try:
+        _, _, _, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return None
+    best: tuple[int, int, int] | None = None
+    for tag in tags:
+        if tag.platform != "any" and platform_of_tag(tag.platform) != platform:
+            continue
+        kind = _interpreter_rank(tag.interpreter, tag.abi, python)
+        if kind is None:
+            continue
+        glibc = glibc_of_tag(tag.platform)
+        rank = (kind, 1 if tag.platform == "any" else 0, (glibc[0] * 1000 + glibc[1]) if glibc else 0)
+        best = rank if best is None or rank < best else best
+    return best
+
+
+def _interpreter_rank(interpreter: str, abi: str, python: str | None) -> int | None:
+    if python is None:
+        return 0 if interpreter.startswith(("cp3", "py3")) else None
+    major, _, minor = python.partition(".")
+    nodot = f"{major}{minor}"
+    if interpreter == f"cp{nodot}" and abi in (f"cp{nodot}", "abi3", "none"):
+        return 0
+    if interpreter.startswith("cp3") and abi == "abi3" and interpreter[3:].isdigit():
+        return 1 if int(interpreter[3:]) <= int(minor) else None
+    if interpreter in ("py3", f"py{nodot}") and abi == "none":
+        return 2
+    return None
+
+
+def _installable(
+    page: ProjectPage, requirement: Requirement, platform: Platform, python: str | None
+) -> dict[str, DistributionFile]:
+    """version -> the wheel pip would pick for the target, for each version the requirement allows."""
+    pinned = any(spec.operator in ("==", "===") and "*" not in spec.version for spec in requirement.specifier)
+    best: dict[str, tuple[tuple[int, int, int], str, DistributionFile]] = {}
+    for file in page.wheels:
+        version = file.version
+        if version is None or (file.is_yanked and not pinned):  # PEP 592: yanked only when pinned
+            continue
+        if python and file.requires_python and not _python_allowed(python, file.requires_python):
+            continue
+        rank = wheel_rank(file.filename, platform, python)
+        if rank is None:
+            continue
+        candidate = (rank, file.filename, file)
+        if version not in best or candidate[:2] < best[version][:2]:
+            best[version] = candidate
+    allowed = set(requirement.specifier.filter(best))
+    return {version: best[version][2] for version in sorted(allowed, key=Version) if version in best}
+
+
+def _python_allowed(python: str, requires_python: str) -> bool:
+    try:
+        return Version(python) in SpecifierSet(requires_python)
+    except (InvalidVersion, ValueError):
+        return True  # unreadable: pip would not rule the file out for it either
+
+
+def _versions_of(page: ProjectPage) -> list[str]:
+    found = set()
+    for file in page.files:
+        with contextlib.suppress(InvalidVersion, TypeError):
+            if file.version is not None:
+                found.add(Version(file.version))
+    return [str(version) for version in sorted(found)]

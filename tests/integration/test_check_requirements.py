@@ -1,0 +1,312 @@
+"""`check` on a torch-style extension: its libraries come from a non-NVIDIA requirement on a real index.
+
+A fake ``torchlike`` distribution ships ``torchlike/lib/libc10x.so`` (gcc-built); an extension wheel
+needs ``libc10x.so`` through RPATH ``$ORIGIN/../torchlike/lib`` and requires ``torchlike``. The index
+is a real PEP 691/503 server on 127.0.0.1; torchlike's wheels are listed through HTTP Range requests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.analysis import Resolution, Severity
+from slimwheel.catalog.model import Catalog
+from slimwheel.check import CheckKind, CheckReport, Lookup, Pin, check_wheel
+from slimwheel.cli import main
+from slimwheel.dist_files import ReleaseFiles, StaticDistFiles
+from slimwheel.index import Cache, IndexSettings
+from slimwheel.index.dist_files import IndexDistFiles, wheel_rank
+from slimwheel.platforms import Platform
+from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared
+from tests.support.index_server import IndexServer
+from tests.support.wheels import make_wheel
+
+StartServer = Callable[..., IndexServer]
+TAG = "cp311-cp311-manylinux_2_17_x86_64"
+LINUX = Platform("linux", "x86_64")
+C10_C = "int c10_answer(void) { return 42; }\n"
+EXT_C = """\
+extern int c10_answer(void);
+int ext_call(void) { return c10_answer(); }
+void *PyInit__ext(void) { return 0; }
+"""
+RIGHT = "$ORIGIN/../torchlike/lib"
+
+
+class Built:
+    """The gcc-built files, once per module."""
+
+    def __init__(self, root: Path) -> None:
+        self.c10 = compile_shared(root / "c10/libc10x.so", {"c10.c": C10_C}, soname="libc10x.so")
+        self.root = root
+
+    def extension(self, rpath: str) -> bytes:
+        """``_ext.so`` needing libc10x.so, with DT_RPATH ``rpath``."""
+        folder = self.root / f"ext-{abs(hash(rpath))}"
+        return compile_shared(folder / "_ext.so", {"ext.c": EXT_C}, link=[self.c10], rpath=rpath).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return Built(tmp_path_factory.mktemp("torchlike-build"))
+
+
+@pytest.fixture
+def dists(built: Built, tmp_path: Path) -> Path:
+    """torchlike 1.0 and 2.0 ship torchlike/lib/libc10x.so; 3.0 moved it to torchlike/lib64; 2.5 has
+    only a cp312 wheel, so a cp311 extension never gets it."""
+    directory = tmp_path / "dists"
+    directory.mkdir()
+    library = built.c10.read_bytes()
+    for version, folder, tag in (
+        ("1.0", "lib", TAG),
+        ("2.0", "lib", TAG),
+        ("2.5", "lib", "cp312-cp312-manylinux_2_17_x86_64"),
+        ("3.0", "lib64", TAG),
+    ):
+        files = {"torchlike/__init__.py": b"", f"torchlike/{folder}/libc10x.so": library}
+        make_wheel(directory, "torchlike", version, files, tag=tag)
+    make_wheel(directory, "torchlike", "2.0", {"torchlike/__init__.py": b""})  # the pure one loses to cp311
+    return directory
+
+
+@pytest.fixture
+def server(dists: Path, index_server: StartServer) -> IndexServer:
+    return index_server(dists)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Cache:
+    return Cache(tmp_path / "cache")
+
+
+def _extension(directory: Path, built: Built, *, rpath: str = RIGHT, requires: Iterable[str] = ()) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    return make_wheel(
+        directory, "ext", "1.0", {"ext/_ext.so": built.extension(rpath)}, tag=TAG, requires=requires
+    )
+
+
+def _check(wheel: Path, catalog: Catalog, source: Any, **options: Any) -> CheckReport:
+    with Wheel.open(wheel) as opened:
+        return check_wheel(opened, catalog, dist_files=source, **options)
+
+
+def _lookups(report: CheckReport) -> tuple[Lookup, ...]:
+    (file,) = report.files
+    (needed,) = [n for n in file.needed if n.soname == "libc10x.so"]
+    return needed.lookups
+
+
+def _kinds(report: CheckReport, severity: Severity) -> dict[CheckKind, list[str]]:
+    found: dict[CheckKind, list[str]] = {}
+    for finding in report.findings:
+        if finding.severity is severity:
+            found.setdefault(finding.kind, []).append(finding.message)
+    return found
+
+
+def test_a_library_of_a_required_distribution_resolves_through_the_rpath(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    (lookup,) = _lookups(report)
+    assert lookup.resolution is Resolution.REQUIREMENT
+    assert (lookup.path, lookup.distribution) == ("torchlike/lib/libc10x.so", "torchlike")
+    assert lookup.found_by is not None
+    assert lookup.found_by.entry == RIGHT
+    assert lookup.versions == (Pin("torchlike", "1.0"), Pin("torchlike", "2.0"))
+    (answer,) = report.requirement_files
+    assert answer.allowed == ("1.0", "2.0")  # 2.5 has no cp311 wheel; 3.0 is excluded
+    assert [(r.version, r.wheel, r.files) for r in answer.releases] == [
+        (v, f"torchlike-{v}-{TAG}.whl", ("torchlike/lib/libc10x.so",)) for v in ("1.0", "2.0")
+    ]
+    # $ORIGIN/.. into another distribution's folder: the same warning as for an NVIDIA wheel.
+    warnings = _kinds(report, Severity.WARNING)
+    assert list(warnings) == [CheckKind.SPLIT_INSTALL]
+    # The wheels were listed, not downloaded: a few small range requests each.
+    assert server.bytes_count("/files/") < 64 * 1024
+
+
+def test_without_the_requirement_or_with_a_wrong_rpath_it_fails(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    dropped = _extension(tmp_path / "dropped", built)
+    wrong = _extension(
+        tmp_path / "wrong", built, rpath="$ORIGIN/../torch/lib", requires=["torchlike>=1.0,<3"]
+    )
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(dropped, provider_catalog, source)
+        assert report.has_errors
+        ((lookup,),) = [_lookups(report)]
+        assert lookup.resolution is Resolution.UNRESOLVED
+        assert server.request_count() == 0  # nothing to look up: no requirement but NVIDIA's
+        (message,) = _kinds(report, Severity.ERROR)[CheckKind.UNRESOLVED]
+        assert "needs libc10x.so: not found" in message
+
+        report = _check(wrong, provider_catalog, source)
+    assert report.has_errors
+    ((lookup,),) = [_lookups(report)]
+    assert lookup.resolution is Resolution.UNRESOLVED
+    (message,) = _kinds(report, Severity.ERROR)[CheckKind.UNRESOLVED]
+    assert "searched torch/lib" in message
+    assert "torchlike installs it in torchlike/lib" in message
+    assert "add RPATH '$ORIGIN/../torchlike/lib'" in message
+
+
+def test_a_range_that_admits_a_release_that_moved_the_library_fails_for_that_release(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source)
+    (answer,) = report.requirement_files
+    assert answer.allowed == ("1.0", "2.0", "3.0")
+    assert [r.version for r in answer.releases] == ["1.0", "3.0"]  # the oldest and the newest
+    found, missing = sorted(_lookups(report), key=lambda lookup: lookup.resolution.value)
+    assert (found.resolution, found.versions) == (Resolution.REQUIREMENT, (Pin("torchlike", "1.0"),))
+    assert (missing.resolution, missing.versions) == (Resolution.UNRESOLVED, (Pin("torchlike", "3.0"),))
+    (message,) = _kinds(report, Severity.ERROR)[CheckKind.UNRESOLVED]
+    assert "not found with torchlike 3.0" in message
+    assert "add RPATH '$ORIGIN/../torchlike/lib64'" in message
+
+
+def test_a_second_run_reads_everything_from_the_cache(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        first = _check(wheel, provider_catalog, source)
+    assert server.request_count("/files/") > 0
+    server.reset_counters()
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        second = _check(wheel, provider_catalog, source)
+    assert server.request_count() == 0
+    assert second.requirement_files == first.requirement_files
+    assert not second.has_errors
+
+
+def test_offline_never_passes_on_files_it_could_not_read(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache, offline=True) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert server.request_count() == 0
+    assert report.has_errors
+    (warning,) = _kinds(report, Severity.WARNING)[CheckKind.REQUIREMENT_FILES_UNREAD]
+    assert warning.startswith("could not read torchlike's files (offline")
+    (error,) = _kinds(report, Severity.ERROR)[CheckKind.UNRESOLVED]
+    assert "could not read the files of torchlike, which may ship it" in error
+    (answer,) = report.requirement_files
+    assert answer.problem is not None
+    assert not answer.known
+
+    # Once an online run has cached the page and the lists, offline answers in full, asking nothing.
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        _check(wheel, provider_catalog, source)
+    server.reset_counters()
+    with IndexDistFiles(
+        IndexSettings(server.simple_url), cache=Cache(cache.root, page_ttl=0), offline=True
+    ) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert server.request_count() == 0
+    assert not report.has_errors, report.findings
+
+
+def test_an_unreachable_index_is_a_warning_and_the_library_stays_unresolved(
+    built: Built, provider_catalog: Catalog, closed_port: int, cache: Cache, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(f"http://127.0.0.1:{closed_port}/simple/"), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert report.has_errors
+    (warning,) = _kinds(report, Severity.WARNING)[CheckKind.REQUIREMENT_FILES_UNREAD]
+    assert "cannot reach the index: connection refused" in warning
+    assert [lookup.resolution for lookup in _lookups(report)] == [Resolution.UNRESOLVED]
+
+
+def test_a_preloaded_requirement_counts_off_the_search_path_with_a_warning(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    """torchvision's _C.so has no RPATH into torch/lib: it relies on ``import torch`` loading it first."""
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source, preloaded=["TorchLike"])
+    assert not report.has_errors, report.findings
+    (lookup,) = _lookups(report)
+    assert (lookup.resolution, lookup.path, lookup.found_by) == (
+        Resolution.REQUIREMENT,
+        "torchlike/lib/libc10x.so",
+        None,
+    )
+    (warning,) = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
+    assert "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in warning
+    assert report.preloaded == ("torchlike",)
+
+
+def test_an_injected_source_and_no_source(built: Built, provider_catalog: Catalog, tmp_path: Path) -> None:
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0"])
+    source = StaticDistFiles(
+        {"TorchLike": [ReleaseFiles("torchlike", "1.5", "t.whl", ("torchlike/lib/libc10x.so",))]}
+    )
+    report = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    assert [lookup.versions for lookup in _lookups(report)] == [(Pin("torchlike", "1.5"),)]
+    # Without a source, as before: nothing but the catalog, and the library is not found.
+    with Wheel.open(wheel) as opened:
+        report = check_wheel(opened, provider_catalog)
+    assert report.requirement_files == ()
+    assert [lookup.resolution for lookup in _lookups(report)] == [Resolution.UNRESOLVED]
+
+
+@pytest.mark.parametrize(
+    ("filename", "python", "fits"),
+    [
+        ("t-1-cp311-cp311-manylinux_2_17_x86_64.whl", "3.11", True),
+        ("t-1-cp312-cp312-manylinux_2_17_x86_64.whl", "3.11", False),
+        ("t-1-cp39-abi3-manylinux_2_28_x86_64.whl", "3.11", True),
+        ("t-1-cp312-abi3-manylinux_2_28_x86_64.whl", "3.11", False),
+        ("t-1-py3-none-any.whl", "3.11", True),
+        ("t-1-cp311-cp311-manylinux_2_17_aarch64.whl", "3.11", False),
+        ("t-1-cp311-cp311-musllinux_1_2_x86_64.whl", "3.11", False),
+        ("t-1-cp311-cp311-win_amd64.whl", None, False),
+        ("t-1-cp313-cp313-linux_x86_64.whl", None, True),
+    ],
+)
+def test_which_wheels_fit_the_target(filename: str, python: str | None, fits: bool) -> None:
+    assert (wheel_rank(filename, LINUX, python) is not None) == fits
+
+
+def test_cli_resolves_through_the_index_and_offline_fails(
+    built: Built,
+    provider_catalog_file: Path,
+    server: IndexServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cli-cache"))
+    wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0,<3"])
+    common = [str(wheel), "--catalog", str(provider_catalog_file), "--isolated"]
+    assert main(["check", *common, "--offline", "--index-url", server.simple_url]) == 1
+    assert "could not read torchlike's files (offline" in capsys.readouterr().out
+    assert main(["check", *common, "--index-url", server.simple_url, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (checked,) = document["wheels"]
+    (lookup,) = checked["files"][0]["needed"][0]["lookups"]
+    assert (lookup["resolution"], lookup["distribution"]) == ("requirement", "torchlike")
+    assert checked["requirement_files"][0]["releases"][0]["files"] == ["torchlike/lib/libc10x.so"]
+    assert main(["check", *common, "--index-url", server.simple_url]) == 0
+    out = capsys.readouterr().out
+    assert "torchlike/lib/libc10x.so (requirement: torchlike 1.0, 2.0)" in out
+    assert "passes" in out

@@ -1,0 +1,140 @@
+"""repair proves its output: ``check`` runs on the wheel before it is renamed into place, and an error
+repair introduced stops it with nothing written. Also: unusable output folders end in one line, exit 2."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from slimwheel.catalog.store import read_catalog
+from slimwheel.cli import main
+from slimwheel.repair import RepairOptions
+from slimwheel.repair.apply import find_patchelf
+from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
+from tests.support.fixtures_elf import ElfZoo
+from tests.support.solver import fat_solver_wheel
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _sabotaging_patchelf(tmp_path: Path) -> Path:
+    """The real patchelf, then one wrong edit of its own: the RPATH no longer reaches the provider."""
+    script = tmp_path / "patchelf-then-break"
+    script.write_text(
+        f'#!/bin/sh\nset -e\n"{find_patchelf()}" "$@"\n'
+        'for last in "$@"; do :; done\n'
+        f'"{find_patchelf()}" --force-rpath --set-rpath \'$ORIGIN/nowhere\' "$last"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_an_error_repair_introduces_stops_it_and_nothing_is_written(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    before = _sha256(fat)
+    out = tmp_path / "out"
+    catalog = read_catalog(own_catalog)
+    options = RepairOptions(cuda_major=13)
+    with pytest.raises(RepairRefusedError) as refused:
+        repair_wheel(fat, out, catalog, options=options, patchelf=str(_sabotaging_patchelf(tmp_path)))
+    problems = refused.value.problems
+    assert [(p.path, p.soname, p.kind) for p in problems] == [
+        ("solver/_solver.so", "libcudss.so.1", "unresolved-needed")
+    ]
+    assert "nowhere" in problems[0].message
+    assert refused.value.exit_code == 1
+    assert "--allow-broken" in str(refused.value)
+    assert list(out.iterdir()) == []  # no output, no staging folder left behind
+    assert _sha256(fat) == before
+
+    # --allow-broken writes it, and says so.
+    outcome = repair_wheel(
+        fat,
+        out,
+        catalog,
+        options=options,
+        patchelf=str(_sabotaging_patchelf(tmp_path)),
+        allow_broken=True,
+    )
+    assert outcome.output is not None
+    assert outcome.output.is_file()
+    assert outcome.check.allowed_broken
+    assert not outcome.ok
+    assert [p.soname for p in outcome.check.introduced] == ["libcudss.so.1"]
+    assert [p.name for p in out.iterdir()] == [outcome.output.name]
+
+
+def test_the_report_carries_the_check_of_the_output(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "renamed")
+    out = tmp_path / "out"
+    argv = ["repair", str(fat), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*argv, "--json", "--isolated-environment"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert result["check"]["ran"] is True
+    assert result["check"]["errors"] == 0
+    assert result["check"]["introduced"] == []
+    assert main([*argv, "--isolated-environment", "--dry-run", "--json"]) == 0
+    (planned,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert planned["check"]["ran"] is False
+    assert planned["output"] is None
+
+
+def test_a_wheel_the_input_already_broke_is_written_and_exits_1(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error in the input that repair cannot fix (a bundled driver, kept without --force) is carried
+    over and reported: the repair happened, but the wheel still fails check, so the exit status is 1."""
+    from tests.support.solver import SOLVER_INIT, SOLVER_TAG
+    from tests.support.wheels import make_wheel
+
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "solver",
+        "1.0",
+        {
+            "solver/__init__.py": SOLVER_INIT,
+            "solver/_solver.so": elf_zoo.ext_renamed.read_bytes(),
+            "solver.libs/libcudss.8f0e2a1b.so.1": elf_zoo.renamed_copy.read_bytes(),
+            "solver.libs/libcuda.so.1": elf_zoo.libcudss.read_bytes(),
+        },
+        tag=SOLVER_TAG,
+    )
+    out = tmp_path / "out"
+    argv = ["repair", str(wheel), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*argv, "--isolated-environment"]) == 1
+    captured = capsys.readouterr()
+    assert "still fails check with 1 errors the input had too" in captured.err
+    assert "solver.libs/libcuda.so.1" in captured.err
+    assert len(list(out.glob("*.whl"))) == 1
+
+
+@pytest.mark.parametrize("where", ["existing-file", "under-a-file", "dev-null", "proc"])
+def test_an_unusable_output_folder_is_one_line_and_exit_2(
+    where: str, elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    out = {
+        "existing-file": a_file,
+        "under-a-file": a_file / "sub",
+        "dev-null": Path("/dev/null"),
+        "proc": Path("/proc/nope"),
+    }[where]
+    code = main(["repair", str(fat), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"slimwheel repair: error: {out}: ")
+    assert "Traceback" not in err
+    assert a_file.read_text() == "not a folder"

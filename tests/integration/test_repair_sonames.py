@@ -1,0 +1,226 @@
+"""Sonames and copies decided by the shipped catalog (NVIDIA's real wheels), never by a file-name pattern:
+gcc-built copies named as auditwheel names them, repaired against the catalog slimwheel ships."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from slimwheel.cli import main
+from slimwheel.elf import read_elf
+from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared
+from tests.support.wheels import make_wheel
+
+TAG = "cp311-cp311-manylinux_2_17_x86_64"
+
+
+def _vendoring_wheel(tmp_path: Path, copy_name: str, *, original: str | None = None) -> Path:
+    """``pkg/_ext.so`` linked against ``pkg.libs/<copy_name>`` (SONAME the hashed name, as auditwheel
+    leaves it). ``original``: the version node the copy defines (what auditwheel keeps of its soname)."""
+    build = tmp_path / "build"
+    copy = compile_shared(
+        build / copy_name,
+        {"copy.c": "int vendored_entry(void) { return 7; }\n"},
+        soname=copy_name,
+        version_nodes={original: ["vendored_*"]} if original else None,
+    )
+    extension = compile_shared(
+        build / "_ext.so",
+        {"ext.c": "int vendored_entry(void);\nint ext_entry(void) { return vendored_entry(); }\n"},
+        link=[copy],
+        rpath="$ORIGIN/../pkg.libs",
+    )
+    wheel_dir = tmp_path / "in"
+    wheel_dir.mkdir()
+    return make_wheel(
+        wheel_dir,
+        "pkg",
+        "1.0",
+        {
+            "pkg/__init__.py": b"",
+            "pkg/_ext.so": extension.read_bytes(),
+            f"pkg.libs/{copy_name}": copy.read_bytes(),
+        },
+        tag=TAG,
+    )
+
+
+def _needed(wheel_path: Path, member: str) -> tuple[str, ...]:
+    with Wheel.open(wheel_path) as wheel, wheel.seekable_member(member) as stream:
+        return tuple(read_elf(stream, path=member, symbols=False).needed)
+
+
+def _repair(
+    tmp_path: Path, wheel: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> dict[str, object]:
+    out = tmp_path / "out"
+    code = main(["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment", *extra])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (result,) = json.loads(captured.out)["wheels"]
+    assert isinstance(result, dict)
+    return result
+
+
+def test_a_major_minor_soname_is_restored_from_the_release_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``libnvrtc-builtins-<hash>.so.12.6.85`` goes back to ``libnvrtc-builtins.so.12.6`` (what
+    nvidia-cuda-nvrtc-cu12 12.6.85 ships), with the range that soname survives: not ``.so.12``."""
+    wheel = _vendoring_wheel(tmp_path, "libnvrtc-builtins-1a2b3c4d.so.12.6.85")
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == ["pkg.libs/libnvrtc-builtins-1a2b3c4d.so.12.6.85"]
+    (requirement,) = plan["requirements"]
+    assert requirement["requirement"].startswith("nvidia-cuda-nvrtc-cu12>=12.6.85,<12.8.61; ")
+    output = Path(str(result["output"]))
+    assert _needed(output, "pkg/_ext.so") == ("libnvrtc-builtins.so.12.6",)
+    check = result["check"]
+    assert isinstance(check, dict)
+    assert check["errors"] == 0
+    assert main(["check", str(output)]) == 0
+
+
+def test_a_copy_no_nvidia_wheel_ships_stays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CUDA 10.2's runtime was never a pip wheel: its copy is the only thing the extension can load."""
+    wheel = _vendoring_wheel(tmp_path, "libcudart-1a2b3c4d.so.10.2.89", original="libcudart.so.10.2")
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == []
+    assert plan["requirements"] == []
+    assert any("kept: no NVIDIA wheel ships libcudart.so.10.2" in line for line in plan["left_alone"])
+    output = Path(str(result["output"]))
+    assert _needed(output, "pkg/_ext.so") == ("libcudart-1a2b3c4d.so.10.2.89",)
+    with Wheel.open(output) as repaired:
+        assert repaired.has_member("pkg.libs/libcudart-1a2b3c4d.so.10.2.89")
+    assert main(["check", str(output)]) == 0
+
+
+def test_a_cuda_major_the_copies_contradict_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = _vendoring_wheel(tmp_path, "libcudart-1a2b3c4d.so.12.4.127", original="libcudart.so.12")
+    out = tmp_path / "out"
+    code = main(["repair", str(wheel), "-w", str(out), "--cuda", "13", "--isolated-environment"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1, err
+    assert "--cuda 13 does not fit the wheel: no CUDA 13 wheel ships libcudart.so.12" in err
+    assert not out.exists() or not any(out.iterdir())
+
+    # Forced, the copies the major contradicts are kept, never dropped without a replacement.
+    result = _repair(tmp_path, wheel, capsys, "--cuda", "13", "--force")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == []
+    assert plan["requirements"] == []
+
+
+def _fresh_build_wheel(
+    tmp_path: Path, sonames: list[str], requires: tuple[str, ...] = (), copies: dict[str, str] | None = None
+) -> Path:
+    """``pkg/_ext.so`` linked against libraries with ``sonames`` that the wheel does not carry (built
+    against NVIDIA's pip wheels), plus ``copies``: vendored file name -> its version node."""
+    build = tmp_path / "build"
+    linked = [
+        compile_shared(
+            build / soname, {f"lib{i}.c": f"int entry_{i}(void) {{ return {i}; }}\n"}, soname=soname
+        )
+        for i, soname in enumerate(sonames)
+    ]
+    files: dict[str, bytes] = {"pkg/__init__.py": b""}
+    for i, (name, node) in enumerate((copies or {}).items(), start=len(sonames)):
+        copy = compile_shared(
+            build / name,
+            {f"lib{i}.c": f"int entry_{i}(void) {{ return {i}; }}\n"},
+            soname=name,
+            version_nodes={node: ["entry_*"]},
+        )
+        linked.append(copy)
+        files[f"pkg.libs/{name}"] = copy.read_bytes()
+    calls = "".join(f"int entry_{i}(void);\n" for i in range(len(linked)))
+    body = " + ".join(f"entry_{i}()" for i in range(len(linked))) or "0"
+    extension = compile_shared(
+        build / "_ext.so",
+        {"ext.c": f"{calls}int ext_entry(void) {{ return {body}; }}\n"},
+        link=linked,
+        rpath="$ORIGIN/../pkg.libs",
+    )
+    files["pkg/_ext.so"] = extension.read_bytes()
+    wheel_dir = tmp_path / "in"
+    wheel_dir.mkdir()
+    return make_wheel(wheel_dir, "pkg", "1.0", files, tag=TAG, requires=requires)
+
+
+def test_one_range_holds_for_every_library_of_a_distribution(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cutensor-cu12 2.8.0 ships no libcutensorMg.so.2: the one requirement for both libraries stops
+    there, not at the next major that libcutensor.so.2 alone would allow."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcutensor.so.2", "libcutensorMg.so.2"])
+    result = _repair(tmp_path, wheel, capsys, "--cuda", "12", "--linked-version", "cutensorMg=2.0.0")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    (requirement,) = plan["requirements"]
+    assert requirement["requirement"].startswith("cutensor-cu12>=2.0.0,<2.8.0; ")
+    assert requirement["library"] == "cutensor, cutensorMg"
+    assert "2.8.0" in requirement["range_reason"]
+    assert plan["kept_requirements"] == []
+    assert main(["check", str(result["output"])]) == 0
+
+
+def test_a_provider_required_only_under_an_extra_is_made_hard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """onnxruntime-gpu declares its NVIDIA wheels only under extras: repair and check agree that an
+    extra-gated requirement does not serve a DT_NEEDED the package always has."""
+    wheel = _fresh_build_wheel(
+        tmp_path, ["libcudnn.so.9"], requires=('nvidia-cudnn-cu12>=9.1; extra == "cudnn"',)
+    )
+    assert main(["check", str(wheel)]) == 1
+    assert "no Requires-Dist brings it in" in capsys.readouterr().out
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    (requirement,) = plan["requirements"]
+    assert requirement["requirement"].startswith("nvidia-cudnn-cu12>=9.1,<10; ")
+    assert requirement["version_source"] == "the lower bound of the wheel's Requires-Dist"
+    (made_hard,) = plan["made_hard"]
+    assert made_hard.startswith("nvidia-cudnn-cu12: the wheel asked for it only with the extra 'cudnn'")
+    assert main(["check", str(result["output"])]) == 0
+
+    # Kept optional on request: no hard requirement, and check still says what is missing.
+    out = tmp_path / "optional"
+    argv = ["repair", str(wheel), "-w", str(out), "--isolated-environment", "--keep-extras-optional"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "stays an optional extra" in captured.out
+    assert "still fails check" in captured.err
+
+
+def test_the_wheels_own_requirement_names_the_major_and_the_linked_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """libnvToolsExt.so.1 ships in CUDA 11 and 12 wheels alike; the wheel's pin on a CUDA 11 runtime
+    says which, and its ``==`` pin is the version it was linked against."""
+    wheel = _fresh_build_wheel(
+        tmp_path,
+        ["libcudart.so.11.0"],
+        requires=("nvidia-cuda-runtime-cu11==11.7.99",),
+        copies={"libnvToolsExt-1a2b3c4d.so.1.0.0": "libnvToolsExt.so.1"},
+    )
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["cuda_major"] == 11
+    assert plan["kept_requirements"] == ["nvidia-cuda-runtime-cu11==11.7.99"]
+    (added,) = plan["requirements"]
+    assert added["distribution"] == "nvidia-nvtx-cu11"
+    cudart = next(lib for lib in plan["manifest"]["libraries"] if lib["name"] == "cudart")
+    assert cudart["min_version"] == "11.7.99"
+    assert main(["check", str(result["output"])]) == 0
