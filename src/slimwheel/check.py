@@ -54,8 +54,10 @@ from slimwheel.analysis import (
 from slimwheel.catalog.model import Catalog, Release, WheelFacts
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import InputError, SlimwheelError, UsageError
+from slimwheel.ldso import EntryKind, expand_entry, starts_with_origin
 from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
+from slimwheel.requirements import RequirementScope, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
 
@@ -270,13 +272,8 @@ def _python_of(source: ArchiveSource) -> str | None:
 # -- requirements ----------------------------------------------------------------------------------
 
 
-def _marker_true(marker: Marker | None, environment: Mapping[str, str]) -> bool:
-    if marker is None:
-        return True
-    try:
-        return marker.evaluate(dict(environment))
-    except Exception:  # noqa: BLE001 - an unknown variable: keep the requirement, as pip would fail loudly
-        return True
+def _always(marker: Marker | None, environment: Mapping[str, str]) -> bool:
+    return scope_of(marker, environment)[0] is RequirementScope.ALWAYS
 
 
 def _installable_wheel(release: Release, platform: Platform) -> WheelFacts | None:
@@ -332,8 +329,8 @@ class _Resolver:
         direct: list[Requirement] = []
         for text in requires:
             requirement = self._parse(text, "")
-            if requirement is None or not _marker_true(requirement.marker, self.environment):
-                continue
+            if requirement is None or not _always(requirement.marker, self.environment):
+                continue  # an extra-gated requirement never serves a DT_NEEDED the package always has
             name = canonicalize_name(requirement.name)
             if name in self.catalog.distributions:
                 direct.append(requirement)
@@ -402,10 +399,10 @@ class _Resolver:
 
     def _brought_in(self, marker: Marker | None, extra: str) -> bool:
         """Whether a requirement applies with ``extra`` requested, and was not already applied without it."""
-        base = _marker_true(marker, {**self.environment, "extra": ""})
+        scope, extras = scope_of(marker, self.environment, (extra,) if extra else ())
         if not extra:
-            return base
-        return not base and _marker_true(marker, {**self.environment, "extra": extra})
+            return scope is RequirementScope.ALWAYS
+        return scope is RequirementScope.EXTRA and extra in extras
 
     def _no_release(self, requirement: Requirement, name: str, required_by: str) -> None:
         target = self.target
@@ -435,48 +432,6 @@ class _Resolver:
 
 
 # -- the simulated tree and glibc's search -------------------------------------------------------
-
-_ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?=/|$)")
-_OTHER_TOKEN = re.compile(r"\$(?:\{?(?:LIB|PLATFORM)\}?)")
-
-
-class _EntryKind(enum.Enum):
-    FOLDER = "folder"
-    EMPTY = "empty"
-    RELATIVE = "relative"
-    ABSOLUTE = "absolute"
-    OUTSIDE = "outside"
-    UNSIMULATED = "unsimulated"
-
-
-def _expand(entry: str, origin: str) -> tuple[_EntryKind, str]:
-    """An RPATH/RUNPATH entry as a folder relative to site-packages, or why it is not searched.
-
-    A folder counts only while every step stays inside site-packages: ``$ORIGIN/../../..`` leaves it,
-    and where it comes back to is not knowable (``pip install --target`` puts the tree anywhere).
-    """
-    if entry == "":
-        return _EntryKind.EMPTY, entry
-    if _OTHER_TOKEN.search(entry):
-        return _EntryKind.UNSIMULATED, entry
-    if not _ORIGIN.match(entry):
-        if entry.startswith("/"):
-            return _EntryKind.ABSOLUTE, entry
-        return (_EntryKind.UNSIMULATED if "$" in entry else _EntryKind.RELATIVE), entry
-    rest = _ORIGIN.sub("", entry, count=1)
-    if "$" in rest:
-        return _EntryKind.UNSIMULATED, entry
-    parts: list[str] = []
-    for part in [*origin.split("/"), *rest.split("/")]:
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return _EntryKind.OUTSIDE, entry
-            parts.pop()
-        else:
-            parts.append(part)
-    return _EntryKind.FOLDER, "/".join(parts)
 
 
 @dataclass(frozen=True)
@@ -621,8 +576,8 @@ def _entries(owner: ElfReport, entries: Sequence[str], tag: EntryTag) -> list[Se
     origin = posixpath.dirname(owner.installed_path)
     found = []
     for entry in entries:
-        kind, folder = _expand(entry, origin)
-        if kind is _EntryKind.FOLDER:
+        kind, folder = expand_entry(entry, origin)
+        if kind is EntryKind.FOLDER:
             found.append(SearchFolder(folder, entry, tag, owner.installed_path))
     return found
 
@@ -863,8 +818,8 @@ class _Context:
         """Entries the simulation cannot follow ($ORIGIN climbing out, $LIB); rpath_problems has the rest."""
         origin = posixpath.dirname(elf.installed_path)
         for entry in entries:
-            kind, _ = _expand(entry, origin)
-            if kind is _EntryKind.OUTSIDE:
+            kind, _ = expand_entry(entry, origin)
+            if kind is EntryKind.OUTSIDE:
                 self.findings.append(
                     CheckFinding(
                         CheckKind.OUTSIDE_TREE,
@@ -874,7 +829,7 @@ class _Context:
                         "what it reaches depends on where the environment lives, so it is not searched",
                     )
                 )
-            elif kind is _EntryKind.UNSIMULATED:
+            elif kind is EntryKind.UNSIMULATED:
                 self.findings.append(
                     CheckFinding(
                         CheckKind.UNSIMULATED_ENTRY,
@@ -1062,7 +1017,7 @@ class _Context:
 
     def _split_install(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         found_by = lookup.found_by
-        if found_by is None or lookup.distribution is None or not _ORIGIN.match(found_by.entry):
+        if found_by is None or lookup.distribution is None or not starts_with_origin(found_by.entry):
             return
         owner = "" if found_by.owner == elf.installed_path else f" of {found_by.owner}"
         if lookup.resolution is Resolution.REQUIREMENT:

@@ -45,12 +45,19 @@ def scope_of(
 ) -> tuple[RequirementScope, tuple[str, ...]]:
     """Whether a requirement with ``marker`` is installed on the target ``environment`` always, only
     with some extras (which), or never. ``offered``: the package's Provides-Extra names."""
-    if marker is None or marker.evaluate({**environment, "extra": ""}):
+    if marker is None or _true(marker, {**environment, "extra": ""}):
         return RequirementScope.ALWAYS, ()
     named = {a or b for a, b in _EXTRA_NAME.findall(str(marker))}
     candidates = sorted(named | set(offered))
-    extras = tuple(e for e in candidates if marker.evaluate({**environment, "extra": e}))
+    extras = tuple(e for e in candidates if _true(marker, {**environment, "extra": e}))
     return (RequirementScope.EXTRA, extras) if extras else (RequirementScope.NEVER, ())
+
+
+def _true(marker: Marker, environment: Mapping[str, str]) -> bool:
+    try:
+        return marker.evaluate(dict(environment))
+    except Exception:  # noqa: BLE001 - an unknown variable: pip would fail loudly, so count it in
+        return True
 
 
 def read_requirements(

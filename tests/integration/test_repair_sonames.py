@@ -224,3 +224,60 @@ def test_the_wheels_own_requirement_names_the_major_and_the_linked_version(
     cudart = next(lib for lib in plan["manifest"]["libraries"] if lib["name"] == "cudart")
     assert cudart["min_version"] == "11.7.99"
     assert main(["check", str(result["output"])]) == 0
+
+
+def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file with no NVIDIA need keeps its dynamic section byte for byte (libpng's RUNPATH stays a
+    RUNPATH); a plugin that dlopens NVIDIA libraries by soname keeps the RPATH entries that reach
+    them; ``$ORIGINAL`` is not ``$ORIGIN``."""
+    build = tmp_path / "build"
+    copy = compile_shared(
+        build / "libcudss.8f0e2a1b.so.1",
+        {"cudss.c": "int cudssGetProperty(int p, int *v) { *v = p; return 0; }\n"},
+        soname="libcudss.so.1",
+        version_nodes={"libcudss.so.1": ["cudss*"]},
+    )
+    extension = compile_shared(
+        build / "_ext.so",
+        {
+            "ext.c": "int cudssGetProperty(int, int *);\nint ext(void) { int v; return cudssGetProperty(1, &v); }\n"
+        },
+        link=[copy],
+        rpath="$ORIGINAL/lib:$ORIGIN/../pkg.libs:$ORIGIN/../nvidia/cu13/lib",
+    )
+    png = compile_shared(
+        build / "libpng16.so.16",
+        {"png.c": "int png_entry(void) { return 16; }\n"},
+        soname="libpng16.so.16",
+        rpath="$ORIGIN",
+        new_dtags=True,
+    )
+    plugin = compile_shared(
+        build / "_plugin.so",
+        {"plugin.c": "int plugin_entry(void) { return 0; }\n"},
+        rpath="$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../nvidia/cublas/lib:$ORIGIN/..",
+    )
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/_ext.so": extension.read_bytes(),
+        "pkg/libpng16.so.16": png.read_bytes(),
+        "pkg/_plugin.so": plugin.read_bytes(),
+        "pkg.libs/libcudss.8f0e2a1b.so.1": copy.read_bytes(),
+    }
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    result = _repair(tmp_path, wheel, capsys, "--cuda", "13")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert [edit["path"] for edit in plan["edits"]] == ["pkg/_ext.so"]
+    output = Path(str(result["output"]))
+    with Wheel.open(output) as repaired:
+        for name in ("pkg/libpng16.so.16", "pkg/_plugin.so"):
+            assert repaired.read_member(name) == files[name], name
+        with repaired.seekable_member("pkg/_ext.so") as stream:
+            facts = read_elf(stream, path="pkg/_ext.so", symbols=False)
+    assert "libcudss.so.1" in facts.needed
+    # $ORIGINAL is no token glibc expands: kept as written; the emptied pkg.libs goes; the provider's
+    # folder comes first, then the NVIDIA folder the file had.
+    assert facts.rpath == ("$ORIGINAL/lib", "$ORIGIN/../nvidia/cu13/lib")
+    assert main(["check", str(output)]) == 0

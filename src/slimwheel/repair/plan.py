@@ -32,6 +32,7 @@ from slimwheel.analysis import (
     is_system_library,
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
+from slimwheel.ldso import EntryKind, expand_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import parse_library_file_name
 from slimwheel.plan import marker_environment
@@ -488,47 +489,44 @@ def _names_file(text: bytes, name: bytes) -> bool:
 def _search_path(
     elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, use_runpath: bool
 ) -> tuple[str, ...] | None:
-    """The file's ``$ORIGIN`` entries that still mean something, then the providers' folders; None if
-    unchanged.
+    """The file's new RPATH/RUNPATH, or None to leave its dynamic section as it is.
 
-    An entry goes when it names an NVIDIA wheel's folder (anything in the ``nvidia`` namespace, or a
-    folder the catalog knows: repair sets the providers' folders itself, and a stale one could find
-    another CUDA major's copy first),
-    or a folder of this wheel's own packages that holds no library once the copies are dropped
-    (``solver.libs``, a build tree's leftover). One into another package (``$ORIGIN/../torch/lib``)
-    stays: that package is installed beside this one. Absolute, relative and empty entries go:
-    nothing outside the install tree is searched.
+    Only files that need an NVIDIA library from a wheel get one (``folders``); every other file keeps
+    its entries byte for byte, DT_RUNPATH included. Entries are read with glibc's rules
+    (``slimwheel.ldso``), in this order:
+    - the file's own ``$ORIGIN`` entries into this wheel, except folders the drops emptied
+      (``solver.libs``), and those into other packages (``$ORIGIN/../torch/lib``) or above
+      site-packages, as written;
+    - the providers' folders, so the chosen provider's copy is found first;
+    - the entries it had into folders NVIDIA's wheels install into: a file may ``dlopen``
+      libraries by soname through them (jax's plugins), which searches its DT_RPATH. Entries into
+      the ``nvidia`` namespace that no known wheel installs into go.
+    Empty, relative and absolute entries go: nothing outside the install tree is searched.
     """
+    if not folders:
+        return None
     installed = elf.installed_path or elf.path
     here = posixpath.dirname(installed)
     current = elf.runpath or elf.rpath
-    kept: list[str] = []
+    own: list[str] = []
+    nvidia: list[str] = []
     for entry in current:
-        if not entry.startswith(("$ORIGIN", "${ORIGIN}")):
+        kind, target = expand_entry(entry, here)
+        if kind in (EntryKind.OUTSIDE, EntryKind.UNSIMULATED):
+            own.append(entry)  # above site-packages (a conda or system layout), $LIB: kept as written
             continue
-        rest = entry.split("/", 1)[1] if "/" in entry else ""
-        target = posixpath.normpath(posixpath.join(here, rest)) if rest else (here or ".")
+        if kind is not EntryKind.FOLDER:
+            continue
         top = target.split("/", 1)[0]
-        if target.startswith(".."):
-            normal = entry  # above site-packages (a conda or system layout): kept as written
-        elif (
-            top == "nvidia"
-            or target in wheel.nvidia_folders
-            or (top in wheel.top_levels and target not in wheel.library_dirs)
-        ):
-            continue
-        else:
-            normal = "$ORIGIN" if target == (here or ".") else rpath_entry(installed, target)
-        if normal not in kept:
-            kept.append(normal)
-    for folder in folders:
-        entry = rpath_entry(installed, folder)
-        if entry not in kept:
-            kept.append(entry)
-    wanted = tuple(kept)
+        normal = "$ORIGIN" if target == here else rpath_entry(installed, target)
+        if target in wheel.nvidia_folders:
+            nvidia.append(normal)
+        elif top == "nvidia":
+            continue  # no NVIDIA wheel installs there (a stale guess): it could only ever miss
+        elif not (top in wheel.top_levels and target not in wheel.library_dirs):
+            own.append(normal)
+    wanted = tuple(dict.fromkeys([*own, *(rpath_entry(installed, f) for f in folders), *nvidia]))
     unchanged = wanted == current and bool(elf.runpath) == use_runpath and (bool(elf.rpath) != use_runpath)
-    if not wanted and not current:
-        return None
     return None if unchanged else wanted
 
 

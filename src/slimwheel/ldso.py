@@ -1,0 +1,62 @@
+"""glibc's search for a DT_NEEDED, written once: what an RPATH/RUNPATH entry means for an installed file.
+
+``check`` simulates the search with it and ``repair`` rewrites entries by it, so the two never disagree
+on what ``$ORIGIN`` is (``$ORIGINAL/lib`` is not ``$ORIGIN`` followed by ``AL/lib``: glibc does not
+expand it, and neither do we).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+__all__ = ["EntryKind", "expand_entry", "starts_with_origin"]
+
+_ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?=/|$)")
+_OTHER_TOKEN = re.compile(r"\$(?:\{?(?:LIB|PLATFORM)\}?)")
+
+
+class EntryKind(enum.Enum):
+    """What an entry is to glibc, for a file inside site-packages."""
+
+    FOLDER = "folder"
+    EMPTY = "empty"
+    RELATIVE = "relative"
+    ABSOLUTE = "absolute"
+    OUTSIDE = "outside"
+    UNSIMULATED = "unsimulated"
+
+
+def expand_entry(entry: str, origin: str) -> tuple[EntryKind, str]:
+    """An RPATH/RUNPATH entry as a folder relative to site-packages, or why it is not searched.
+
+    A folder counts only while every step stays inside site-packages: ``$ORIGIN/../../..`` leaves it,
+    and where it comes back to is not knowable (``pip install --target`` puts the tree anywhere).
+    """
+    if entry == "":
+        return EntryKind.EMPTY, entry
+    if _OTHER_TOKEN.search(entry):
+        return EntryKind.UNSIMULATED, entry
+    if not _ORIGIN.match(entry):
+        if entry.startswith("/"):
+            return EntryKind.ABSOLUTE, entry
+        return (EntryKind.UNSIMULATED if "$" in entry else EntryKind.RELATIVE), entry
+    rest = _ORIGIN.sub("", entry, count=1)
+    if "$" in rest:
+        return EntryKind.UNSIMULATED, entry
+    parts: list[str] = []
+    for part in [*origin.split("/"), *rest.split("/")]:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return EntryKind.OUTSIDE, entry
+            parts.pop()
+        else:
+            parts.append(part)
+    return EntryKind.FOLDER, "/".join(parts)
+
+
+def starts_with_origin(entry: str) -> bool:
+    """``$ORIGIN`` or ``${ORIGIN}`` as a whole token at the start of ``entry``."""
+    return bool(_ORIGIN.match(entry))
