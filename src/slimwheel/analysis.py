@@ -557,7 +557,9 @@ def _identify(
     if record_sha256:
         exact = catalog.by_sha256(record_sha256)
         if exact:
-            return _identified(exact[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
+            # The same bytes can ship under several sonames: the one the copy's name says comes first.
+            best = sorted(exact, key=lambda p: not _refines(p.library.soname, original_soname))
+            return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
     if not providers and parsed is not None:
         providers = catalog.providers(name=parsed.stem, include_prereleases=True)
@@ -576,6 +578,10 @@ def _identify(
 
 
 _FILE_LEVEL = frozenset({Confidence.EXACT, Confidence.BY_NAME})
+
+
+def _refines(soname: str, guess: str) -> bool:
+    return soname == guess or soname.startswith(guess + ".")
 
 
 def _identified(
@@ -743,8 +749,14 @@ def _find_vendored(
         consumers = consumers_of.get(item.member.name, [])
         original, said = _original_soname(item, parsed, consumers)
         identified = _identify(catalog, record_sha.get(item.member.name), original, parsed)
-        if not said and identified is not None and identified.confidence in _FILE_LEVEL:
-            # The release's own file names the soname (libnvrtc-builtins.so.12.6, not .so.12).
+        if (
+            not said
+            and identified is not None
+            and identified.confidence in _FILE_LEVEL
+            and identified.soname.startswith(original + ".")
+        ):
+            # The release's own file refines the guess from the name: libnvrtc-builtins.so.12.6,
+            # not .so.12. A soname that contradicts the name is not taken.
             original = identified.soname
         stem = parse_library_file_name(original)
         if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):

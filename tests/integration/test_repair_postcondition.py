@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from slimwheel.repair import RepairOptions
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from tests.support.fixtures_elf import ElfZoo
+from tests.support.index_server import IndexServer
+from tests.support.providers import ProviderWheels
 from tests.support.solver import fat_solver_wheel
 
 
@@ -88,11 +91,12 @@ def test_the_report_carries_the_check_of_the_output(
     assert planned["output"] is None
 
 
-def test_a_wheel_the_input_already_broke_is_written_and_exits_1(
+def test_a_wheel_that_still_fails_check_is_not_written(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An error in the input that repair cannot fix (a bundled driver, kept without --force) is carried
-    over and reported: the repair happened, but the wheel still fails check, so the exit status is 1."""
+    """An error in the input that repair cannot fix (a bundled driver, kept without --force) still
+    fails the output: a wheel slimwheel writes passes its own check, or is not written. The refusal
+    says which errors repair caused and which the input had; --allow-broken writes it and exits 1."""
     from tests.support.solver import SOLVER_INIT, SOLVER_TAG
     from tests.support.wheels import make_wheel
 
@@ -112,10 +116,19 @@ def test_a_wheel_the_input_already_broke_is_written_and_exits_1(
     out = tmp_path / "out"
     argv = ["repair", str(wheel), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
     assert main([*argv, "--isolated-environment"]) == 1
+    err = capsys.readouterr().err
+    assert "not written (--allow-broken writes it anyway)" in err
+    assert "solver.libs/libcuda.so.1: bundles the NVIDIA driver library" in err
+    assert "[the input had it too]" in err
+    assert list(out.iterdir()) == []
+
+    assert main([*argv, "--isolated-environment", "--allow-broken", "--json"]) == 1
     captured = capsys.readouterr()
-    assert "still fails check with 1 errors the input had too" in captured.err
-    assert "solver.libs/libcuda.so.1" in captured.err
-    assert len(list(out.glob("*.whl"))) == 1
+    (result,) = json.loads(captured.out)["wheels"]
+    assert result["check"]["allowed_broken"] is True
+    assert [p["kind"] for p in result["check"]["inherited"]] == ["bundled-driver"]
+    assert "written with --allow-broken although it fails check" in captured.err
+    assert [p.name for p in out.glob("*.whl")] == [Path(result["output"]).name]
 
 
 @pytest.mark.parametrize("where", ["existing-file", "under-a-file", "dev-null", "proc"])
@@ -138,3 +151,58 @@ def test_an_unusable_output_folder_is_one_line_and_exit_2(
     assert err.startswith(f"slimwheel repair: error: {out}: ")
     assert "Traceback" not in err
     assert a_file.read_text() == "not a folder"
+
+
+def test_a_provider_the_wheel_requires_is_learned_on_demand(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The catalog knows nothing (no shipped snapshot, no user copy); the wheel requires
+    nvidia-cudss-cu13==1.0.0.35. repair learns it (and what it requires) from the index, keeps it in
+    the user's catalog, and takes the pin as the linked version and CUDA 13 as the major."""
+    from tests.support.solver import SOLVER_INIT, SOLVER_TAG
+    from tests.support.wheels import make_wheel
+
+    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
+    user_catalog = tmp_path / "user-catalog.json.gz"
+    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(user_catalog))
+    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+    server = index_server(providers.directory)
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "solver",
+        "1.0",
+        {
+            "solver/__init__.py": SOLVER_INIT,
+            "solver/_solver.so": elf_zoo.ext_renamed.read_bytes(),
+            "solver.libs/libcudss.8f0e2a1b.so.1": elf_zoo.renamed_copy.read_bytes(),
+        },
+        tag=SOLVER_TAG,
+        requires=("nvidia-cudss-cu13==1.0.0.35",),
+    )
+    out = tmp_path / "out"
+    index = ["--index-url", server.simple_url, "--isolated"]
+    argv = ["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment", *index]
+    assert main(argv) == 0, capsys.readouterr().err
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    plan = result["plan"]
+    assert plan["cuda_major"] == 13
+    assert plan["drop"] == ["solver.libs/libcudss.8f0e2a1b.so.1"]
+    assert plan["kept_requirements"] == ["nvidia-cudss-cu13==1.0.0.35"]
+    assert result["check"]["errors"] == 0
+    learned = read_catalog(user_catalog)
+    assert "nvidia-cudss-cu13" in learned.distributions
+    assert "nvidia-cublas" in learned.distributions  # followed from cuDSS's own requirements
+
+    # Offline, with nothing learned, it is said; the copy stays, and check cannot pass the pin.
+    user_catalog.unlink()
+    assert main([*argv, "--offline"]) == 1
+    err = capsys.readouterr().err
+    assert "nvidia-cudss-cu13: not in the catalog (--offline: not learned)" in err
+    assert "not written" in err
+    assert not user_catalog.exists()

@@ -36,9 +36,11 @@ __all__ = [
     "infer_cuda_major",
     "learn_catalog",
     "learn_from_wheels",
+    "learn_on_demand",
     "libraries_from_record",
     "reading_from_wheel",
     "toolkit_pins",
+    "unknown_nvidia_requirements",
 ]
 
 # The metapackage whose extras name every CUDA toolkit library wheel of each CUDA major.
@@ -46,19 +48,22 @@ TOOLKIT_DISTRIBUTION = "cuda-toolkit"
 # Libraries outside the toolkit metapackage: only their names are seeded; everything about them
 # (versions, files, sonames, folders, dependencies) is learned. Their Requires-Dist adds more names.
 DEFAULT_SEEDS: tuple[str, ...] = tuple(
-    f"{family}-cu{major}"
-    for family in (
-        "nvidia-cudss",
-        "nvidia-cudnn",
-        "nvidia-nccl",
-        "nvidia-cusparselt",
-        "nvidia-nvshmem",
-        "cutensor",
+    f"{family}-cu{major}{suffix}"
+    for family, suffix in (
+        ("nvidia-cudss", ""),
+        ("nvidia-cudnn", ""),
+        ("nvidia-nccl", ""),
+        ("nvidia-cusparselt", ""),
+        ("nvidia-nvshmem", ""),
+        ("cutensor", ""),
+        # TensorRT's libraries (libnvinfer.so.10, ...). Where the index serves them only as sdists
+        # that fetch the wheel at install time, nothing is learned and repair leaves them alone.
+        ("tensorrt", "-libs"),
     )
     for major in (12, 13)
 )
 
-_SUFFIX = re.compile(r"-cu(\d+)$")
+_SUFFIX = re.compile(r"-cu(\d+)(?:-libs)?$")
 _CLASSIFIER = re.compile(r"^Environment :: GPU :: NVIDIA CUDA :: (\d+)")
 _CU_FOLDER = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
 
@@ -263,6 +268,28 @@ def learn_catalog(
     return Catalog(releases, origin=learned.origin, generated=learned.generated)
 
 
+def unknown_nvidia_requirements(catalog: Catalog, requires_dist: Iterable[str]) -> tuple[str, ...]:
+    """NVIDIA distributions a wheel requires (under any marker or extra) that the catalog does not know:
+    CUDA 11's ``nvidia-cudnn-cu11``, a library no seed names."""
+    return tuple(sorted(_nvidia_names(requires_dist) - set(catalog.distributions)))
+
+
+def learn_on_demand(
+    catalog: Catalog, names: Sequence[str], client: IndexClient, *, save_to: Path | None = None
+) -> Catalog:
+    """``catalog`` with the releases of ``names`` (and the NVIDIA wheels they require) learned from the
+    index. ``save_to``: a catalog file to merge them into, so the next run asks nothing (the user's)."""
+    if not names:
+        return catalog
+    learned = learn_catalog(client, names, follow_toolkit=False)
+    if save_to is not None and learned.releases:
+        from slimwheel.catalog.store import read_catalog, write_catalog
+
+        previous = read_catalog(save_to) if save_to.is_file() else Catalog(())
+        write_catalog(previous.overlaid_by(learned), save_to)
+    return catalog.overlaid_by(learned)
+
+
 def _pages(client: IndexClient, names: Sequence[str], refresh: bool) -> dict[str, ProjectPage]:
     """Project pages of ``names``; a name no index knows is simply absent (names are guesses too)."""
     from slimwheel.index import ProjectNotFoundError
@@ -326,7 +353,7 @@ def _nvidia_names(requirements: Iterable[str]) -> set[str]:
             name = canonicalize_name(Requirement(text).name)
         except InvalidRequirement:
             continue
-        if name.startswith(("nvidia-", "cutensor")):
+        if name.startswith(("nvidia-", "cutensor", "tensorrt-cu")):
             names.add(name)
     return names
 

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from slimwheel.index.client import IndexClient
+    from slimwheel.index.config import IndexSettings
+    from slimwheel.index.dist_files import IndexDistFiles
 
-__all__ = ["add_index_arguments", "open_index_client"]
+__all__ = ["add_dist_files_arguments", "add_index_arguments", "open_dist_files", "open_index_client"]
 
 
 def add_index_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,16 +34,50 @@ def add_index_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--refresh", action="store_true", help="do not use cached index pages")
 
 
-def open_index_client(args: argparse.Namespace) -> IndexClient:
-    from slimwheel.index.cache import Cache
-    from slimwheel.index.client import IndexClient
+def add_dist_files_arguments(parser: argparse.ArgumentParser) -> None:
+    """What check's simulation needs to know of non-NVIDIA requirements (torch...)."""
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="ask no index for the files of non-NVIDIA requirements (torch...): use slimwheel's cache only; "
+        "what is not cached stays unresolved",
+    )
+    parser.add_argument(
+        "--preloaded",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="a required distribution whose libraries are loaded before this wheel's (torch, when the "
+        "package imports torch first): a soname it ships counts as found, with a warning; repeatable",
+    )
+    add_index_arguments(parser)
+
+
+def index_settings(args: argparse.Namespace) -> IndexSettings:
     from slimwheel.index.config import resolve_index_settings
 
-    settings = resolve_index_settings(
+    return resolve_index_settings(
         index_url=args.index_url,
         extra_index_urls=tuple(args.extra_index_url),
         find_links=tuple(args.find_links),
         no_index=args.no_index,
         isolated=args.isolated,
     )
-    return IndexClient(settings, cache=Cache.default())
+
+
+def open_dist_files(args: argparse.Namespace) -> IndexDistFiles:
+    """The files of non-NVIDIA requirements, read from the index (resolved, and asked, only when a
+    wheel needs a library that only such a requirement can provide)."""
+    from slimwheel.index.cache import Cache
+    from slimwheel.index.dist_files import IndexDistFiles
+
+    return IndexDistFiles(
+        lambda: index_settings(args), cache=Cache.default(), offline=args.offline, refresh=args.refresh
+    )
+
+
+def open_index_client(args: argparse.Namespace) -> IndexClient:
+    from slimwheel.index.cache import Cache
+    from slimwheel.index.client import IndexClient
+
+    return IndexClient(index_settings(args), cache=Cache.default())

