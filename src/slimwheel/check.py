@@ -32,6 +32,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -862,6 +863,31 @@ class _Context:
         )
         return list(dict.fromkeys(p.distribution for p in providers))
 
+    @cached_property
+    def _wheel_major(self) -> int | None:
+        """The CUDA major the wheel is built for, where its requirements or its NVIDIA sonames say:
+        only for advice, never to decide what resolves."""
+        if self.target.cuda_major is not None:
+            return self.target.cuda_major
+        required = {
+            release.cuda_major
+            for provider in self.providers
+            if (release := self.catalog.release(provider.distribution, provider.version)) is not None
+            and release.cuda_major is not None
+        }
+        if len(required) == 1:
+            return next(iter(required))
+        possible: set[int] | None = None
+        for soname in {n.soname for elf in self.report.elf_files for n in elf.needed}:
+            majors = {
+                p.release.cuda_major
+                for p in self.catalog.providers(soname=soname, platform=self.target.platform)
+                if p.release.cuda_major is not None
+            }
+            if majors:
+                possible = majors if possible is None else possible & majors
+        return next(iter(possible)) if possible and len(possible) == 1 else None
+
     def _missing_requirement(self, elf: ElfReport, check: NeededCheck) -> bool:
         """An NVIDIA soname that no required release ships: the cause to report, rather than "not found"."""
         soname = check.soname
@@ -873,6 +899,8 @@ class _Context:
         candidates = self.catalog.providers(
             soname=soname, cuda_major=self.target.cuda_major, platform=self.target.platform
         )
+        fitting = [p for p in candidates if p.release.cuda_major == self._wheel_major]
+        candidates = tuple(fitting) or candidates  # advise the wheel's own CUDA major, not the newest
         here = list(dict.fromkeys(p.distribution for p in candidates))
         if candidates:
             newest = candidates[0]

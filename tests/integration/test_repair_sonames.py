@@ -285,3 +285,16 @@ def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.Capture
     # folder comes first, then the NVIDIA folder the file had.
     assert facts.rpath == ("$ORIGINAL/lib", "$ORIGIN/../nvidia/cu13/lib")
     assert main(["check", str(output)]) == 0
+
+
+def test_checks_advice_follows_the_wheels_cuda_major(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``libcudart.so.12`` makes it a CUDA 12 wheel: the advice for ``libcutensor.so.2`` (in cu12 and
+    cu13 wheels alike) names cutensor-cu12, not the newest major's."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcudart.so.12", "libcutensor.so.2"])
+    assert main(["check", str(wheel), "--json", "--offline"]) == 1
+    findings = json.loads(capsys.readouterr().out)["wheels"][0]["findings"]
+    advice = {f["soname"]: f["message"] for f in findings if f["kind"] == "missing-requirement"}
+    assert "add Requires-Dist: cutensor-cu12>=" in advice["libcutensor.so.2"]
+    assert "add Requires-Dist: nvidia-cuda-runtime-cu12>=" in advice["libcudart.so.12"]

@@ -196,3 +196,69 @@ def test_repair_keeps_the_folders_its_input_reached(repaired: RepairOutcome) -> 
                 continue
             lost.append(f"{member}: no longer reaches {folder}/ (now: {sorted(folders) or 'nothing'})")
     assert lost == [], f"{repaired.entry.filename} ({repaired.entry.vendors}):\n" + "\n".join(lost)
+
+
+NVRTC_PROBE = r"""
+import ctypes, json
+import cumm.core_cc  # the repaired extension: its NVIDIA libraries come through its RPATH
+
+def mapped(name):
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[-1] for line in maps if name in line and "/" in line})
+
+nvrtc = ctypes.CDLL(mapped("libnvrtc.so")[0])
+program = ctypes.c_void_p()
+source = b'extern "C" __global__ void add_one(float *x) { x[threadIdx.x] += 1.0f; }'
+created = nvrtc.nvrtcCreateProgram(ctypes.byref(program), source, b"add_one.cu", 0, None, None)
+options = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_80")
+compiled = nvrtc.nvrtcCompileProgram(program, 1, options)
+size = ctypes.c_size_t()
+nvrtc.nvrtcGetPTXSize(program, ctypes.byref(size))
+ptx = ctypes.create_string_buffer(size.value)
+nvrtc.nvrtcGetPTX(program, ptx)
+print(json.dumps({
+    "created": created, "compiled": compiled, "ptx": ptx.value.decode(errors="replace"),
+    "nvrtc": mapped("libnvrtc.so"), "builtins": mapped("libnvrtc-builtins"),
+}))
+"""
+
+
+@pytest.mark.install
+def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(tmp_path: Path) -> None:
+    """cumm-cu126 vendors ``libnvrtc-builtins-<hash>.so.12.6.85``; repaired, installed by pip with its
+    real dependencies, the extension imports and NVRTC (no GPU needed) compiles a kernel to PTX, with
+    ``libnvrtc-builtins.so.12.6`` from nvidia-cuda-nvrtc-cu12 (``.so.12`` would not load)."""
+    import subprocess
+    import sys
+
+    from tests.support.corpus import CORPUS
+    from tests.support.venvs import make_venv
+
+    (entry,) = [e for e in CORPUS if e.project == "cumm-cu126"]
+    out = tmp_path / "wheelhouse"
+    code, _, stderr, crash = _run_main(["repair", str(fetch(entry)), "-w", str(out)])
+    assert crash is None, crash
+    assert code == 0, stderr
+    (repaired,) = out.glob("*.whl")
+    python = make_venv(tmp_path / "venv")
+    # pip's own configuration and cache: the index it resolves, as a user's install would.
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", "install",
+         "--no-input", str(repaired)],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    probe = subprocess.run(
+        [str(python), "-c", NVRTC_PROBE],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    result = json.loads(probe.stdout)
+    assert (result["created"], result["compiled"]) == (0, 0), result
+    assert ".entry add_one" in result["ptx"]
+    assert [Path(p).name for p in result["builtins"]] == ["libnvrtc-builtins.so.12.6"]
+    assert all("/nvidia/cuda_nvrtc/lib/" in p for p in (*result["nvrtc"], *result["builtins"])), result
