@@ -262,3 +262,53 @@ def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(tmp_path: Path) -> None
     assert ".entry add_one" in result["ptx"]
     assert [Path(p).name for p in result["builtins"]] == ["libnvrtc-builtins.so.12.6"]
     assert all("/nvidia/cuda_nvrtc/lib/" in p for p in (*result["nvrtc"], *result["builtins"])), result
+
+
+JAX_PROBE = r"""
+import json
+from jax_cuda12_plugin import _versions  # nanobind module; its CUDA calls go through trampolines
+
+version = _versions.cuda_runtime_get_version()  # first call: dlopen("libcudart.so.12") via its RPATH
+with open("/proc/self/maps") as maps:
+    cudart = sorted({line.split()[-1] for line in maps if "libcudart.so" in line and "/" in line})
+print(json.dumps({"version": version, "cudart": cudart}))
+"""
+
+
+@pytest.mark.install
+def test_the_jax_plugin_still_loads_nvidia_wheels_through_its_trampolines(tmp_path: Path) -> None:
+    """jax-cuda12-plugin needs no NVIDIA library in DT_NEEDED: it dlopens them by soname from its
+    trampolines, which searches the plugin's DT_RPATH. Repaired, its files are byte for byte the
+    same, and in a fresh venv the first CUDA call finds libcudart.so.12 in site-packages/nvidia."""
+    import subprocess
+    import sys
+
+    from tests.support.corpus import CORPUS
+    from tests.support.venvs import make_venv, site_packages
+
+    (entry,) = [e for e in CORPUS if e.project == "jax-cuda12-plugin"]
+    source = fetch(entry)
+    out = tmp_path / "wheelhouse"
+    code, _, stderr, crash = _run_main(["repair", str(source), "-w", str(out)])
+    assert crash is None, crash
+    assert code == 0, stderr
+    (repaired,) = out.glob("*.whl")
+    with Wheel.open(source) as before, Wheel.open(repaired) as after:
+        for member in before.members:
+            if member.name.endswith(".so"):
+                assert after.read_member(member.name) == before.read_member(member.name), member.name
+    python = make_venv(tmp_path / "venv")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", "install",
+         "--no-input", "--no-deps", str(repaired), "nvidia-cuda-runtime-cu12>=12.1.105,<13"],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    probe = subprocess.run(
+        [str(python), "-c", JAX_PROBE], capture_output=True, text=True, check=False, timeout=300, cwd=tmp_path
+    )
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    result = json.loads(probe.stdout)
+    assert result["version"] >= 12000, result
+    site = site_packages(python)
+    assert result["cudart"] == [str(site / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12")], result
