@@ -301,7 +301,7 @@ def test_embedding_needs_a_package_with_an_init(
         assert main([*argv, "--linked-version", "cudss=1.0.0.35"]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert line.startswith(
-            "slimwheel repair: error: --embed-loader needs a package with an __init__.py; "
+            f"slimwheel repair: error: {wheel.name}: --embed-loader needs a package with an __init__.py; "
         )
         assert expected in line
     assert not out.exists() or not any(out.iterdir())

@@ -298,3 +298,21 @@ def test_checks_advice_follows_the_wheels_cuda_major(
     advice = {f["soname"]: f["message"] for f in findings if f["kind"] == "missing-requirement"}
     assert "add Requires-Dist: cutensor-cu12>=" in advice["libcutensor.so.2"]
     assert "add Requires-Dist: nvidia-cuda-runtime-cu12>=" in advice["libcudart.so.12"]
+
+
+def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bitsandbytes ships one library per CUDA major and picks one at run time: requiring every
+    major's runtime would install them all, so repair says what it found and what to do."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcudart.so.11.0", "libcudart.so.13"])
+    out = tmp_path / "out"
+    assert main(["repair", str(wheel), "-w", str(out), "--isolated-environment"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert (
+        "need the libraries of several CUDA majors (CUDA 11: libcudart.so.11.0; CUDA 13: libcudart.so.13)"
+        in err
+    )
+    assert "--cuda N --force" in err
+    assert not out.exists() or not any(out.iterdir())

@@ -105,6 +105,18 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
     ),
     CorpusWheel(
+        project="bitsandbytes",
+        filename="bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl",
+        sha256="55348a9a4a21bfd99cf8c7b32fe67b4030ae5c2a05738e03c1747f65fa6ec283",
+        size=43_139_553,
+        vendors=(
+            "nothing vendored; one library per CUDA major (libbitsandbytes_cuda118.so ... cuda132.so, "
+            "needing libcudart/libcublas(Lt) .so.11.0, .so.12 or .so.13), loaded by path at run time, "
+            "plus ROCm and XPU builds"
+        ),
+        install_mb=3500,  # torch
+    ),
+    CorpusWheel(
         project="cumm-cu117",
         filename="cumm_cu117-0.6.3-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         sha256="d0a5dc14ea298e968c8cfc50e92947c78b23e6f5421fa336b200c19063235a7d",

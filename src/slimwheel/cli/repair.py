@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
-from slimwheel.errors import UsageError
+from slimwheel.errors import SlimwheelError, UsageError
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         prepare_output_dir(args.wheel_dir)  # an unusable -w fails before any work
     results: list[dict[str, Any]] = []
     failed = False
+    worst = 0  # one wheel that cannot be repaired does not stop the others: its error's exit code
     with open_dist_files(args) as dist_files:
         for original in args.wheels:
             catalog = _with_required_releases(catalog, original, args)
@@ -179,6 +180,15 @@ def run(args: argparse.Namespace) -> int:
                 if not args.json:
                     _render(outcome)
                 _say_refused(refused)
+            except SlimwheelError as error:
+                worst = max(worst, error.exit_code)
+                text = str(error)
+                named = (
+                    text if text.startswith((original.name, str(original))) else f"{original.name}: {text}"
+                )
+                print(f"slimwheel repair: error: {named}", file=sys.stderr)
+                results.append({"input": str(original), "error": text, "exit_code": error.exit_code})
+                continue
             else:
                 failed = failed or not outcome.ok
                 if not args.json:
@@ -187,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             results.append(_outcome_json(outcome))
     if args.json:
         print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
-    return 1 if failed else 0
+    return max(worst, 1 if failed else 0)
 
 
 def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.Namespace) -> Catalog:

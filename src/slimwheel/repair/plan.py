@@ -212,8 +212,22 @@ def _choose_major(
     possible: set[int] | None = None
     for majors in by_soname.values():
         possible = set(majors) if possible is None else possible & majors
-    if not possible:
+    if possible is None:
         return None
+    if not possible:
+        # bitsandbytes ships one library per CUDA major and loads the one that fits at run time:
+        # requiring every major's wheels would install them all.
+        by_major: dict[int, list[str]] = {}
+        for soname, majors in sorted(by_soname.items()):
+            if len(majors) == 1:
+                by_major.setdefault(next(iter(majors)), []).append(soname)
+        listed = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in sorted(by_major.items()))
+        raise RepairError(
+            f"the wheel's files need the libraries of several CUDA majors ({listed}), so no one set of "
+            "NVIDIA wheels serves them all",
+            hint="repair one major with --cuda N --force (the files of the others are left alone), or "
+            "build one wheel per CUDA major",
+        )
     if len(possible) == 1:
         return next(iter(possible))
     if len(required & possible) == 1:  # the wheel's own requirements name the major
