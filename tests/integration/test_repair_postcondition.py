@@ -18,11 +18,26 @@ from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import fat_solver_wheel
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel
+from tests.support.wheels import make_wheel
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _renamed_solver(
+    tmp_path: Path, zoo: ElfZoo, more: dict[str, bytes] | None = None, *, requires: tuple[str, ...] = ()
+) -> Path:
+    """``solver`` with a renamed copy of libcudss (torchvision's naming), plus ``more`` members."""
+    files = {
+        "solver/__init__.py": SOLVER_INIT,
+        "solver/_solver.so": zoo.ext_renamed.read_bytes(),
+        "solver.libs/libcudss.8f0e2a1b.so.1": zoo.renamed_copy.read_bytes(),
+        **(more or {}),
+    }
+    (tmp_path / "in").mkdir()
+    return make_wheel(tmp_path / "in", "solver", "1.0", files, tag=SOLVER_TAG, requires=requires)
 
 
 def _sabotaging_patchelf(tmp_path: Path) -> Path:
@@ -97,22 +112,7 @@ def test_a_wheel_that_still_fails_check_is_not_written(
     """An error in the input that repair cannot fix (a bundled driver, kept without --force) still
     fails the output: a wheel slimwheel writes passes its own check, or is not written. The refusal
     says which errors repair caused and which the input had; --allow-broken writes it and exits 1."""
-    from tests.support.solver import SOLVER_INIT, SOLVER_TAG
-    from tests.support.wheels import make_wheel
-
-    (tmp_path / "in").mkdir()
-    wheel = make_wheel(
-        tmp_path / "in",
-        "solver",
-        "1.0",
-        {
-            "solver/__init__.py": SOLVER_INIT,
-            "solver/_solver.so": elf_zoo.ext_renamed.read_bytes(),
-            "solver.libs/libcudss.8f0e2a1b.so.1": elf_zoo.renamed_copy.read_bytes(),
-            "solver.libs/libcuda.so.1": elf_zoo.libcudss.read_bytes(),
-        },
-        tag=SOLVER_TAG,
-    )
+    wheel = _renamed_solver(tmp_path, elf_zoo, {"solver.libs/libcuda.so.1": elf_zoo.libcudss.read_bytes()})
     out = tmp_path / "out"
     argv = ["repair", str(wheel), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
     assert main([*argv, "--isolated-environment"]) == 1
@@ -164,27 +164,12 @@ def test_a_provider_the_wheel_requires_is_learned_on_demand(
     """The catalog knows nothing (no shipped snapshot, no user copy); the wheel requires
     nvidia-cudss-cu13==1.0.0.35. repair learns it (and what it requires) from the index, keeps it in
     the user's catalog, and takes the pin as the linked version and CUDA 13 as the major."""
-    from tests.support.solver import SOLVER_INIT, SOLVER_TAG
-    from tests.support.wheels import make_wheel
-
     monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
     user_catalog = tmp_path / "user-catalog.json.gz"
     monkeypatch.setenv("SLIMWHEEL_CATALOG", str(user_catalog))
     monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
     server = index_server(providers.directory)
-    (tmp_path / "in").mkdir()
-    wheel = make_wheel(
-        tmp_path / "in",
-        "solver",
-        "1.0",
-        {
-            "solver/__init__.py": SOLVER_INIT,
-            "solver/_solver.so": elf_zoo.ext_renamed.read_bytes(),
-            "solver.libs/libcudss.8f0e2a1b.so.1": elf_zoo.renamed_copy.read_bytes(),
-        },
-        tag=SOLVER_TAG,
-        requires=("nvidia-cudss-cu13==1.0.0.35",),
-    )
+    wheel = _renamed_solver(tmp_path, elf_zoo, requires=("nvidia-cudss-cu13==1.0.0.35",))
     out = tmp_path / "out"
     index = ["--index-url", server.simple_url, "--isolated"]
     argv = ["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment", *index]
