@@ -1,6 +1,9 @@
 """The build environment repair runs in: which NVIDIA wheels are installed there, at which version.
 
 A fresh build linked against the pip-installed provider, so the installed version is the linked one.
+:class:`BuildEnvironment` reads the file system; :meth:`BuildEnvironment.snapshot` gathers what
+planning asks of it into :class:`EnvironmentFacts`, plain data, so that ``plan_repair`` reads nothing
+but its arguments.
 """
 
 from __future__ import annotations
@@ -8,15 +11,48 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
+from typing import Protocol
 
 from packaging.utils import canonicalize_name
 
-__all__ = ["BuildEnvironment"]
+__all__ = ["BuildEnvironment", "EnvironmentFacts", "InstalledProviders"]
+
+
+class InstalledProviders(Protocol):
+    """What planning asks of the environment a wheel was built in."""
+
+    @property
+    def description(self) -> str: ...
+
+    def installed_version(self, distribution: str) -> str | None: ...
+
+    def has_file(self, relative: str) -> bool: ...
+
+    def needed_by_file(self, relative: str) -> tuple[str, ...] | None: ...
+
+
+@dataclass(frozen=True)
+class EnvironmentFacts:
+    """A snapshot of a build environment: installed versions, and the DT_NEEDED of the provider files
+    installed there (by path relative to site-packages)."""
+
+    description: str
+    versions: Mapping[str, str] = field(default_factory=dict)  # canonical name -> version
+    needed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # installed file -> DT_NEEDED
+
+    def installed_version(self, distribution: str) -> str | None:
+        return self.versions.get(canonicalize_name(distribution))
+
+    def has_file(self, relative: str) -> bool:
+        return relative in self.needed
+
+    def needed_by_file(self, relative: str) -> tuple[str, ...] | None:
+        return self.needed.get(relative)
 
 
 @dataclass(frozen=True)
@@ -50,6 +86,19 @@ class BuildEnvironment:
             if entry and candidate.is_file():
                 return candidate
         return None
+
+    def has_file(self, relative: str) -> bool:
+        return self.installed_file(relative) is not None
+
+    def snapshot(self, provider_files: Iterable[str]) -> EnvironmentFacts:
+        """What planning needs, read once: every installed version, and the DT_NEEDED of each of
+        ``provider_files`` (paths relative to site-packages, e.g. the catalog's) installed here."""
+        needed = {}
+        for relative in dict.fromkeys(provider_files):
+            found = self.needed_by_file(relative)
+            if found is not None:
+                needed[relative] = found
+        return EnvironmentFacts(self.description, dict(self._versions), needed)
 
     def needed_by_file(self, relative: str) -> tuple[str, ...] | None:
         """DT_NEEDED of an installed provider file; None when it is not installed here or unreadable."""

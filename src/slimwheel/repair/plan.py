@@ -38,7 +38,7 @@ from slimwheel.names import parse_library_file_name
 from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
-from slimwheel.repair.environment import BuildEnvironment
+from slimwheel.repair.environment import InstalledProviders
 from slimwheel.repair.errors import RepairError
 from slimwheel.requirements import RequirementScope, WheelRequirement, read_requirements
 
@@ -321,7 +321,7 @@ class _Context:
     platform: Platform
     major: int | None
     options: RepairOptions
-    environment: BuildEnvironment | None
+    environment: InstalledProviders | None
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -694,7 +694,7 @@ def _plan_distribution(
             )
         )
         environment = context.environment
-        if environment is None or environment.installed_file(choice.provider.library.path) is None:
+        if environment is None or not environment.has_file(choice.provider.library.path):
             draft.warnings.append(
                 f"{choice.name}: the NVIDIA libraries {distribution} itself needs are not listed in the "
                 "manifest (it is not installed here to read them); its own RPATH finds them"
@@ -787,10 +787,11 @@ def plan_repair(
     dist_info: str,
     python_sources: Mapping[str, bytes] | None = None,
     options: RepairOptions | None = None,
-    environment: BuildEnvironment | None = None,
+    environment: InstalledProviders | None = None,
     embed: EmbedRequest | None = None,
 ) -> RepairPlan:
-    """The repair of the wheel ``report`` describes. Pure: reads nothing but its arguments.
+    """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
+    (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
     ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
