@@ -7,7 +7,7 @@ from pathlib import Path
 
 from slimwheel.analysis import analyse_wheel
 from slimwheel.catalog.store import read_catalog
-from slimwheel.repair import RepairOptions, plan_repair
+from slimwheel.repair import RepairOptions, RepairPlan, plan_repair
 from slimwheel.repair.environment import BuildEnvironment, EnvironmentFacts
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
@@ -36,12 +36,19 @@ def test_the_plan_reads_the_environment_only_through_its_snapshot(
     )
     with Wheel.open(fat) as wheel:
         report = analyse_wheel(wheel, catalog)
-        arguments = {"requires_dist": wheel.requires_dist(), "dist_info": wheel.dist_info}
+        requires, dist_info = wheel.requires_dist(), wheel.dist_info
     options = RepairOptions(cuda_major=13)
-    planned = plan_repair(report, catalog, options=options, environment=facts, **arguments)
+
+    def plan() -> object:
+        return plan_repair(
+            report, catalog, requires_dist=requires, dist_info=dist_info, options=options, environment=facts
+        )
+
+    planned = plan()
     # The file system is gone: the snapshot alone gives the same plan.
     (lib / "libcudss.so.1").unlink()
-    assert plan_repair(report, catalog, options=options, environment=facts, **arguments) == planned
+    assert plan() == planned
+    assert isinstance(planned, RepairPlan)
     (cudss,) = [r for r in planned.requirements if r.distribution == "nvidia-cudss-cu13"]
     assert (cudss.linked_version, cudss.version_source) == ("1.0.0.35", "installed (the test site)")
     assert not any("not installed here" in w for w in planned.warnings if w.startswith("cudss"))
