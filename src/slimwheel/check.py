@@ -56,9 +56,8 @@ from slimwheel.catalog.model import Catalog, Release, WheelFacts
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import InputError, SlimwheelError, UsageError
 from slimwheel.ldso import EntryKind, expand_entry, starts_with_origin
-from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
-from slimwheel.requirements import RequirementScope, scope_of
+from slimwheel.requirements import RequirementScope, marker_environment, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
 

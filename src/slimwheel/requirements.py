@@ -16,7 +16,9 @@ from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-__all__ = ["RequirementScope", "WheelRequirement", "read_requirements", "scope_of"]
+from slimwheel.platforms import Platform
+
+__all__ = ["RequirementScope", "WheelRequirement", "marker_environment", "read_requirements", "scope_of"]
 
 
 class RequirementScope(enum.Enum):
@@ -75,3 +77,28 @@ def read_requirements(
         scope, extras = scope_of(requirement.marker, environment, offered)
         found.append(WheelRequirement(text, canonicalize_name(requirement.name), requirement, scope, extras))
     return tuple(found)
+
+
+def marker_environment(platform: Platform, python: str | None) -> dict[str, str]:
+    """Just enough of PEP 508's environment to evaluate NVIDIA's markers for a target."""
+    machine = {"amd64": "AMD64", "arm64": "ARM64"}.get(platform.arch, platform.arch)
+    version = python or "3.12"
+    return {
+        "sys_platform": "win32"
+        if platform.is_windows
+        else "linux"
+        if platform.os == "linux"
+        else platform.os,
+        "platform_system": "Windows"
+        if platform.is_windows
+        else "Linux"
+        if platform.os == "linux"
+        else platform.os,
+        "platform_machine": machine,
+        "os_name": "nt" if platform.is_windows else "posix",
+        "python_version": version,
+        "python_full_version": f"{version}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }

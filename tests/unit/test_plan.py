@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from slimwheel.names import parse_library_spec
-from slimwheel.plan import Target, compare_plans, plan_targets, plan_to_dict
 from slimwheel.platforms import DEFAULT_TARGET_PLATFORMS, Platform
+from slimwheel.targets import Target, compare_plans, plan_targets, plan_to_dict
 from tests.support.catalogs import sample_catalog
 
 

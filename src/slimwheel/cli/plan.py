@@ -15,7 +15,7 @@ from slimwheel.errors import InputError, UsageError
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.names import LibrarySpec
-    from slimwheel.plan import TargetPlan
+    from slimwheel.targets import TargetPlan
 
 HELP = "for every CUDA major x platform (x Python): the newest NVIDIA wheel for each library, or none"
 
@@ -95,9 +95,9 @@ def _refresh(
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.names import parse_library_spec
-    from slimwheel.plan import Target, compare_plans, plan_targets, plan_to_dict
     from slimwheel.platforms import DEFAULT_TARGET_PLATFORMS, parse_platform
     from slimwheel.report import dump_report
+    from slimwheel.targets import Target, compare_plans, plan_targets, plan_to_dict
 
     libraries = [parse_library_spec(text) for text in args.libraries]
     majors = _majors(args.cuda)

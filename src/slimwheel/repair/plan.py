@@ -35,12 +35,11 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.ldso import EntryKind, expand_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import parse_library_file_name
-from slimwheel.plan import marker_environment
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
 from slimwheel.repair.errors import RepairError
-from slimwheel.requirements import RequirementScope, WheelRequirement, read_requirements
+from slimwheel.requirements import RequirementScope, WheelRequirement, marker_environment, read_requirements
 
 __all__ = [
     "AddedRequirement",

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -19,13 +18,13 @@ from packaging.version import Version
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.names import LibrarySpec
 from slimwheel.platforms import Platform, manylinux_tag
+from slimwheel.requirements import RequirementScope, marker_environment, scope_of
 
 __all__ = [
     "PlannedLibrary",
     "Target",
     "TargetPlan",
     "compare_plans",
-    "marker_environment",
     "plan_targets",
     "plan_to_dict",
 ]
@@ -81,31 +80,6 @@ class TargetPlan:
         return manylinux_tag(max(levels), self.target.platform.arch) if levels else None
 
 
-def marker_environment(platform: Platform, python: str | None) -> dict[str, str]:
-    """Just enough of PEP 508's environment to evaluate NVIDIA's markers for a target."""
-    machine = {"amd64": "AMD64", "arm64": "ARM64"}.get(platform.arch, platform.arch)
-    version = python or "3.12"
-    return {
-        "sys_platform": "win32"
-        if platform.is_windows
-        else "linux"
-        if platform.os == "linux"
-        else platform.os,
-        "platform_system": "Windows"
-        if platform.is_windows
-        else "Linux"
-        if platform.os == "linux"
-        else platform.os,
-        "platform_machine": machine,
-        "os_name": "nt" if platform.is_windows else "posix",
-        "python_version": version,
-        "python_full_version": f"{version}.0",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "extra": "",
-    }
-
-
 def _python_ok(release: Release, python: str | None) -> bool:
     if python is None or not release.requires_python:
         return True
@@ -137,8 +111,8 @@ def _dependencies(catalog: Catalog, target: Target, release: Release, seen: set[
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        if requirement.marker and not _marker_true(requirement.marker, environment):
-            continue
+        if scope_of(requirement.marker, environment)[0] is not RequirementScope.ALWAYS:
+            continue  # an extra's or another platform's requirement is not installed here
         name = canonicalize_name(requirement.name)
         if name in seen or name not in catalog.distributions:
             continue
@@ -167,13 +141,6 @@ def _dependencies(catalog: Catalog, target: Target, release: Release, seen: set[
             planned += _dependencies(catalog, target, candidate, seen)
             break
     return planned
-
-
-def _marker_true(marker: Marker, environment: Mapping[str, str]) -> bool:
-    try:
-        return marker.evaluate(dict(environment))
-    except Exception:  # noqa: BLE001 - an unknown marker variable: keep the requirement, as pip would fail loudly
-        return True
 
 
 def plan_targets(
