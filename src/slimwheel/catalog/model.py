@@ -15,7 +15,7 @@ from functools import cached_property, lru_cache
 
 from packaging.version import InvalidVersion, Version
 
-from slimwheel.names import parse_library_file_name
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
 
 __all__ = [
@@ -69,9 +69,7 @@ class LibraryFile:
 @lru_cache(maxsize=4096)
 def _stem_of(path: str) -> str:
     # A catalog lists thousands of files at a few hundred paths: each is parsed once.
-    filename = posixpath.basename(path)
-    parsed = parse_library_file_name(filename)
-    return parsed.stem if parsed else filename
+    return soname_stem(posixpath.basename(path))
 
 
 @dataclass(frozen=True)

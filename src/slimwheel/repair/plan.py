@@ -34,7 +34,7 @@ from slimwheel.analysis import (
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.ldso import EntryKind, expand_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import parse_library_file_name
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -567,11 +567,6 @@ class _Draft:
     made_hard: list[str] = field(default_factory=list)
 
 
-def _library_name(soname: str) -> str:
-    parsed = parse_library_file_name(soname)
-    return parsed.stem if parsed else soname
-
-
 def _decide_drops(
     report: WheelReport, options: RepairOptions, python_sources: Mapping[str, bytes], draft: _Draft
 ) -> None:
@@ -614,7 +609,7 @@ class _Choice:
 def _choose(
     soname: str, need: _Need, context: _Context, existing: Sequence[WheelRequirement], draft: _Draft
 ) -> _Choice | None:
-    name = _library_name(soname)
+    name = soname_stem(soname)
     provider = _provider(context.catalog, soname, context.major, context.platform)
     if provider is None:
         draft.left_alone.append(
@@ -718,7 +713,7 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
                 continue
             if soname not in by_soname:
                 found = ManifestLibrary(
-                    name=_library_name(soname),
+                    name=soname_stem(soname),
                     soname=soname,
                     distribution=provider.distribution,
                     requirement=provider.distribution,  # required by the provider, not by this wheel
@@ -738,7 +733,7 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
         for dependency in sorted(requires[soname]):
             place(dependency, (*path, soname))
         placed.add(soname)
-        names = tuple(_library_name(dependency) for dependency in requires[soname])
+        names = tuple(soname_stem(dependency) for dependency in requires[soname])
         ordered.append(by_soname[soname].replace(requires=names))
 
     for soname in sorted(by_soname):
@@ -798,11 +793,11 @@ def plan_repair(
     _decide_drops(report, options, python_sources or {}, draft)
     existing = read_requirements(requires_dist, marker_environment(platform, None))
     draft.roots += [("the wheel", w.requirement) for w in existing if w.scope is not RequirementScope.NEVER]
-    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(_library_name(s))}
+    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     major = _choose_major(needs, catalog, platform, options, _majors_required(catalog, existing))
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
-    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(_library_name(s))}
+    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     context = _Context(catalog, platform, major, options, environment)
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
