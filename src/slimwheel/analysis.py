@@ -19,8 +19,9 @@ from packaging.utils import canonicalize_name
 
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, read_section, scan_symbols
-from slimwheel.errors import ElfError
+from slimwheel.errors import ElfError, InputError
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
+from slimwheel.policy import host_sonames
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import MissingRangeError, Wheel, WheelMember
 
@@ -207,16 +208,6 @@ DRIVER_LIBRARY_NAMES = frozenset(
         "nvidia-opticalflow",
     }
 )
-# PEP 599/600's manylinux whitelist plus the dynamic loaders: what a manylinux wheel may take from the host.
-_SYSTEM_SONAMES = frozenset(
-    {
-        "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1",
-        "libnsl.so.1",
-        "libresolv.so.2", "libgcc_s.so.1", "libstdc++.so.6", "libcrypt.so.1", "libX11.so.6", "libXext.so.6",
-        "libXrender.so.1", "libICE.so.6", "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0",
-        "libgthread-2.0.so.0", "libglib-2.0.so.0", "libz.so.1", "libexpat.so.1",
-    }
-)  # fmt: skip
 _LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
 _NOT_BINARY = re.compile(
     r"\.(py|pyi|pyc|txt|md|rst|json|toml|cfg|ini|h|hh|hpp|cuh|c|cc|cpp|cu|pxd|pyx|typed|html|csv|yaml|yml)$"
@@ -284,7 +275,8 @@ def is_driver_library(soname: str) -> bool:
 
 
 def is_system_library(soname: str) -> bool:
-    return soname in _SYSTEM_SONAMES or bool(_LOADER.match(soname))
+    """The manylinux whitelist (auditwheel's policy) or a dynamic loader: what the host provides."""
+    return soname in host_sonames() or bool(_LOADER.match(soname))
 
 
 def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Finding]:
@@ -481,7 +473,7 @@ def _read_members(
     for member in _candidate_members(wheel):
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
         installed = wheel.installed_path(member.name)
-        if member.name in unread:
+        if member.name in unread and _starts_like_elf(wheel, member):
             elf_members.append(_ElfMember(member, installed, None, None))
             continue
         inspection = outcomes.get(member.name)
@@ -491,7 +483,7 @@ def _read_members(
             continue
         if inspection is None:
             if looks_shared:
-                reason = "not an ELF file" + (" (empty)" if member.file_size == 0 else "")
+                reason = _not_elf_reason(wheel, member)
                 findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, reason))
             others += 1
             continue
@@ -507,6 +499,47 @@ def _read_members(
             )
         )
     return elf_members, findings, others
+
+
+def _starts_like_elf(wheel: ArchiveSource, member: WheelMember) -> bool:
+    """Whether a member left unread starts as an ELF file does: its first bytes only, so a copy that
+    is empty or text is what a full read would call it (not ELF), without inflating the rest."""
+    if member.file_size < len(ELF_MAGIC):
+        return False
+    with wheel.open_member(member.name) as stream:
+        return stream.read(len(ELF_MAGIC)) == ELF_MAGIC
+
+
+_NOT_ELF_HEAD = 4096  # what telling text and linker scripts apart reads of a .so that is not ELF
+# GNU ld script commands that name libraries or the output: what a linker script "libX.so" holds.
+_LINKER_SCRIPT = re.compile(rb"\b(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|SEARCH_DIR)\s*\(")
+
+
+def _not_elf_reason(wheel: ArchiveSource, member: WheelMember) -> str:
+    """Why a member named like a shared object (``libX.so.1``, an extension module) cannot be loaded:
+    the dynamic loader maps only ELF files, so text, a linker script or an empty file fails the import
+    or the load that needs it."""
+    what = "not an ELF file"
+    if member.file_size == 0:
+        return f"{what} (empty): the dynamic loader cannot load it"
+    try:
+        with wheel.open_member(member.name) as stream:
+            head = stream.read(_NOT_ELF_HEAD)
+    except InputError:
+        head = b""  # the member's own read error is reported where it is read for its content
+    cannot = "the dynamic loader cannot load it"
+    if _is_text(head) and _LINKER_SCRIPT.search(head):
+        return f"{what} (a linker script, which only the link editor reads): {cannot}"
+    if _is_text(head):
+        return f"{what} (text): {cannot}"
+    return f"{what}: {cannot}"
+
+
+def _is_text(head: bytes) -> bool:
+    """UTF-8 without control characters but white space (a multi-byte character cut at the end of
+    ``head`` allowed)."""
+    text = head.decode("utf-8", errors="replace").rstrip("\ufffd")
+    return bool(text) and "\ufffd" not in text and all(c.isprintable() or c in "\t\n\r\f" for c in text)
 
 
 def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:

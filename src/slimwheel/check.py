@@ -95,6 +95,7 @@ class CheckKind(enum.Enum):
     ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
     BUNDLED_DRIVER = "bundled-driver"
     CORRUPT_ELF = "corrupt-elf"
+    NOT_ELF = "not-elf"  # named like a shared object or extension module, but text, empty...: unloadable
     REQUIREMENT_FILES_UNREAD = "requirement-files-unread"  # a requirement's files could not be learned
     PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
 
@@ -768,6 +769,7 @@ def _requirement_files(
 _CARRIED = {
     FindingKind.BUNDLED_DRIVER: CheckKind.BUNDLED_DRIVER,
     FindingKind.CORRUPT_ELF: CheckKind.CORRUPT_ELF,
+    FindingKind.NOT_ELF: CheckKind.NOT_ELF,
 }
 
 

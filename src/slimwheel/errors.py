@@ -48,6 +48,11 @@ class InputError(SlimwheelError):
         self.path = path
         self.reason = message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Raised in analysis worker processes: it must survive the trip back (pickle calls the class
+        # with self.args, which holds only the rendered message).
+        return (_rebuild_input_error, (type(self), self.path, self.reason, self.hint))
+
 
 class WheelError(InputError):
     """A wheel is unreadable, unsafe (hostile paths, symlinks) or inconsistent with its RECORD."""
@@ -64,6 +69,15 @@ class IndexUnavailableError(SlimwheelError):
         super().__init__(f"{url}: {message}", hint=hint)
         self.url = url
         self.reason = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_input_error, (type(self), self.url, self.reason, self.hint))
+
+
+def _rebuild_input_error(
+    kind: type[InputError | IndexUnavailableError], where: str, reason: str, hint: str | None
+) -> SlimwheelError:
+    return kind(where, reason, hint=hint)
 
 
 class CatalogError(SlimwheelError):

@@ -18,8 +18,11 @@ from typing import BinaryIO, Protocol, cast
 from slimwheel.elf import ELF_MAGIC, read_elf
 from slimwheel.errors import ElfError, InputError
 from slimwheel.wheel import KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
+from slimwheel.wheel.reader import describe_file_type, not_a_wheel_name, open_regular_file
 
-__all__ = ["ArchiveSource", "LooseFiles", "open_source"]
+__all__ = ["ArchiveSource", "LooseFiles", "check_stored_elf_members", "open_source"]
+
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class ArchiveSource(Protocol):
@@ -129,25 +132,63 @@ class LooseFiles:
         self.close()
 
 
+def check_stored_elf_members(wheel: Wheel) -> None:
+    """Check the size and CRC-32 of every stored member that is an ELF file; a WheelError (exit 2)
+    names the first that does not match.
+
+    Analysis reads a stored member in place, only the parts it needs, and so checks nothing; a
+    deflated one it inflates whole, which checks its CRC-32. A member whose bytes do not match its CRC
+    is damaged input either way, so show refuses both alike (exit 2, as repair does): what it would
+    report about such a file is about bytes that are not the ones packed. Reads each such member
+    through once, streaming.
+    """
+    for member in wheel.members:
+        if member.is_dir or not member.is_stored or member.file_size < len(ELF_MAGIC):
+            continue
+        with wheel.seekable_member(member.name) as stream:
+            if stream.read(len(ELF_MAGIC)) != ELF_MAGIC:
+                continue
+        wheel.check_crc(member.name)
+
+
 def open_source(path: Path) -> Wheel | LooseFiles:
     """A wheel by its ``.whl`` name, a directory as a tree of files, anything else as one ELF file.
 
     A single file that is not ELF, or is truncated, is bad input (``ElfError``); inside a wheel or a
-    directory the same file is a finding instead.
+    directory the same file is a finding instead. Anything but a directory or a regular file (a FIFO,
+    a socket, a device) is bad input too, refused before it is opened for reading: reading a FIFO
+    would wait for a writer forever.
     """
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError as exc:
+        raise InputError(str(path), "no such file") from exc
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(mode):
         return LooseFiles.directory(path)
     if path.name.endswith(".whl"):
         return Wheel.open(path)
+    if not stat.S_ISREG(mode):
+        raise InputError(str(path), f"{describe_file_type(mode)}, not a regular file")
     try:
-        with path.open("rb") as handle:
+        with open_regular_file(path, InputError) as handle:
+            head = handle.read(len(ELF_MAGIC))
+            handle.seek(0)
+            if head != ELF_MAGIC:
+                raise ElfError(str(path), _not_elf(path, head))
             read_elf(handle, path=str(path), symbols=False)
-    except FileNotFoundError as exc:
-        raise InputError(str(path), "no such file") from exc
-    except IsADirectoryError as exc:  # pragma: no cover - is_dir() answered above
-        raise InputError(str(path), "is a directory") from exc
     except ElfError:
         raise
     except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror}") from exc
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from exc
     return LooseFiles.single(path)
+
+
+def _not_elf(path: Path, head: bytes) -> str:
+    """What a single file that is not ELF is, when that says more than "not an ELF file"."""
+    if path.name.lower().endswith(".whl"):
+        return not_a_wheel_name(path.name)  # .WHL: not a wheel to pip either
+    if head == _ZIP_MAGIC:
+        return "a zip archive, not an ELF file (a wheel's name must end in .whl)"
+    return "not an ELF file"

@@ -21,7 +21,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import venv
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +30,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from slimwheel._scratch import scratch_folder
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckKind, CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import is_elf, read_elf, scan_symbols
@@ -38,6 +38,7 @@ from slimwheel.errors import ElfError, InputError, SlimwheelError
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_shared_library_name, soname_stem
 from slimwheel.wheel import Wheel
+from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 
 __all__ = [
     "ImportResult",
@@ -212,7 +213,7 @@ def verify_wheel(
             problems=tuple(problems),
         )
 
-    with tempfile.TemporaryDirectory(prefix="slimwheel-verify-") as temporary:
+    with scratch_folder("slimwheel-verify-") as temporary:
         work = Path(temporary)
         venv.EnvBuilder(with_pip=False, clear=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
@@ -481,12 +482,21 @@ def _why_unresolved(
 
 
 def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
+    """What verify needs to know of the wheel before installing it. A wheel that show, check and repair
+    refuse as unreadable (RECORD that does not parse, METADATA over its cap, a member whose data does
+    not match its CRC-32) is refused here too, as an InputError (exit 2), before pip sees it: an
+    install that fails on it would otherwise be reported as a problem found (exit 1)."""
     with Wheel.open(path) as wheel:
+        wheel.record()  # parses RECORD: a malformed one is a WheelError
+        for member in wheel.members:
+            if not member.is_dir:
+                wheel.check_crc(member.name)  # pip unpacks every member: each must be intact
         manifest = None
         manifest_member = f"{wheel.dist_info}/{MANIFEST_NAME}"
         if wheel.has_member(manifest_member):
             try:
-                manifest = Manifest.from_json(wheel.read_member(manifest_member))
+                data = wheel.read_member(manifest_member, limit=TEXT_MEMBER_LIMIT)
+                manifest = Manifest.from_json(data)
             except ManifestError as exc:
                 raise InputError(str(path), f"{manifest_member}: {exc}") from exc
         if import_names:

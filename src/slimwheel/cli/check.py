@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.check import check_wheel
     from slimwheel.platforms import parse_platform
-    from slimwheel.sources import open_source
+    from slimwheel.sources import check_stored_elf_members, open_source
+    from slimwheel.wheel import Wheel
 
     platform = parse_platform(args.platform) if args.platform else None
     catalog = load_catalog_from_args(args)
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     with open_dist_files(args) as dist_files:
         for path in args.wheels:
             with open_source(path) as source:
+                if isinstance(source, Wheel):
+                    # As show does: a damaged stored member is refused (exit 2), not analysed.
+                    check_stored_elf_members(source)
                 reports.append(
                     check_wheel(
                         source,

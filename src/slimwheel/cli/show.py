@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.analysis import analyse_wheel
-    from slimwheel.sources import open_source
+    from slimwheel.sources import check_stored_elf_members, open_source
     from slimwheel.wheel import Wheel
 
     catalog = load_catalog_from_args(args)
@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         with open_source(path) as source:
             if args.verify and isinstance(source, Wheel):
                 source.verify()
+            elif isinstance(source, Wheel):
+                # Analysis reads stored members in place and checks no CRC: a damaged one is refused
+                # here, as a deflated one is when analysis inflates it.
+                check_stored_elf_members(source)
             reports.append(analyse_wheel(source, catalog, scan_strings=not args.no_strings, jobs=args.jobs))
     if args.confirm and any(report.vendored for report in reports):
         from slimwheel.catalog.confirm import BuildIdSource, confirm_report

@@ -57,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     from slimwheel.report import dump_report
     from slimwheel.verify import verify_wheel
 
-    if not args.wheel.is_file():
+    if not args.wheel.exists():
         raise InputError(str(args.wheel), "no such file")
+    # Anything else that is not a regular file (a FIFO, a device, a folder) is refused, without
+    # blocking, when verify_wheel opens it.
     catalog = load_catalog_from_args(args)
     report = verify_wheel(
         args.wheel,

@@ -1,27 +1,58 @@
 """Plan -> apply: write the repaired wheel.
 
-Untouched members are copied as they are (no recompression) with their RECORD lines; patched ELF
-files, METADATA, the manifest, and with ``--embed-loader`` the patched ``__init__.py`` files and the
-copied run-time modules, are written anew; RECORD is rebuilt. Every ELF edit is made before
-the output is opened, through one patchelf call per file, and the output is written under a temporary
-name and renamed: a failure leaves nothing under the final name, and the input is never touched.
+Untouched members are copied as they are (no recompression); patched ELF files, METADATA, the
+manifest, and with ``--embed-loader`` the patched ``__init__.py`` files and the copied run-time
+modules, are written anew; RECORD is rebuilt, every line computed from the bytes written (sha256 and
+size). Every ELF edit is made before the output is opened, through one patchelf call per file, and the
+output is written under a temporary name and renamed: a failure leaves nothing under the final name,
+and the input is never touched.
+
+The input's RECORD must vouch for what goes into the output, or the wheel is refused (WheelError,
+exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
+one line with an accepted hash and its size (``checked_record``); then every byte taken from the input
+is hashed against that line as it is read, the raw copies too (``WheelWriter.copy_raw`` inflates them
+on the way, CRC-32 checked, nothing recompressed). A mismatch means the wheel was damaged or altered
+after it was built: rewriting RECORD from the bytes would hide that, so repair stops instead. RECORD's
+own line has no hash, as it should; signatures of RECORD (``RECORD.jws``, ``RECORD.p7s``) are dropped,
+since they sign the input's RECORD, not the new one. Members repair drops (vendored copies) are not
+read, so only their lines' form is checked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
+from slimwheel._scratch import scratch_folder
+from slimwheel.errors import WheelError
 from slimwheel.repair.embed import patched_init
 from slimwheel.repair.plan import AddedRequirement, ElfEdit, RepairError, RepairPlan
-from slimwheel.wheel import Wheel, WheelWriter, date_time_from_environment
+from slimwheel.wheel import (
+    SIGNATURE_FILE_NAMES,
+    RecordEntry,
+    Wheel,
+    WheelWriter,
+    date_time_from_environment,
+    encode_digest,
+)
+from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
+from slimwheel.wheel.writer import RECORD_HINT, record_line_problem
 
-__all__ = ["apply_plan", "find_patchelf", "metadata_with_requirements", "patchelf_arguments"]
+__all__ = [
+    "apply_plan",
+    "checked_record",
+    "find_patchelf",
+    "metadata_with_requirements",
+    "patchelf_arguments",
+]
+
+_COPY_CHUNK = 1 << 20  # patched ELF files are copied out of the wheel in pieces this big
 
 
 def find_patchelf() -> str:
@@ -63,10 +94,81 @@ def metadata_with_requirements(metadata: bytes, requirements: Sequence[AddedRequ
     return head + newline + lines.rstrip(newline) + separator + body
 
 
-def _patch(wheel: Wheel, edit: ElfEdit, scratch: Path, patchelf: str, index: int) -> Path:
-    target = scratch / f"{index}-{Path(edit.path).name}"
+def checked_record(wheel: Wheel) -> dict[str, RecordEntry]:
+    """The wheel's RECORD lines by path, once RECORD is known to vouch for every file without reading
+    any content: each file (RECORD itself and its signatures aside) has exactly one line, with a hash
+    the wheel specification accepts and, where given, the size the central directory gives; and every
+    line names a member. Otherwise a WheelError naming the member and what is wrong."""
+    label = _label(wheel)
+    exempt = _unrecorded(wheel)
+    entries: dict[str, RecordEntry] = {}
+    for entry in wheel.record():
+        if entry.path in entries:
+            raise WheelError(label, f"RECORD lists {entry.path} more than once", hint=RECORD_HINT)
+        entries[entry.path] = entry
+    for member in wheel.members:
+        if member.is_dir or member.name in exempt:
+            continue
+        if member.name not in entries:
+            empty = " (RECORD lists no file at all)" if not set(entries) - exempt else ""
+            raise WheelError(label, f"{member.name} is not listed in RECORD{empty}", hint=RECORD_HINT)
+        problem = record_line_problem(entries[member.name], member.file_size)
+        if problem is not None:
+            raise WheelError(label, problem, hint=RECORD_HINT)
+    for path in entries:
+        if path not in exempt and not wheel.has_member(path):
+            raise WheelError(label, f"RECORD lists {path}, which is not in the wheel", hint=RECORD_HINT)
+    return entries
+
+
+def _unrecorded(wheel: Wheel) -> set[str]:
+    """RECORD and its signatures: the members RECORD cannot hash."""
+    return {f"{wheel.dist_info}/{name}" for name in ("RECORD", *SIGNATURE_FILE_NAMES)}
+
+
+def _label(wheel: Wheel) -> str:
+    return str(wheel.local_path) if wheel.local_path is not None else wheel.filename
+
+
+class _Hashed:
+    """Hash content as it is read, then hold it against its RECORD line."""
+
+    def __init__(self, wheel: Wheel, entry: RecordEntry) -> None:
+        assert entry.hash_algorithm is not None  # checked_record made sure
+        self._wheel = wheel
+        self._entry = entry
+        self._hasher = hashlib.new(entry.hash_algorithm)
+
+    def update(self, data: bytes) -> None:
+        self._hasher.update(data)
+
+    def check(self) -> None:
+        digest = self._hasher.digest()
+        if not self._entry.digest_matches(digest):
+            algorithm = self._entry.hash_algorithm
+            raise WheelError(
+                _label(self._wheel),
+                f"hash mismatch for {self._entry.path}: RECORD says {algorithm}={self._entry.hash_digest}, "
+                f"the content hashes to {algorithm}={encode_digest(digest)} (damaged or altered after it "
+                "was built)",
+                hint=RECORD_HINT,
+            )
+
+
+def _checked(wheel: Wheel, entry: RecordEntry, data: bytes) -> bytes:
+    """A member's whole content, once hashed against its RECORD line."""
+    hashed = _Hashed(wheel, entry)
+    hashed.update(data)
+    hashed.check()
+    return data
+
+
+def _patch(wheel: Wheel, edit: ElfEdit, hashed: _Hashed, target: Path, patchelf: str) -> Path:
+    """Copy the member ``edit`` names out to ``target`` (hashed against its RECORD line on the way)
+    and let patchelf edit the copy."""
     with wheel.open_member(edit.path) as member, target.open("wb") as handle:
-        shutil.copyfileobj(member, handle, 1 << 20)
+        _copy_hashing(member, handle, hashed)
+    hashed.check()
     process = subprocess.run(
         [patchelf, *patchelf_arguments(edit), str(target)], capture_output=True, text=True, check=False
     )
@@ -74,6 +176,12 @@ def _patch(wheel: Wheel, edit: ElfEdit, scratch: Path, patchelf: str, index: int
         detail = (process.stderr.strip().splitlines() or ["no message"])[-1]
         raise RepairError(f"patchelf failed on {edit.path}: {detail}", hint="the input wheel is unchanged")
     return target
+
+
+def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
+    while chunk := source.read(_COPY_CHUNK):
+        hashed.update(chunk)
+        handle.write(chunk)
 
 
 def apply_plan(
@@ -84,21 +192,26 @@ def apply_plan(
     environ: Mapping[str, str] | None = None,
     patchelf: str | None = None,
 ) -> Path:
-    """Write the repaired wheel into ``out_dir``; returns its path."""
+    """Write the repaired wheel into ``out_dir``; returns its path.
+
+    A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
+    taken into the output does not match its line or its CRC-32."""
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / plan.output_name
     if target.resolve() == wheel_path.resolve():
-        raise RepairError(f"{target}: the output would replace the input", hint="pass another -w folder")
+        raise RepairError(f"{target}: the output would replace the input", hint="pass another -w")
     env = os.environ if environ is None else environ
-    with Wheel.open(wheel_path) as wheel, tempfile.TemporaryDirectory(prefix="slimwheel-repair-") as scratch:
-        records = {entry.path: entry for entry in wheel.record()}
+    with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
+        records = checked_record(wheel)
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
         tool = patchelf or (find_patchelf() if plan.edits else "")
         patched = {
-            edit.path: _patch(wheel, edit, Path(scratch), tool, i) for i, edit in enumerate(plan.edits)
+            edit.path: _patch(
+                wheel, edit, _Hashed(wheel, records[edit.path]), scratch / f"{i}-{Path(edit.path).name}", tool
+            )
+            for i, edit in enumerate(plan.edits)
         }
-        metadata = metadata_with_requirements(wheel.metadata_bytes(), plan.requirements)
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
         added = {f.path: f for e in plan.embedded for f in e.files}
@@ -106,7 +219,7 @@ def apply_plan(
         # Reproducible: the same input gives the same bytes, unless SOURCE_DATE_EPOCH says otherwise.
         newest = max((m.date_time for m in wheel.members), default=(1980, 1, 1, 0, 0, 0))
         date_time = date_time_from_environment(env) or newest
-        skipped = {record_path, plan.manifest_path, *dropped, *replaced, *added}
+        skipped = {*_unrecorded(wheel), plan.manifest_path, *dropped, *replaced, *added}
         with WheelWriter(target, date_time=date_time) as writer:
             for member in wheel.members:
                 name = member.name
@@ -122,12 +235,17 @@ def apply_plan(
                 elif name in patched:
                     writer.add_file(name, patched[name], mode=member.unix_mode or None)
                 elif name == metadata_path and plan.requirements:
+                    original = _checked(wheel, records[name], wheel.metadata_bytes())
+                    metadata = metadata_with_requirements(original, plan.requirements)
                     writer.add_bytes(name, metadata, mode=member.unix_mode or 0o644)
                 elif name in inits:
-                    text = patched_init(wheel.read_member(name), inits[name])
+                    text = patched_init(
+                        _checked(wheel, records[name], wheel.read_member(name, limit=TEXT_MEMBER_LIMIT)),
+                        inits[name],
+                    )
                     writer.add_bytes(name, text, mode=member.unix_mode or 0o644)
                 else:
-                    writer.copy_raw(wheel, name, record=records.get(name))
+                    writer.copy_raw(wheel, name, record=records[name])
             for name, copied in sorted(added.items()):
                 writer.add_file(name, Path(copied.source), mode=0o644)
             writer.add_bytes(plan.manifest_path, plan.manifest.to_json().encode())

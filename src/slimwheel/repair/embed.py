@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slimwheel.repair.errors import RepairError
+from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 
 if TYPE_CHECKING:
     from slimwheel.runtime.manifest import Manifest
@@ -158,7 +159,7 @@ def embed_request(wheel: Wheel, packages: Sequence[str]) -> EmbedRequest:
         embedded = tuple(
             sorted(m for m, p in installed.items() if p.startswith(f"{folder}/{LOADER_FOLDER}/"))
         )
-        inits[package] = PackageInit(member, wheel.read_member(member), embedded)
+        inits[package] = PackageInit(member, wheel.read_member(member, limit=TEXT_MEMBER_LIMIT), embedded)
     return EmbedRequest(wheel.distribution, tuple(packages), inits, loader_files())
 
 
@@ -255,9 +256,16 @@ def _insertion_line(path: str, source: bytes) -> int:
     must stay in the first two lines)."""
     try:
         tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        # Nesting deeper than the parser's stacks (a million unary minuses, a long chain of
+        # attributes or operators) is a RecursionError or a MemoryError, not a SyntaxError.
         where = f", line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        if isinstance(exc, SyntaxError):
+            reason = exc.msg
+        elif isinstance(exc, ValueError):
+            reason = str(exc)
+        else:
+            reason = "it nests too deeply for Python's parser"
         raise RepairError(
             f"{path} does not parse ({reason}{where}), so --embed-loader cannot place its call in it",
             hint="fix the file, or name another package with --embed-loader=PACKAGE",

@@ -7,19 +7,24 @@ writes passes its own ``check``, or is not written. :class:`RepairRefusedError` 
 split into those repair introduced and those the input already had (a torch extension that reaches
 ``libc10.so`` only because ``import torch`` loaded it first: ``preloaded``). ``allow_broken`` writes
 the wheel anyway and says so.
+
+An input whose RECORD does not vouch for its files (a member without a line, a line without a hash or
+with md5, a wrong size or hash) is refused with one line before any work, or as soon as its bytes are
+read (see ``apply``). The staging folder and the scratch folders in the temporary directory are
+locked while in use: those a killed repair left behind are removed by the next one (see
+``slimwheel._scratch``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from slimwheel._scratch import private_folder, scratch_folder
 from slimwheel.analysis import Severity
 from slimwheel.errors import SlimwheelError, UsageError
 from slimwheel.repair.plan import RepairOptions, RepairPlan
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     from slimwheel.wheel import Wheel
 
 __all__ = [
+    "STAGING_PREFIX",
     "CheckProblem",
     "OutputCheck",
     "RepairOutcome",
@@ -40,6 +46,9 @@ __all__ = [
     "prepare_output_dir",
     "repair_wheel",
 ]
+
+
+STAGING_PREFIX = ".slimwheel-staging-"  # the staging folders in the output folder
 
 
 @dataclass(frozen=True)
@@ -128,17 +137,17 @@ def prepare_output_dir(out_dir: Path) -> None:
 
 @contextmanager
 def _staging(out_dir: Path) -> Iterator[Path]:
-    """A private folder beside the final output (same file system, so the last step is a rename)."""
-    try:
-        folder = Path(tempfile.mkdtemp(prefix=".slimwheel-staging-", dir=out_dir))
-    except OSError as exc:
-        raise UsageError(
-            f"{out_dir}: cannot write into the output folder ({exc.strerror or exc})", hint="pass another -w"
-        ) from exc
-    try:
+    """A private folder beside the final output (same file system, so the last step is a rename),
+    locked while in use: one a killed repair left is removed by the next repair into ``out_dir``."""
+    with ExitStack() as stack:
+        try:
+            folder = stack.enter_context(private_folder(out_dir, STAGING_PREFIX))
+        except OSError as exc:
+            raise UsageError(
+                f"{out_dir}: cannot write into the output folder ({exc.strerror or exc})",
+                hint="pass another -w",
+            ) from exc
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _problems(report: CheckReport) -> list[CheckProblem]:
@@ -196,7 +205,7 @@ def _python_sources(wheel: Wheel) -> dict[str, bytes]:
     from slimwheel.repair.embed import is_loader_file
 
     return {
-        m.name: wheel.read_member(m.name)
+        m.name: wheel.read_member(m.name, limit=1 << 20)
         for m in wheel.members
         if m.name.endswith(".py") and m.file_size < 1 << 20 and not is_loader_file(m.name)
     }
@@ -236,23 +245,35 @@ def repair_wheel(
     (default: the one beside this interpreter, else on PATH).
     """
     from slimwheel.analysis import analyse_wheel
-    from slimwheel.repair.apply import apply_plan
+    from slimwheel.repair.apply import apply_plan, checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.repair.embed import embed_request
     from slimwheel.repair.plan import plan_repair
+    from slimwheel.sources import check_stored_elf_members
     from slimwheel.wheel import Wheel
 
     options = options or RepairOptions()
     if not dry_run:
         prepare_output_dir(out_dir)
-    with tempfile.TemporaryDirectory(prefix="slimwheel-repair-") as scratch:
+    with scratch_folder("slimwheel-repair-") as scratch:
         path = wheel_path
         excluded: tuple[str, ...] = ()
         with Wheel.open(path) as wheel:
+            # A wheel whose RECORD does not vouch for its files is refused before any work (apply
+            # hashes every byte it takes against RECORD as it reads it).
+            checked_record(wheel)
+            # Analysis reads stored members in place, checking no CRC: a damaged one is refused
+            # here, with the answer show and check give, rather than planned around.
+            check_stored_elf_members(wheel)
             report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
-        if needs_auditwheel(report) and use_auditwheel and not dry_run:
+            audit = needs_auditwheel(report) and use_auditwheel and not dry_run
+            if audit:
+                # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
+                # member from apply's checks: the whole input is verified first.
+                wheel.verify()
+        if audit:
             excluded = nvidia_sonames_to_exclude(report)
-            path = run_auditwheel(path, Path(scratch), excluded, plat=plat)
+            path = run_auditwheel(path, scratch, excluded, plat=plat)
         with Wheel.open(path) as wheel:
             if path != wheel_path:
                 report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))

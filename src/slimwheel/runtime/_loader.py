@@ -620,6 +620,7 @@ def _load_first(request: _Request, index: WheelIndex) -> Loaded:
     places: list[SearchedPlace] = []
     considered: list[Considered] = []
     after: dict[str, tuple[Rejection, str]] = {}  # path -> why it failed once loading was tried
+    unfound: set[str] = set()  # bare sonames the system loader's own search did not find
     for place, items in _stages(request, index):
         places.append(place)
         considered += items
@@ -630,7 +631,11 @@ def _load_first(request: _Request, index: WheelIndex) -> Loaded:
                 else:  # the system loader's own search by bare soname (see _from_system)
                     handle = ctypes.CDLL(candidate.soname, mode=os.RTLD_GLOBAL)
             except OSError as exc:
-                after[candidate.path] = (Rejection.DLOPEN, f"dlopen failed: {exc}")
+                if _not_found_by_loader(candidate, exc):
+                    unfound.add(candidate.path)
+                    after[candidate.path] = (Rejection.DLOPEN, "the system loader found no such file")
+                else:
+                    after[candidate.path] = (Rejection.DLOPEN, f"dlopen failed: {exc}")
                 continue
             loaded = _loaded(candidate, handle, candidate.source, stem)
             problem = _problem(request, loaded)
@@ -643,16 +648,32 @@ def _load_first(request: _Request, index: WheelIndex) -> Loaded:
     search = Search(
         request.wanted, request.policy, tuple(considered), tuple(places), _override_setting(request)
     )
-    raise _failure(request, search, after)
+    raise _failure(request, search, after, unfound)
 
 
-def _failure(request: _Request, search: Search, after: dict[str, tuple[Rejection, str]]) -> RuntimeLoadError:
+def _not_found_by_loader(candidate: Candidate, exc: OSError) -> bool:
+    """Whether a bare soname's dlopen failed because the loader's own search found no such file
+    (glibc: "<soname>: cannot open shared object file"), not because the copy it found failed (a
+    missing dependency names the dependency instead)."""
+    if os.path.isabs(candidate.path):
+        return False
+    return str(exc).startswith(f"{candidate.soname}: cannot open shared object file")
+
+
+def _failure(
+    request: _Request,
+    search: Search,
+    after: dict[str, tuple[Rejection, str]],
+    unfound: Collection[str] = (),
+) -> RuntimeLoadError:
+    """The error for a load that found nothing it could use. ``unfound``: candidates that turned out
+    not to exist (a bare soname the system loader did not find), which are no copy found."""
     rejections = {item.candidate.path: (item.rejection, item.rejected or "") for item in search.considered}
     rejections.update(after)
-    kinds = {rejection for rejection, _reason in rejections.values()}
+    kinds = {rejection for path, (rejection, _reason) in rejections.items() if path not in unfound}
     major, _why, fixed_by = request.major()
     kind: type[RuntimeLoadError]
-    if not search.considered:
+    if all(item.candidate.path in unfound for item in search.considered):
         kind, summary = LibraryNotFoundError, "no copy found"
     elif Rejection.VERSION in kinds:
         kind, summary = LibraryVersionError, "the copies found are older than asked"
@@ -662,7 +683,7 @@ def _failure(request: _Request, search: Search, after: dict[str, tuple[Rejection
         kind, summary = LibraryLoadError, "dlopen refused the copies found"
     else:
         kind, summary = LibraryNotFoundError, "no copy found fits"
-    reasons = {path: reason for path, (_rejection, reason) in rejections.items()}
+    reasons = {path: reason for path, (_rejection, reason) in rejections.items() if path not in unfound}
     paths = tuple(dict.fromkeys([*reasons, *(p for p in [fixed_by] if p)]))
     # An exact soname of another major (libcudart.so.13 in a CUDA 12 process) has no package that
     # fixes it; a stem does (the other major's distribution).
@@ -670,23 +691,28 @@ def _failure(request: _Request, search: Search, after: dict[str, tuple[Rejection
     return kind(
         f"cannot load {request.wanted}: {summary}.",
         wanted=request.wanted,
-        searched=_searched(search, reasons),
+        searched=_searched(search, reasons, unfound),
         paths=paths,
         pip_command=None if conflict else _pip_command(request, search),
     )
 
 
-def _searched(search: Search, reasons: dict[str, str]) -> tuple[str, ...]:
-    """Each place searched, with what was found there and why it was not used."""
+def _searched(search: Search, reasons: dict[str, str], unfound: Collection[str] = ()) -> tuple[str, ...]:
+    """Each place searched, with what was found there and why it was not used (a bare soname the
+    system loader did not find is nothing found)."""
     lines = []
     for place in search.places:
+        here = [item.candidate for item in search.considered if item.candidate.source is place.source]
         found = [
-            _describe(item.candidate)
-            + (f" ({reasons[item.candidate.path]})" if reasons.get(item.candidate.path) else "")
-            for item in search.considered
-            if item.candidate.source is place.source
+            _describe(candidate) + (f" ({reasons[candidate.path]})" if reasons.get(candidate.path) else "")
+            for candidate in here
+            if candidate.path not in unfound
         ]
-        lines.append(f"{place.description}: " + ("; ".join(found) if found else "nothing"))
+        text = "; ".join(found) if found else "nothing"
+        missed = [candidate.soname for candidate in here if candidate.path in unfound]
+        if missed:
+            text += f" (dlopen by soname found no {', '.join(missed)} either)"
+        lines.append(f"{place.description}: {text}")
     return tuple(lines)
 
 

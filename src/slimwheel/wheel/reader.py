@@ -18,6 +18,7 @@ import email.message
 import email.parser
 import hashlib
 import io
+import os
 import re
 import stat
 import struct
@@ -32,7 +33,7 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from slimwheel.errors import WheelError
+from slimwheel.errors import InputError, WheelError
 from slimwheel.wheel.inflate import USING_ISAL, check_stored, inflate
 from slimwheel.wheel.record import ACCEPTED_HASH_ALGORITHMS, RecordEntry, encode_digest, parse_record
 from slimwheel.wheel.streams import (
@@ -46,7 +47,6 @@ from slimwheel.wheel.streams import (
 from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView
 
 if TYPE_CHECKING:
-    import os
     from contextlib import AbstractContextManager
 
     from packaging.tags import Tag
@@ -54,12 +54,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_SIZE",
+    "RECORD_EXTRA_LINES",
+    "RECORD_LIMIT",
     "SIGNATURE_FILE_NAMES",
     "SPOOL_MEMORY_LIMIT",
+    "TEXT_MEMBER_LIMIT",
     "VIEW_HEAD",
     "VIEW_TAIL",
     "Wheel",
     "WheelMember",
+    "describe_file_type",
+    "not_a_wheel_name",
+    "open_regular_file",
 ]
 
 CHUNK_SIZE = 1024 * 1024  # hashing and copying stream members in pieces this big
@@ -71,6 +77,21 @@ VIEW_TAIL = 64 << 20  # ...and this much of its end
 # are 10% slower than 1 MiB ones (more allocations).
 _DEFLATED_READ_SIZE = 1024 * 1024 if USING_ISAL else 256 * 1024
 SIGNATURE_FILE_NAMES = ("RECORD.jws", "RECORD.p7s")  # signatures over RECORD, which RECORD cannot hash
+# Text members are read whole into memory, so each has a cap, checked against the size the central
+# directory gives before anything is inflated (inflating never yields more than that size) and again
+# as the chunks arrive. A 2 MB wheel can hold a METADATA that inflates to 1.5 GiB (read whole, that
+# took 3.6 GiB, then MemoryError); over its cap it is a one-line error at once, nothing inflated.
+# METADATA is the biggest of the others: its body is the project's README, and real ones stay below
+# a few MB; WHEEL, entry_points.txt, top_level.txt and slimwheel.json are far smaller.
+TEXT_MEMBER_LIMIT = 16 << 20
+# RECORD has one line of about 100-150 bytes per file: 32 MiB is room for over 200,000 files, far more
+# than real wheels hold (tens of thousands at most). Parsed, it costs about 300 MiB at most.
+RECORD_LIMIT = 32 << 20
+# RECORD lists each file once, so a correct one has no more lines than the wheel has members. A few
+# lines for files that are missing are a broken wheel that ``verify`` names; far more is hostile: 32 MiB
+# of ``a,,`` lines would parse into 8 million entries (gigabytes, a minute). With this bound the
+# entries cost less memory than zipfile's own list of the members, read from the central directory.
+RECORD_EXTRA_LINES = 1024
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _LOCAL_HEADER_MAGIC = b"PK\x03\x04"
@@ -150,13 +171,15 @@ class Wheel:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Wheel:
-        """Open a local .whl file; ``close()`` closes it."""
+        """Open a local .whl file; ``close()`` closes it.
+
+        Only a regular file (or a symbolic link to one) is opened: a FIFO, a device, a socket or a
+        directory is refused with a WheelError, without blocking (a FIFO is opened O_NONBLOCK, so that
+        no writer is waited for, and refused after ``fstat``).
+        """
         file_path = Path(path)
         source = str(file_path)
-        try:
-            fileobj = file_path.open("rb")
-        except OSError as exc:
-            raise WheelError(source, f"cannot open: {exc.strerror or describe_error(exc)}") from exc
+        fileobj = open_regular_file(file_path, WheelError)
         wheel = cls(fileobj, file_path.name, closefd=True, source=source)
         wheel.local_path = file_path
         return wheel
@@ -187,6 +210,8 @@ class Wheel:
         self._dist_info = self._find_dist_info()
 
     def _parse_file_name(self) -> None:
+        if not self.filename.endswith(".whl"):
+            raise WheelError(self._source, not_a_wheel_name(self.filename))
         try:
             name, version, build, tags = parse_wheel_filename(self.filename)
         except ValueError as exc:  # InvalidWheelFilename, and InvalidVersion in older packaging
@@ -357,7 +382,8 @@ class Wheel:
     # -- dist-info files -------------------------------------------------------------------------
 
     def metadata_bytes(self) -> bytes:
-        return self.read_member(f"{self._dist_info}/METADATA")
+        """METADATA's bytes (at most TEXT_MEMBER_LIMIT; a bigger one is a WheelError)."""
+        return self.read_member(f"{self._dist_info}/METADATA", limit=TEXT_MEMBER_LIMIT)
 
     def metadata(self) -> email.message.Message:
         """METADATA parsed as email headers (cached; treat it as read-only)."""
@@ -372,22 +398,50 @@ class Wheel:
     def wheel_info(self) -> email.message.Message:
         """The WHEEL file parsed as email headers (cached; treat it as read-only)."""
         if self._wheel_info is None:
-            self._wheel_info = _parse_headers(self.read_member(f"{self._dist_info}/WHEEL"))
+            wheel_file = self.read_member(f"{self._dist_info}/WHEEL", limit=TEXT_MEMBER_LIMIT)
+            self._wheel_info = _parse_headers(wheel_file)
         return self._wheel_info
 
     def record(self) -> tuple[RecordEntry, ...]:
-        """RECORD's lines, parsed (cached)."""
+        """RECORD's lines, parsed (cached). RECORD may hold at most RECORD_LIMIT bytes, and at most
+        RECORD_EXTRA_LINES lines more than the wheel has members; more is a WheelError."""
         if self._record is None:
-            self._record = parse_record(self.read_member(f"{self._dist_info}/RECORD"), self._source)
+            data = self.read_member(f"{self._dist_info}/RECORD", limit=RECORD_LIMIT)
+            most = len(self.members) + RECORD_EXTRA_LINES
+            self._record = parse_record(data, self._source, max_entries=most)
         return self._record
 
     # -- member data -----------------------------------------------------------------------------
 
-    def read_member(self, name: str) -> bytes:
-        """A member's whole content (checked against its CRC)."""
+    def read_member(self, name: str, *, limit: int | None = None) -> bytes:
+        """A member's whole content (checked against its CRC).
+
+        ``limit``: a member bigger than this many bytes is a WheelError, raised from the size the
+        central directory gives before anything is read (and checked again as the data streams in),
+        so a member that inflates to gigabytes never reaches memory. Pass TEXT_MEMBER_LIMIT (or
+        RECORD_LIMIT) when reading a text member whole.
+        """
+        info = self._info(name)
+        if limit is not None and info.file_size > limit:
+            raise WheelError(self._source, _too_big(name, info.file_size, limit))
+        parts: list[bytes] = []
+        total = 0
+        with closing(self._content(info, "cannot read")) as chunks:
+            for chunk in chunks:
+                total += len(chunk)
+                if limit is not None and total > limit:
+                    raise WheelError(self._source, _too_big(name, total, limit, at_least=True))
+                parts.append(chunk)
+        return b"".join(parts)
+
+    def check_crc(self, name: str) -> None:
+        """Read a member through once, streaming, and check its size and CRC-32 (a WheelError if they
+        do not match). ``seekable_member`` and ``member_view`` read a stored member in place and check
+        nothing; this is how a reader of stored members proves it read intact bytes."""
         info = self._info(name)
         with closing(self._content(info, "cannot read")) as chunks:
-            return b"".join(chunks)
+            for _chunk in chunks:
+                pass
 
     def open_member(self, name: str) -> BinaryIO:
         """A forward-only stream of a member's content (CRC checked at the end); close it after use."""
@@ -660,6 +714,70 @@ def _hostile_name_problem(name: str) -> str | None:
     if ".." in name.split("/"):
         return "contains a '..' component"
     return None
+
+
+def open_regular_file(path: Path, error: type[InputError]) -> BinaryIO:
+    """Open a local file for reading, refusing anything but a regular file (a symbolic link to one is
+    followed) with ``error(path, reason)``: a FIFO, a socket or a device would block or never end, a
+    directory is no file. The file is opened O_NONBLOCK (so that opening a FIFO waits for no writer),
+    checked with ``fstat`` (no race with a rename between a check and the open), then set blocking
+    again."""
+    source = str(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise error(source, _open_failure(exc)) from exc
+    if not stat.S_ISREG(mode):
+        raise error(source, f"{describe_file_type(mode)}, not a regular file")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise error(source, _open_failure(exc)) from exc
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(source, f"{describe_file_type(mode)}, not a regular file")
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def describe_file_type(mode: int) -> str:
+    """What a non-regular file is, in words: "a FIFO (named pipe)", "a directory"..."""
+    for test, words in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return words
+    return "not a file"
+
+
+def not_a_wheel_name(filename: str) -> str:
+    """Why ``filename`` is not a wheel's name, for a file whose name does not end in ``.whl``."""
+    if filename.lower().endswith(".whl"):
+        return (
+            "not a valid wheel file name: it must end in .whl, in lower case (pip and packaging do "
+            f"not take {filename[-4:]!r} for a wheel)"
+        )
+    return "not a valid wheel file name: it must end in .whl"
+
+
+def _open_failure(exc: OSError) -> str:
+    return f"cannot open: {exc.strerror or describe_error(exc)}"
+
+
+def _too_big(name: str, size: int, limit: int, *, at_least: bool = False) -> str:
+    more = "more than " if at_least else ""
+    return (
+        f"{name} is too big to read: it inflates to {more}{size} bytes, and at most {limit} "
+        f"({limit >> 20} MiB) are read of a text member"
+    )
 
 
 def _member_from_info(info: zipfile.ZipInfo) -> WheelMember:

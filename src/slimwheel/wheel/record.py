@@ -37,8 +37,13 @@ ACCEPTED_HASH_ALGORITHMS = frozenset(
     }
 )
 
+_DIGEST_SIZES = {name: hashlib.new(name).digest_size for name in ACCEPTED_HASH_ALGORITHMS}
 # urlsafe_b64decode silently drops characters outside the alphabet, so check the form first.
 _URLSAFE_BASE64 = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+# A zip member holds fewer than 2**64 bytes (ZIP64): 20 digits. More is no size (and int() refuses
+# strings of over 4300 digits with a ValueError).
+MAX_SIZE_DIGITS = 20
+_QUOTED_MAX = 60  # a field quoted in an error message is cut to this many characters
 
 
 def encode_digest(raw: bytes) -> str:
@@ -81,8 +86,13 @@ class RecordEntry:
         return self.hash_digest is not None and encode_digest(raw) == self.hash_digest.rstrip("=")
 
 
-def parse_record(data: bytes, source: str) -> tuple[RecordEntry, ...]:
-    """Parse RECORD's bytes. ``source`` names the wheel in the WheelError raised for a malformed line."""
+def parse_record(data: bytes, source: str, *, max_entries: int | None = None) -> tuple[RecordEntry, ...]:
+    """Parse RECORD's bytes. ``source`` names the wheel in the WheelError raised for a malformed line.
+
+    ``max_entries``: more lines than this (blank ones aside) is a WheelError, raised as soon as the
+    line after the last allowed one is read: millions of tiny lines (``a,,``) would otherwise cost
+    gigabytes of RecordEntry objects.
+    """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -94,7 +104,14 @@ def parse_record(data: bytes, source: str) -> tuple[RecordEntry, ...]:
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank lines
-            entries.append(_parse_row(row, reader.line_num, source))
+            entry = _parse_row(row, reader.line_num, source)
+            if max_entries is not None and len(entries) >= max_entries:
+                raise WheelError(
+                    source,
+                    f"RECORD has more than {max_entries} lines, more than the wheel could list "
+                    f"(line {reader.line_num} and on)",
+                )
+            entries.append(entry)
     except csv.Error as exc:
         raise WheelError(source, f"RECORD line {reader.line_num} is not valid CSV: {exc}") from exc
     return tuple(entries)
@@ -104,6 +121,7 @@ def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
     if len(row) != 3:
         raise WheelError(source, f"RECORD line {line} has {len(row)} fields, expected 3 (path,hash,size)")
     path, hash_text, size_text = row
+    quoted_path = _quoted(path, repr_=False)
     if not path:
         raise WheelError(source, f"RECORD line {line} has an empty path")
     algorithm: str | None = None
@@ -114,17 +132,33 @@ def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
         raw = decode_digest(digest) if sep and algorithm else None
         if raw is None:
             raise WheelError(
-                source, f"RECORD line {line}: {hash_text!r} is not algorithm=urlsafe-base64-digest"
+                source,
+                f"RECORD line {line}: {_quoted(hash_text)} is not algorithm=urlsafe-base64-digest",
             )
-        if algorithm in ACCEPTED_HASH_ALGORITHMS and len(raw) != hashlib.new(algorithm).digest_size:
+        if algorithm in _DIGEST_SIZES and len(raw) != _DIGEST_SIZES[algorithm]:
             raise WheelError(
-                source, f"RECORD line {line}: the {algorithm} digest of {path} has the wrong length"
+                source, f"RECORD line {line}: the {algorithm} digest of {quoted_path} has the wrong length"
             )
     size: int | None = None
     if size_text:
         if not size_text.isascii() or not size_text.isdigit():
             raise WheelError(
-                source, f"RECORD line {line}: size {size_text!r} of {path} is not a whole number"
+                source,
+                f"RECORD line {line}: size {_quoted(size_text)} of {quoted_path} is not a whole number",
             )
-        size = int(size_text)
+        digits = size_text.lstrip("0") or "0"
+        if len(digits) > MAX_SIZE_DIGITS:
+            raise WheelError(
+                source,
+                f"RECORD line {line}: size {_quoted(size_text)} of {quoted_path} has {len(digits)} "
+                "digits, too big for any file (a zip member holds fewer than 2**64 bytes)",
+            )
+        size = int(digits)
     return RecordEntry(path, algorithm, digest, size)
+
+
+def _quoted(text: str, *, repr_: bool = True) -> str:
+    """A field for an error message: its repr (or itself), cut short when it is long."""
+    if len(text) > _QUOTED_MAX:
+        text = f"{text[:_QUOTED_MAX]}..."
+    return repr(text) if repr_ else text

@@ -1,13 +1,18 @@
 """Write a wheel: members copied raw from another wheel or added from bytes and files, RECORD last.
 
-A raw copy moves a member's stored bytes as they are (no inflating, no recompressing), streamed in
-CHUNK_SIZE pieces, keeping its compression method, CRC-32, sizes, external attributes and date_time:
-a 1 GB library costs one read and one write. New content is deflated here with the standard
-library's zlib (deterministic for a given zlib build), hashed for RECORD while it is written.
+A raw copy moves a member's stored bytes as they are (no recompressing), streamed in CHUNK_SIZE
+pieces, keeping its compression method, CRC-32, sizes, external attributes and date_time: a 1 GB
+library costs one read and one write. It is verified on the way: the stored bytes are inflated as they
+pass (isal when installed) to check their CRC-32 and to hash them against the source's RECORD line, so
+a damaged or altered member is never published, and every RECORD line written is computed from the
+bytes (sha256 and size), never copied. New content is deflated here with the standard library's zlib
+(deterministic for a given zlib build), hashed for RECORD while it is written.
 
 The archive is written to a temporary file next to the final one (``.<name>.<random>.tmp``) and only
 renamed onto the final path (after an fsync) when the ``with`` block ends cleanly after ``close``:
-a failure at any point leaves no file under the final name, and an older file there untouched.
+a failure at any point leaves no file under the final name, and an older file there untouched. The
+temporary file is locked (``flock``) while it is written; one that a killed writer left is free, and
+the next writer into that folder removes it (``slimwheel._scratch``).
 
 Local headers are built by ``zipfile.ZipInfo.FileHeader`` and the central directory (zip64 records
 included, when members or offsets pass 4 GiB) is written by ``zipfile.ZipFile.close``, so the zip
@@ -35,12 +40,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
+from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
-from slimwheel.wheel.inflate import crc32
-from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, _hostile_name_problem
-from slimwheel.wheel.record import RecordEntry, encode_digest
+from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
+from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
+from slimwheel.wheel.record import ACCEPTED_HASH_ALGORITHMS, RecordEntry, encode_digest
 
-__all__ = ["ZIP_DATE_TIME_MAX", "ZIP_DATE_TIME_MIN", "DateTime", "WheelWriter", "date_time_from_environment"]
+__all__ = [
+    "RECORD_HINT",
+    "ZIP_DATE_TIME_MAX",
+    "ZIP_DATE_TIME_MIN",
+    "DateTime",
+    "WheelWriter",
+    "date_time_from_environment",
+    "record_line_problem",
+]
 
 DateTime = tuple[int, int, int, int, int, int]  # year, month, day, hour, minute, second, as zipfile has it
 
@@ -63,6 +77,13 @@ _KEPT_FLAG_BITS = 0x6
 _ZIP64_MARGIN = 1.05
 _RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
 _TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
+# The temporary files of wheels, as _create_temporary names them: those left by killed writers go.
+_ABANDONED_TEMPORARY = re.compile(r"\..+\.whl\.[0-9a-f]{12}\.tmp")
+# What to do about a wheel whose RECORD does not vouch for its files.
+RECORD_HINT = (
+    "rebuild the wheel; if its files are known to be right, `wheel unpack` then `wheel pack` "
+    "writes a RECORD that matches them"
+)
 
 
 def date_time_from_environment(environ: Mapping[str, str]) -> DateTime | None:
@@ -173,33 +194,64 @@ class WheelWriter:
         """Copy member ``name`` of ``source`` as stored: same compressed bytes, compression method,
         CRC-32, sizes, external attributes, compression option bits and date_time.
 
-        ``record`` is its RECORD line, written as is (None: RECORD does not list it, as for a
-        directory entry); nothing is hashed here, ``Wheel.verify`` on the result does that. The data
-        is not decompressed, so a corrupt member is copied corrupt: verify the source or the result.
+        The copy is verified as it streams, never recompressed: the stored bytes are inflated on the
+        way to check their CRC-32 and size against the central directory and to hash them. ``record``
+        is the source's RECORD line for the member: the content must match it (an accepted hash, the
+        same digest, the same size), else a WheelError naming the source wheel and the member. None
+        means the source's RECORD has no line to compare (a directory entry; or a caller that checked
+        the member otherwise): the content is still checked against its CRC-32.
+
+        The RECORD line written is computed from the content, ``sha256=<digest>,<size>``, whatever
+        algorithm the source's line used (none for a directory entry). A failure before anything is
+        written (a bad local header, a RECORD line that cannot match) leaves the writer usable; one
+        found while the member streams (a bad CRC, a hash mismatch) breaks it, as the temporary file
+        then holds a member that must not be published.
         """
         self._check_open()
         if record is not None and record.path != name:
             raise ValueError(f"the RECORD entry given for {name!r} is for {record.path!r}")
         self._check_name(name)
         member = source.member(name)
+        label = _source_label(source)
+        if record is not None:
+            problem = record_line_problem(record, member.file_size)
+            if problem is not None:
+                raise WheelError(label, problem, hint=RECORD_HINT)
         info = self._new_info(name, _clamp_date_time(member.date_time), member.external_attr)
         info.compress_type = member.compress_type
         info.flag_bits = member.flag_bits & _KEPT_FLAG_BITS
         info.CRC = member.crc
         info.compress_size = member.compress_size
         info.file_size = member.file_size
-        chunks = source.iter_raw_chunks(name, CHUNK_SIZE)
+        raw = source.iter_raw_chunks(name, CHUNK_SIZE)
         # The first read checks the source's local header: a bad one fails before anything is
         # written, leaving the writer usable.
-        first = next(chunks, b"")
+        first = next(raw, b"")
+        hashers = [hashlib.sha256()]
+        if record is not None and record.hash_algorithm not in (None, "sha256"):
+            hashers.append(hashlib.new(record.hash_algorithm))
         with self._writing(name) as file:
             info.header_offset = file.tell()
             # Sizes are known: FileHeader adds zip64 sizes exactly when they pass 4 GiB.
             file.write(info.FileHeader())
-            file.write(first)
-            for chunk in chunks:
-                file.write(chunk)
-        self._register(info, record)
+            for chunk in _content_of_raw_copy(source, member, _written(file, first, raw), label):
+                for hasher in hashers:
+                    hasher.update(chunk)
+            if record is not None and not record.digest_matches(hashers[-1].digest()):
+                algorithm = record.hash_algorithm
+                raise WheelError(
+                    label,
+                    f"hash mismatch for {name}: RECORD says {algorithm}={record.hash_digest}, the content "
+                    f"hashes to {algorithm}={encode_digest(hashers[-1].digest())} (damaged or altered "
+                    "after it was built)",
+                    hint=RECORD_HINT,
+                )
+        written = (
+            None
+            if member.is_dir
+            else RecordEntry(name, "sha256", encode_digest(hashers[0].digest()), member.file_size)
+        )
+        self._register(info, written)
 
     def add_bytes(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
         """Add a file with content ``data`` and permission bits ``mode``, deflated."""
@@ -353,11 +405,17 @@ class WheelWriter:
     def _create_temporary(self) -> tuple[Path, BinaryIO]:
         # Not tempfile.mkstemp: its files are mode 0o600, where a wheel should get the usual 0o666
         # less the umask, which os.open applies.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_BINARY", 0)
+        # The temporary file is locked while it is written (see slimwheel._scratch): those of writers
+        # that were killed are free, and removed here.
+        remove_abandoned_files(self._path.parent, _ABANDONED_TEMPORARY)
         for _ in range(_TEMPORARY_ATTEMPTS):
             candidate = self._path.parent / f".{self._path.name}.{secrets.token_hex(6)}.tmp"
             try:
                 descriptor = os.open(candidate, flags, 0o666)
+                if not lock_new_file(descriptor, candidate):
+                    os.close(descriptor)  # taken for a leftover in the instant before the lock
+                    continue
             except FileExistsError:
                 continue
             except OSError as exc:
@@ -374,8 +432,9 @@ class WheelWriter:
         try:
             self._file.flush()
             os.fsync(self._file.fileno())  # the data is on disk before the name points at it
-            self._file.close()
             self._temporary.replace(self._path)  # atomic: the old file or the new one, never half
+            release(self._file.fileno())
+            self._file.close()  # lets go of the lock, once the temporary name is gone
         except OSError as exc:
             self._discard()
             raise WheelError(str(self._path), f"cannot write: {exc.strerror or exc}") from exc
@@ -386,13 +445,68 @@ class WheelWriter:
         _sync_directory(self._path.parent)
 
     def _discard(self) -> None:
-        if self._file is not None:
-            with suppress(OSError):  # already failing, or a file never to be used
-                self._file.close()
-            self._file = None
         if self._temporary is not None:
             with suppress(OSError):
-                self._temporary.unlink(missing_ok=True)
+                self._temporary.unlink(missing_ok=True)  # while still locked: never taken for a leftover
+        if self._file is not None:
+            with suppress(OSError):  # already failing, or a file never to be used
+                release(self._file.fileno())
+                self._file.close()
+            self._file = None
+
+
+def record_line_problem(record: RecordEntry, file_size: int) -> str | None:
+    """What makes a member's RECORD line unusable before its content is read (no hash, a hash the
+    wheel specification does not accept, a size other than the member's), or None."""
+    name = record.path
+    if record.hash_algorithm is None or record.hash_digest is None:
+        return f"RECORD has no hash for {name}"
+    if record.hash_algorithm not in ACCEPTED_HASH_ALGORITHMS:
+        return (
+            f"RECORD hashes {name} with {record.hash_algorithm}, which the wheel specification does not "
+            "accept (sha256 or stronger)"
+        )
+    if record.size is not None and record.size != file_size:
+        return f"size mismatch for {name}: RECORD says {record.size} bytes, the wheel holds {file_size}"
+    return None
+
+
+def _source_label(source: Wheel) -> str:
+    """How errors name a source wheel: its path when it was opened from one."""
+    return str(source.local_path) if source.local_path is not None else source.filename
+
+
+def _written(file: BinaryIO, first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    """Write a member's stored bytes to ``file`` as they pass."""
+    yield from _write_through(file, first)
+    for chunk in rest:
+        yield from _write_through(file, chunk)
+
+
+def _write_through(file: BinaryIO, chunk: bytes) -> Iterator[bytes]:
+    if chunk:
+        file.write(chunk)
+        yield chunk
+
+
+def _content_of_raw_copy(
+    source: Wheel, member: WheelMember, raw: Iterator[bytes], label: str
+) -> Iterator[bytes]:
+    """The content of a member whose stored bytes ``raw`` yields (and writes), checked against its
+    CRC-32 and size: inflated here for a deflated member, passed through for a stored one. zipfile
+    inflates bzip2 and LZMA members, rare in wheels: for those the stored bytes are copied first,
+    then read a second time for their content."""
+    try:
+        if member.compress_type == zipfile.ZIP_STORED:
+            yield from check_stored(raw, size=member.file_size, crc=member.crc)
+        elif member.compress_type == zipfile.ZIP_DEFLATED:
+            yield from inflate(raw, size=member.file_size, crc=member.crc, chunk_size=CHUNK_SIZE)
+        else:
+            for _ in raw:
+                pass
+            yield from source.iter_member_chunks(member.name)
+    except InflateError as exc:
+        raise WheelError(label, f"cannot copy {member.name}: {exc}") from exc
 
 
 def _read_chunks(handle: BinaryIO, path: Path, size: int) -> Iterator[bytes]:

@@ -1,0 +1,40 @@
+"""The host's libraries are auditwheel's manylinux policy, read as data (not a hand copy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from slimwheel.analysis import is_system_library
+from slimwheel.policy import host_sonames
+
+
+@pytest.mark.parametrize(
+    ("soname", "from_host"),
+    [
+        ("libc.so.6", True),
+        ("libstdc++.so.6", True),
+        ("libatomic.so.1", True),  # the old hand copy lacked these three
+        ("libanl.so.1", True),
+        ("libmvec.so.1", True),
+        ("libcrypt.so.1", False),  # dropped from the policy; the hand copy still had it
+        ("ld-linux-x86-64.so.2", True),
+        ("ld-linux-aarch64.so.1", True),
+        ("libcudart.so.12", False),
+        ("libgomp.so.1", False),
+    ],
+)
+def test_system_libraries_follow_auditwheels_policy(soname: str, from_host: bool) -> None:
+    assert is_system_library(soname) is from_host
+
+
+def test_the_policy_is_the_union_of_auditwheels_manylinux_whitelists() -> None:
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("auditwheel")
+    assert spec is not None
+    assert spec.origin is not None
+    policy = Path(spec.origin).parent / "policy" / "manylinux-policy.json"
+    union = {name for entry in json.loads(policy.read_text()) for name in entry["lib_whitelist"]}
+    assert host_sonames() == union
