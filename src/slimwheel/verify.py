@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import venv
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -331,10 +331,18 @@ def _how_it_ended(process: subprocess.CompletedProcess[str]) -> str:
     return _last_error(process)
 
 
-def lowest_pins(requires_dist: Sequence[str], catalog: Catalog) -> tuple[Pin, ...]:
+def lowest_pins(
+    requires_dist: Sequence[str], catalog: Catalog, environment: Mapping[str, str] | None = None
+) -> tuple[Pin, ...]:
     """For each NVIDIA requirement (transitive ones the catalog knows too), the lowest release that
     satisfies every requirement seen on it. Requirements on distributions the catalog does not know are
-    left to pip."""
+    left to pip. ``environment``: the markers' target (default: this interpreter, which verify's venv
+    runs), read with the one rule every command uses (``slimwheel.requirements.scope_of``)."""
+    from packaging.markers import default_environment
+
+    from slimwheel.requirements import RequirementScope, scope_of
+
+    target = {k: str(v) for k, v in (default_environment() if environment is None else environment).items()}
     known = set(catalog.distributions)
     specs: dict[str, list[str]] = {}
     pending: list[tuple[str, tuple[str, ...]]] = [(line, ("",)) for line in requires_dist]
@@ -348,8 +356,9 @@ def lowest_pins(requires_dist: Sequence[str], catalog: Catalog) -> tuple[Pin, ..
                 requirement = Requirement(line)
             except InvalidRequirement:
                 continue
-            if requirement.marker is not None and not any(
-                requirement.marker.evaluate({"extra": extra}) for extra in active_extras
+            scope, extras_needed = scope_of(requirement.marker, target, active_extras)
+            if scope is RequirementScope.NEVER or (
+                scope is RequirementScope.EXTRA and not set(extras_needed) & set(active_extras)
             ):
                 continue
             name = str(canonicalize_name(requirement.name))
