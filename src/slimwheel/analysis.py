@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, read_section, scan_symbols
 from slimwheel.errors import ElfError, InputError
+from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
 from slimwheel.policy import host_sonames
 from slimwheel.sources import ArchiveSource
@@ -61,38 +62,11 @@ class Resolution(enum.Enum):
     UNRESOLVED = "unresolved"
 
 
-class Severity(enum.Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-
-class FindingKind(enum.Enum):
-    VENDORED_NVIDIA = "vendored-nvidia"
-    STATIC_NVIDIA = "static-nvidia"
-    DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
-    BUNDLED_DRIVER = "bundled-driver"
-    EMPTY_RPATH_ENTRY = "empty-rpath-entry"
-    RELATIVE_RPATH_ENTRY = "relative-rpath-entry"
-    ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
-    UNRESOLVED_NEEDED = "unresolved-needed"
-    NOT_ELF = "not-elf"
-    CORRUPT_ELF = "corrupt-elf"
-
-
 class Confidence(enum.Enum):
     EXACT = "exact"  # same sha256 as the official file (or same GNU build-id, once confirmed)
     BY_NAME = "by-name"  # the file's own version (auditwheel's suffix) matches a release
     BY_SONAME = "by-soname"  # only the soname matches: any release shipping it could be the source
     UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: FindingKind
-    severity: Severity
-    path: str
-    message: str
 
 
 @dataclass(frozen=True)

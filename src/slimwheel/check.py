@@ -42,9 +42,7 @@ from packaging.version import Version
 
 from slimwheel.analysis import (
     ElfReport,
-    FindingKind,
     Resolution,
-    Severity,
     VendoredCopy,
     WheelReport,
     analyse_wheel,
@@ -55,6 +53,7 @@ from slimwheel.analysis import (
 from slimwheel.catalog.model import Catalog, Release, WheelFacts
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import InputError, SlimwheelError, UsageError
+from slimwheel.findings import Finding, FindingKind, Pin, Severity
 from slimwheel.ldso import EntryKind, expand_entry, starts_with_origin
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.requirements import RequirementScope, marker_environment, scope_of
@@ -77,53 +76,14 @@ __all__ = [
 ]
 
 
-class CheckKind(enum.Enum):
-    """What a check finding is about. Values shared with ``analysis.FindingKind`` are spelled alike."""
-
-    UNRESOLVED = "unresolved-needed"
-    VENDORED_WHILE_PROVIDED = "vendored-while-provided"
-    VENDORED = "vendored-nvidia"  # a vendored copy no NVIDIA wheel provides here: the only way, for now
-    MISSING_REQUIREMENT = "missing-requirement"
-    NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
-    BAD_REQUIREMENT = "bad-requirement"
-    LOADS_UNREADABLE = "loads-unreadable"  # the file found by name is not a loadable ELF file
-    SPLIT_INSTALL = "split-install"  # found through $ORIGIN/.. in another distribution's folder
-    OUTSIDE_TREE = "outside-tree-entry"  # an $ORIGIN entry that leaves site-packages
-    UNSIMULATED_ENTRY = "unsimulated-entry"  # $LIB, $PLATFORM: depend on the host's glibc build
-    EMPTY_RPATH_ENTRY = "empty-rpath-entry"
-    RELATIVE_RPATH_ENTRY = "relative-rpath-entry"
-    ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
-    BUNDLED_DRIVER = "bundled-driver"
-    CORRUPT_ELF = "corrupt-elf"
-    NOT_ELF = "not-elf"  # named like a shared object or extension module, but text, empty...: unloadable
-    REQUIREMENT_FILES_UNREAD = "requirement-files-unread"  # a requirement's files could not be learned
-    PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
+# One vocabulary with show's (slimwheel.findings); the old names stay for callers.
+CheckKind = FindingKind
+CheckFinding = Finding
 
 
 class EntryTag(enum.Enum):
     RPATH = "RPATH"
     RUNPATH = "RUNPATH"
-
-
-@dataclass(frozen=True)
-class CheckFinding:
-    kind: CheckKind
-    severity: Severity
-    path: str  # the wheel member it is about ("" for the wheel's metadata)
-    message: str
-    soname: str | None = None
-    versions: tuple[Pin, ...] = ()  # the provider versions it applies to; (): all of them
-
-
-@dataclass(frozen=True, order=True)
-class Pin:
-    """One version of one provider: an NVIDIA distribution, or another requirement read from the index."""
-
-    distribution: str
-    version: str
-
-    def __str__(self) -> str:
-        return f"{self.distribution}=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -204,7 +164,7 @@ class CheckReport:
     requirements: tuple[RequirementCheck, ...]
     providers: tuple[ProviderRelease, ...]
     files: tuple[FileCheck, ...]
-    findings: tuple[CheckFinding, ...]
+    findings: tuple[Finding, ...]
     catalog_origin: str
     # Requirements the catalog does not know, looked up through a DistFileSource (when one was given
     # and something was left to find): the releases read and their library files, or why not.
@@ -318,7 +278,7 @@ class _Resolver:
     catalog: Catalog
     target: _Target
     environment: dict[str, str]
-    findings: list[CheckFinding]
+    findings: list[Finding]
     own_name: str = ""  # the checked distribution: a requirement on itself (through an extra) is no provider
     checks: list[RequirementCheck] = field(default_factory=list)
     possible: dict[str, dict[str, Release]] = field(default_factory=dict)
@@ -350,8 +310,8 @@ class _Resolver:
         except InvalidRequirement as exc:
             if not required_by:  # NVIDIA's metadata is not the wheel author's to fix
                 self.findings.append(
-                    CheckFinding(
-                        CheckKind.BAD_REQUIREMENT,
+                    Finding(
+                        FindingKind.BAD_REQUIREMENT,
                         Severity.ERROR,
                         "",
                         f"Requires-Dist {text!r} does not parse: {exc}",
@@ -411,8 +371,8 @@ class _Resolver:
         known = ", ".join(r.version for r in self.catalog.releases_of(name)[-5:]) or "none"
         by = f" (required by {required_by})" if required_by else ""
         self.findings.append(
-            CheckFinding(
-                CheckKind.NO_RELEASE,
+            Finding(
+                FindingKind.NO_RELEASE,
                 # A wheel's own requirement is its author's to fix; NVIDIA's pins may only be newer than
                 # the catalog, which is why they warn.
                 Severity.WARNING if required_by else Severity.ERROR,
@@ -679,7 +639,7 @@ def check_wheel(
     )
     if requires_dist is None:
         requires_dist = source.requires_dist() if isinstance(source, Wheel) else ()
-    findings: list[CheckFinding] = []
+    findings: list[Finding] = []
     resolver = _Resolver(
         catalog,
         target,
@@ -702,10 +662,8 @@ def check_wheel(
     simulation = _Simulation(tree, elfs)
     simulation.run()
 
-    for finding in report.findings:
-        kind = _CARRIED.get(finding.kind)
-        if kind is not None:  # the rest of show's findings are not about loading
-            findings.append(CheckFinding(kind, finding.severity, finding.path, finding.message))
+    # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
+    findings += [finding for finding in report.findings if finding.kind in _CARRIED]
     context = _Context(report, catalog, target, tree, providers, findings, looked_up)
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
@@ -732,7 +690,7 @@ def _requirement_files(
     requirements: Sequence[Requirement],
     target: _Target,
     source: DistFileSource | None,
-    findings: list[CheckFinding],
+    findings: list[Finding],
 ) -> list[RequirementFiles]:
     """The files of the requirements the catalog does not know, when something is left to find."""
     left = any(need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed)
@@ -755,8 +713,8 @@ def _requirement_files(
         answers.append(answer)
         if answer.problem is not None:
             findings.append(
-                CheckFinding(
-                    CheckKind.REQUIREMENT_FILES_UNREAD,
+                Finding(
+                    FindingKind.REQUIREMENT_FILES_UNREAD,
                     Severity.WARNING,
                     "",
                     f"could not read {name}'s files ({answer.problem}): what only Requires-Dist "
@@ -766,11 +724,7 @@ def _requirement_files(
     return answers
 
 
-_CARRIED = {
-    FindingKind.BUNDLED_DRIVER: CheckKind.BUNDLED_DRIVER,
-    FindingKind.CORRUPT_ELF: CheckKind.CORRUPT_ELF,
-    FindingKind.NOT_ELF: CheckKind.NOT_ELF,
-}
+_CARRIED = frozenset({FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF})
 
 
 @dataclass
@@ -782,19 +736,14 @@ class _Context:
     target: _Target
     tree: _Tree
     providers: Sequence[ProviderRelease]
-    findings: list[CheckFinding]
+    findings: list[Finding]
     looked_up: Sequence[RequirementFiles] = ()
 
     def file_check(self, elf: ElfReport, simulation: _Simulation) -> FileCheck:
         if elf.error is not None:
             return FileCheck(elf.path, elf.installed_path, error=elf.error)
         for label, entries in ((EntryTag.RPATH, elf.rpath), (EntryTag.RUNPATH, elf.runpath)):
-            for finding in rpath_problems(elf.path, label.value, entries):
-                self.findings.append(
-                    CheckFinding(
-                        CheckKind(finding.kind.value), finding.severity, finding.path, finding.message
-                    )
-                )
+            self.findings += rpath_problems(elf.path, label.value, entries)
             self._entry_findings(elf, label, entries)
         needed = []
         for soname in dict.fromkeys(n.soname for n in elf.needed):
@@ -823,8 +772,8 @@ class _Context:
             kind, _ = expand_entry(entry, origin)
             if kind is EntryKind.OUTSIDE:
                 self.findings.append(
-                    CheckFinding(
-                        CheckKind.OUTSIDE_TREE,
+                    Finding(
+                        FindingKind.OUTSIDE_TREE,
                         Severity.WARNING,
                         elf.path,
                         f"{label.value} entry {entry!r} climbs out of site-packages from {origin or '.'}: "
@@ -833,8 +782,8 @@ class _Context:
                 )
             elif kind is EntryKind.UNSIMULATED:
                 self.findings.append(
-                    CheckFinding(
-                        CheckKind.UNSIMULATED_ENTRY,
+                    Finding(
+                        FindingKind.UNSIMULATED_ENTRY,
                         Severity.WARNING,
                         elf.path,
                         f"{label.value} entry {entry!r} depends on the host's glibc build: not searched",
@@ -914,8 +863,8 @@ class _Context:
         else:
             text = f"no NVIDIA wheel provides it for {self.target.platform.key}"
         self.findings.append(
-            CheckFinding(
-                CheckKind.MISSING_REQUIREMENT,
+            Finding(
+                FindingKind.MISSING_REQUIREMENT,
                 Severity.ERROR,
                 elf.path,
                 f"needs {soname}, an NVIDIA library, but no Requires-Dist brings it in: {text}",
@@ -950,8 +899,8 @@ class _Context:
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
         self.findings.append(
-            CheckFinding(
-                CheckKind.UNRESOLVED,
+            Finding(
+                FindingKind.UNRESOLVED,
                 Severity.ERROR,
                 elf.path,
                 f"needs {soname}: not found{versions}{loader} ({why})",
@@ -966,8 +915,8 @@ class _Context:
             return
         if not found.loadable:
             self.findings.append(
-                CheckFinding(
-                    CheckKind.LOADS_UNREADABLE,
+                Finding(
+                    FindingKind.LOADS_UNREADABLE,
                     Severity.ERROR,
                     elf.path,
                     f"needs {soname}: the loader finds {found.member}, which is not a loadable ELF file",
@@ -986,8 +935,8 @@ class _Context:
         preferred = [d for d in here if d in required] or [d for d in here if d == identified] or here
         if not preferred:
             self.findings.append(
-                CheckFinding(
-                    CheckKind.VENDORED,
+                Finding(
+                    FindingKind.VENDORED,
                     Severity.INFO,
                     elf.path,
                     f"needs {soname}: a vendored copy of {copy.original_soname} ({copy.path}); "
@@ -998,8 +947,8 @@ class _Context:
             return
         distribution = preferred[0]
         self.findings.append(
-            CheckFinding(
-                CheckKind.VENDORED_WHILE_PROVIDED,
+            Finding(
+                FindingKind.VENDORED_WHILE_PROVIDED,
                 Severity.ERROR,
                 elf.path,
                 f"needs {soname}: resolves to {copy.path}, a vendored copy of {copy.original_soname}, "
@@ -1033,8 +982,8 @@ class _Context:
 
     def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         self.findings.append(
-            CheckFinding(
-                CheckKind.PRELOADED,
+            Finding(
+                FindingKind.PRELOADED,
                 Severity.WARNING,
                 elf.path,
                 f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
@@ -1054,8 +1003,8 @@ class _Context:
         else:
             after = "the run-time loader must load it there"
         self.findings.append(
-            CheckFinding(
-                CheckKind.SPLIT_INSTALL,
+            Finding(
+                FindingKind.SPLIT_INSTALL,
                 Severity.WARNING,
                 elf.path,
                 f"needs {soname}: found in {lookup.distribution}'s {found_by.folder} only through "

@@ -32,9 +32,10 @@ from packaging.utils import canonicalize_name
 
 from slimwheel._scratch import scratch_folder
 from slimwheel.catalog.model import Catalog, LibraryProvider
-from slimwheel.check import CheckKind, CheckReport, FileCheck, NeededCheck, check_wheel
+from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import is_elf, read_elf, scan_symbols
 from slimwheel.errors import ElfError, InputError, SlimwheelError
+from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_shared_library_name, soname_stem
 from slimwheel.wheel import Wheel
@@ -394,7 +395,7 @@ def lowest_pins(
 
 # -- why it does not load ---------------------------------------------------------------------------
 
-_UNRESOLVED_KINDS = (CheckKind.MISSING_REQUIREMENT, CheckKind.UNRESOLVED)
+_UNRESOLVED_KINDS = (FindingKind.MISSING_REQUIREMENT, FindingKind.UNRESOLVED_NEEDED)
 
 
 def diagnose(path: Path, catalog: Catalog) -> list[VerifyProblem]:

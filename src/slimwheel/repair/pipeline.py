@@ -31,8 +31,9 @@ from slimwheel.repair.plan import RepairOptions, RepairPlan
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
-    from slimwheel.check import CheckFinding, CheckReport
+    from slimwheel.check import CheckReport
     from slimwheel.dist_files import DistFileSource
+    from slimwheel.findings import Finding
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.wheel import Wheel
 
@@ -158,7 +159,7 @@ def _problems(report: CheckReport) -> list[CheckProblem]:
     ]
 
 
-def _key(problem: CheckProblem | CheckFinding) -> tuple[str, str, str | None]:
+def _key(problem: CheckProblem | Finding) -> tuple[str, str, str | None]:
     kind = problem.kind if isinstance(problem.kind, str) else problem.kind.value
     return (kind, problem.path, problem.soname)
 

@@ -1,0 +1,70 @@
+"""One vocabulary of findings for every command: what a finding is about, how bad it is, where.
+
+``show`` (analysis) and ``check`` (the simulated install) used to keep two enums joined by their string
+values; a finding is now one type, whichever command made it, and a kind has one value everywhere
+(``--json`` prints it). A few kinds have a second, shorter name (``UNRESOLVED`` for
+``UNRESOLVED_NEEDED``): enum aliases, the same member.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+__all__ = ["Finding", "FindingKind", "Pin", "Severity"]
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class FindingKind(enum.Enum):
+    # What a wheel holds (show, and check where it bears on loading).
+    VENDORED_NVIDIA = "vendored-nvidia"  # a vendored copy of an NVIDIA library
+    VENDORED = "vendored-nvidia"  # noqa: PIE796 - an alias (check: a copy no NVIDIA wheel provides here, the only way for now)
+    STATIC_NVIDIA = "static-nvidia"
+    DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
+    BUNDLED_DRIVER = "bundled-driver"
+    NOT_ELF = "not-elf"  # named like a shared object or extension module, but text, empty...: unloadable
+    CORRUPT_ELF = "corrupt-elf"
+    # RPATH/RUNPATH entries, as glibc reads them (slimwheel.ldso).
+    EMPTY_RPATH_ENTRY = "empty-rpath-entry"
+    RELATIVE_RPATH_ENTRY = "relative-rpath-entry"
+    ABSOLUTE_RPATH_ENTRY = "absolute-rpath-entry"
+    OUTSIDE_TREE = "outside-tree-entry"  # an $ORIGIN entry that leaves site-packages
+    UNSIMULATED_ENTRY = "unsimulated-entry"  # $LIB, $PLATFORM: depend on the host's glibc build
+    # Where the loader finds each DT_NEEDED once installed (check).
+    UNRESOLVED_NEEDED = "unresolved-needed"
+    UNRESOLVED = "unresolved-needed"  # noqa: PIE796 - an alias
+    VENDORED_WHILE_PROVIDED = "vendored-while-provided"
+    MISSING_REQUIREMENT = "missing-requirement"
+    LOADS_UNREADABLE = "loads-unreadable"  # the file found by name is not a loadable ELF file
+    SPLIT_INSTALL = "split-install"  # found through $ORIGIN/.. in another distribution's folder
+    PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
+    # What the requirements allow (check).
+    NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
+    BAD_REQUIREMENT = "bad-requirement"
+    REQUIREMENT_FILES_UNREAD = "requirement-files-unread"  # a requirement's files could not be learned
+
+
+@dataclass(frozen=True, order=True)
+class Pin:
+    """One version of one provider: an NVIDIA distribution, or another requirement read from the index."""
+
+    distribution: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    severity: Severity
+    path: str  # the wheel member it is about ("" for the wheel's metadata)
+    message: str
+    soname: str | None = None  # the DT_NEEDED it is about, if any
+    versions: tuple[Pin, ...] = ()  # the provider versions it applies to; (): all of them
