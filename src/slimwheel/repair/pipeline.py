@@ -285,7 +285,10 @@ def repair_wheel(
                 dist_info=wheel.dist_info,
                 python_sources=_python_sources(wheel),
                 options=options,
-                environment=environment,
+                # Read once, as plain data: the plan itself touches no file system.
+                environment=None
+                if environment is None
+                else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
                 embed=None if embed is None else embed_request(wheel, tuple(embed)),
             )
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
