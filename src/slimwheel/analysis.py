@@ -21,6 +21,7 @@ from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, read_section, scan_symbols
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.ldso import rpath_problems
 from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
 from slimwheel.policy import host_sonames
 from slimwheel.sources import ArchiveSource
@@ -251,42 +252,6 @@ def is_driver_library(soname: str) -> bool:
 def is_system_library(soname: str) -> bool:
     """The manylinux whitelist (auditwheel's policy) or a dynamic loader: what the host provides."""
     return soname in host_sonames() or bool(_LOADER.match(soname))
-
-
-def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Finding]:
-    """Empty and relative entries make glibc search a directory that depends on the current one."""
-    findings = []
-    for entry in entries:
-        if entry == "":
-            findings.append(
-                Finding(
-                    FindingKind.EMPTY_RPATH_ENTRY,
-                    Severity.ERROR,
-                    path,
-                    f"{label} {':'.join(entries)!r} has an empty entry: "
-                    "glibc then searches the current directory",
-                )
-            )
-        elif not entry.startswith(("/", "$")):
-            findings.append(
-                Finding(
-                    FindingKind.RELATIVE_RPATH_ENTRY,
-                    Severity.ERROR,
-                    path,
-                    f"{label} entry {entry!r} is relative to the current directory, "
-                    "not to the file; use $ORIGIN",
-                )
-            )
-        elif entry.startswith("/"):
-            findings.append(
-                Finding(
-                    FindingKind.ABSOLUTE_RPATH_ENTRY,
-                    Severity.WARNING,
-                    path,
-                    f"{label} entry {entry!r} points outside the installed tree",
-                )
-            )
-    return findings
 
 
 @dataclass

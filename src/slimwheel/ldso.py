@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 
-__all__ = ["EntryKind", "expand_entry", "starts_with_origin"]
+from slimwheel.findings import Finding, FindingKind, Severity
+
+__all__ = ["EntryKind", "expand_entry", "rpath_problems", "starts_with_origin"]
 
 _ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?=/|$)")
 _OTHER_TOKEN = re.compile(r"\$(?:\{?(?:LIB|PLATFORM)\}?)")
@@ -60,3 +63,41 @@ def expand_entry(entry: str, origin: str) -> tuple[EntryKind, str]:
 def starts_with_origin(entry: str) -> bool:
     """``$ORIGIN`` or ``${ORIGIN}`` as a whole token at the start of ``entry``."""
     return bool(_ORIGIN.match(entry))
+
+
+def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Finding]:
+    """Entries that make glibc search a folder that depends on the current directory (empty and
+    relative ones: errors) or on the machine (absolute ones: warnings), by the rules above."""
+    findings = []
+    for entry in entries:
+        kind, _ = expand_entry(entry, "")
+        if kind is EntryKind.EMPTY:
+            findings.append(
+                Finding(
+                    FindingKind.EMPTY_RPATH_ENTRY,
+                    Severity.ERROR,
+                    path,
+                    f"{label} {':'.join(entries)!r} has an empty entry: "
+                    "glibc then searches the current directory",
+                )
+            )
+        elif kind is EntryKind.RELATIVE:
+            findings.append(
+                Finding(
+                    FindingKind.RELATIVE_RPATH_ENTRY,
+                    Severity.ERROR,
+                    path,
+                    f"{label} entry {entry!r} is relative to the current directory, "
+                    "not to the file; use $ORIGIN",
+                )
+            )
+        elif kind is EntryKind.ABSOLUTE:
+            findings.append(
+                Finding(
+                    FindingKind.ABSOLUTE_RPATH_ENTRY,
+                    Severity.WARNING,
+                    path,
+                    f"{label} entry {entry!r} points outside the installed tree",
+                )
+            )
+    return findings
