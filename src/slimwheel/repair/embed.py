@@ -20,7 +20,9 @@ replaces its files and its call (found by the marker comment); it never adds a s
 from __future__ import annotations
 
 import ast
+import io
 import posixpath
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -250,11 +252,34 @@ def _earlier_call(path: str, lines: Sequence[bytes]) -> tuple[int, int] | None:
     return None
 
 
+# Python 3.10's parser has no depth guard: a statement nested ~150,000 deep (a chain of attributes or
+# operators) overflows the C stack and kills the process, where 3.11+ raise RecursionError. Depth
+# never exceeds a statement's token count, so statements longer than this are refused before parsing;
+# no hand-written __init__.py comes near it.
+_MAX_STATEMENT_TOKENS = 50_000
+
+
+def _check_statement_sizes(source: bytes) -> None:
+    """RecursionError for a statement too long to parse safely; tokenizing is iterative, never deep."""
+    count = 0
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                count = 0
+            elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING):
+                count += 1
+                if count > _MAX_STATEMENT_TOKENS:
+                    raise RecursionError(f"a statement of more than {_MAX_STATEMENT_TOKENS} tokens")
+    except (tokenize.TokenError, SyntaxError):
+        return  # not Python: ast.parse says where, in its own words
+
+
 def _insertion_line(path: str, source: bytes) -> int:
     """The line the call follows: the docstring's or the last ``from __future__`` import's last line,
     else the line before the first statement (after the comments that open the file: a coding cookie
     must stay in the first two lines)."""
     try:
+        _check_statement_sizes(source)
         tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # Nesting deeper than the parser's stacks (a million unary minuses, a long chain of
