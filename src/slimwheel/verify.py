@@ -12,7 +12,9 @@ by its dotted name (``pkg/core_cc.cpython-311-x86_64-linux-gnu.so`` is ``pkg.cor
 
 from __future__ import annotations
 
+import csv
 import importlib.machinery
+import io
 import json
 import keyword
 import os
@@ -738,11 +740,11 @@ def _installed_files(site: Path) -> tuple[dict[str, str], dict[str, str]]:
         name, _, version = stem.partition("-")
         distribution = str(canonicalize_name(name))
         versions[distribution] = version
-        for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
-            relative = line.rsplit(",", 2)[0] if line.count(",") >= 2 else line
-            if not relative:
-                continue
-            owners[os.path.realpath(site / relative)] = distribution
+        # RECORD is CSV: a path with a comma is quoted, and only a csv reader reads it back.
+        text = record.read_text(encoding="utf-8", errors="replace")
+        for row in csv.reader(io.StringIO(text)):
+            if row and row[0]:
+                owners[os.path.realpath(site / row[0])] = distribution
     return owners, versions
 
 
