@@ -1,0 +1,124 @@
+"""plan_repair on hand-built data: a sample catalog and wheel reports written out in full, no files.
+
+Table-driven where the rule is a table (the CUDA major, the range merged across libraries, extras);
+each case names the real wheel that taught it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, WheelReport
+from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
+from slimwheel.repair import RepairError, RepairOptions, RepairPlan, plan_repair
+
+LINUX = "py3-none-manylinux_2_17_x86_64"
+
+
+def _release(
+    distribution: str, version: str, major: int, *paths: str, requires: tuple[str, ...] = ()
+) -> Release:
+    libraries = tuple(LibraryFile(p, 1, None, p.rsplit("/", 1)[1]) for p in paths)
+    wheel = WheelFacts(
+        f"{distribution.replace('-', '_')}-{version}-{LINUX}.whl",
+        (LINUX.rsplit("-", maxsplit=1)[-1],),
+        1,
+        None,
+        libraries,
+    )
+    return Release(distribution, version, major, CudaMajorSource.NAME_SUFFIX, requires, (wheel,))
+
+
+CATALOG = Catalog(
+    (
+        _release("nvidia-cuda-runtime-cu11", "11.7.99", 11, "nvidia/cuda_runtime/lib/libcudart.so.11.0"),
+        _release("nvidia-cuda-runtime-cu12", "12.4.127", 12, "nvidia/cuda_runtime/lib/libcudart.so.12"),
+        _release("nvidia-cuda-runtime", "13.0.96", 13, "nvidia/cu13/lib/libcudart.so.13"),
+        _release("nvidia-nvtx-cu11", "11.8.86", 11, "nvidia/nvtx/lib/libnvToolsExt.so.1"),
+        _release("nvidia-nvtx-cu12", "12.8.90", 12, "nvidia/nvtx/lib/libnvToolsExt.so.1"),
+        _release(
+            "cutensor-cu12", "2.0.0", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
+        ),
+        _release(
+            "cutensor-cu12", "2.7.0", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
+        ),
+        _release("cutensor-cu12", "2.8.0", 12, "cutensor/lib/libcutensor.so.2"),
+        _release(
+            "cutensor-cu12", "2.8.1", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
+        ),
+        _release("nvidia-cudnn-cu12", "9.1.0.70", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
+        _release("nvidia-cudnn-cu12", "9.8.0.87", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
+    )
+)
+
+
+def _report(*sonames: str, path: str = "pkg/_ext.so") -> WheelReport:
+    needed = tuple(NeededLibrary(s, Resolution.NVIDIA_WHEEL) for s in sonames)
+    elf = ElfReport(path, 1, 1, needed=needed, installed_path=path, machine="x86_64")
+    return WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0",
+        ("manylinux_2_17_x86_64",), 1, (elf,), (), (), (), 1, "hand-built",
+    )  # fmt: skip
+
+
+def _plan(report: WheelReport, *requires: str, **options: object) -> RepairPlan:
+    return plan_repair(
+        report,
+        CATALOG,
+        requires_dist=requires,
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(**options),  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("sonames", "requires", "cuda", "major"),
+    [
+        (("libcudart.so.12",), (), None, 12),  # one major ships it
+        (("libcudart.so.11.0", "libnvToolsExt.so.1"), (), None, 11),  # the intersection decides
+        (("libnvToolsExt.so.1",), ("nvidia-cuda-runtime-cu11==11.7.99",), None, 11),  # the wheel's word
+        (("libnvToolsExt.so.1",), (), 12, 12),  # --cuda where both fit
+    ],
+)
+def test_the_cuda_major(
+    sonames: tuple[str, ...], requires: tuple[str, ...], cuda: int | None, major: int
+) -> None:
+    assert _plan(_report(*sonames), *requires, cuda_major=cuda).cuda_major == major
+
+
+@pytest.mark.parametrize(
+    ("sonames", "options", "message"),
+    [
+        (("libnvToolsExt.so.1",), {}, "both CUDA 11 and CUDA 12 wheels provide"),
+        (("libcudart.so.12",), {"cuda_major": 13}, "--cuda 13 does not fit the wheel"),
+        (("libcudart.so.11.0", "libcudart.so.13"), {}, "several CUDA majors"),  # bitsandbytes
+    ],
+)
+def test_a_major_that_cannot_be_chosen_is_refused(
+    sonames: tuple[str, ...], options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(RepairError, match=message):
+        _plan(_report(*sonames), **options)
+
+
+def test_one_range_for_every_library_of_a_distribution() -> None:
+    """cupy needs libcutensor.so.2 and libcutensorMg.so.2; 2.8.0 dropped the second."""
+    plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), linked_versions={"cutensor": "2.0.0"})
+    (added,) = plan.requirements
+    assert added.requirement.split(";")[0] == "cutensor-cu12>=2.0.0,<2.8.0"
+    assert added.library == "cutensor, cutensorMg"
+    assert plan.kept_requirements == ()
+
+
+@pytest.mark.parametrize(
+    ("requires", "keep_optional", "added", "made_hard"),
+    [
+        (('nvidia-cudnn-cu12>=9.8; extra == "cudnn"',), False, "nvidia-cudnn-cu12>=9.8,<10", True),
+        (('nvidia-cudnn-cu12>=9.8; extra == "cudnn"',), True, None, False),
+        (("nvidia-cudnn-cu12>=9.8",), False, None, False),  # already always required: kept
+    ],
+)
+def test_extras(requires: tuple[str, ...], keep_optional: bool, added: str | None, made_hard: bool) -> None:
+    plan = _plan(_report("libcudnn.so.9"), *requires, keep_extras_optional=keep_optional)
+    assert [r.requirement.split(";")[0] for r in plan.requirements] == ([added] if added else [])
+    assert bool(plan.made_hard) is made_hard
