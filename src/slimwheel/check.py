@@ -26,7 +26,6 @@ caller names the requirement that loads it ``preloaded``: ``import torch`` loads
 from __future__ import annotations
 
 import dataclasses
-import enum
 import itertools
 import posixpath
 import re
@@ -54,7 +53,15 @@ from slimwheel.catalog.model import Catalog, Release, WheelFacts
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import InputError, SlimwheelError, UsageError
 from slimwheel.findings import Finding, FindingKind, Pin, Severity
-from slimwheel.ldso import EntryKind, expand_entry, starts_with_origin
+from slimwheel.ldso import (
+    EntryKind,
+    EntryTag,
+    SearchFolder,
+    expand_entry,
+    inherited_folders,
+    search_folders,
+    starts_with_origin,
+)
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.requirements import RequirementScope, marker_environment, scope_of
 from slimwheel.sources import ArchiveSource
@@ -81,11 +88,6 @@ CheckKind = FindingKind
 CheckFinding = Finding
 
 
-class EntryTag(enum.Enum):
-    RPATH = "RPATH"
-    RUNPATH = "RUNPATH"
-
-
 @dataclass(frozen=True)
 class RequirementCheck:
     """What one Requires-Dist line (the wheel's, or an NVIDIA release's) allows on the platform."""
@@ -107,16 +109,6 @@ class ProviderRelease:
     version: str
     wheel: str | None  # the wheel for the platform; None for a metapackage release kept without one
     files: tuple[str, ...]  # installed paths, relative to site-packages
-
-
-@dataclass(frozen=True)
-class SearchFolder:
-    """One folder the loader searches, and the entry that names it."""
-
-    folder: str  # relative to site-packages; "" is site-packages itself
-    entry: str  # the entry as written
-    tag: EntryTag
-    owner: str  # installed path of the object whose entry it is: the file itself or one of its loaders
 
 
 @dataclass(frozen=True)
@@ -518,31 +510,6 @@ class _Tree:
         return self.wheel_files.get(folder, {}).get(name)
 
 
-def _search_folders(obj: ElfReport, chain: Sequence[ElfReport]) -> tuple[SearchFolder, ...]:
-    """glibc's order: RPATH of the object and up its loader chain (unless it has RUNPATH), then RUNPATH.
-
-    A loader with RUNPATH adds nothing: glibc ignores DT_RPATH in an object that has DT_RUNPATH.
-    """
-    folders: list[SearchFolder] = []
-    if not obj.runpath:
-        for owner in (obj, *chain):
-            if owner.runpath:
-                continue
-            folders += _entries(owner, owner.rpath, EntryTag.RPATH)
-    folders += _entries(obj, obj.runpath, EntryTag.RUNPATH)
-    return tuple(folders)
-
-
-def _entries(owner: ElfReport, entries: Sequence[str], tag: EntryTag) -> list[SearchFolder]:
-    origin = posixpath.dirname(owner.installed_path)
-    found = []
-    for entry in entries:
-        kind, folder = expand_entry(entry, origin)
-        if kind is EntryKind.FOLDER:
-            found.append(SearchFolder(folder, entry, tag, owner.installed_path))
-    return found
-
-
 # -- putting it together ---------------------------------------------------------------------------
 
 
@@ -579,17 +546,12 @@ class _Simulation:
         loaders = [self.elfs[p] for p in chain]
         # What a chain changes is the RPATH folders it passes down (to this file, and to the files it
         # loads): chains that pass down the same ones are visited once.
-        inherited = tuple(
-            folder
-            for owner in loaders
-            if not owner.runpath
-            for folder in _entries(owner, owner.rpath, EntryTag.RPATH)
-        )
+        inherited = inherited_folders(loaders)
         if (path, inherited) in self._visited:
             return
         self._visited.add((path, inherited))
         self._visited_paths.add(path)
-        folders = _search_folders(obj, loaders)
+        folders = search_folders(obj, loaders)
         for need in obj.needed:
             soname = need.soname
             self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))

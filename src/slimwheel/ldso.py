@@ -8,12 +8,26 @@ expand it, and neither do we).
 from __future__ import annotations
 
 import enum
+import posixpath
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from slimwheel.findings import Finding, FindingKind, Severity
 
-__all__ = ["EntryKind", "expand_entry", "rpath_problems", "starts_with_origin"]
+__all__ = [
+    "EntryKind",
+    "EntryTag",
+    "LoadedObject",
+    "SearchFolder",
+    "entry_folders",
+    "expand_entry",
+    "inherited_folders",
+    "rpath_problems",
+    "search_folders",
+    "starts_with_origin",
+]
 
 _ORIGIN = re.compile(r"\$(?:ORIGIN|\{ORIGIN\})(?=/|$)")
 _OTHER_TOKEN = re.compile(r"\$(?:\{?(?:LIB|PLATFORM)\}?)")
@@ -101,3 +115,69 @@ def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Findin
                 )
             )
     return findings
+
+
+# -- the search for one DT_NEEDED ------------------------------------------------------------------
+
+
+class EntryTag(enum.Enum):
+    RPATH = "RPATH"
+    RUNPATH = "RUNPATH"
+
+
+@dataclass(frozen=True)
+class SearchFolder:
+    """One folder the loader searches, and the entry that names it."""
+
+    folder: str  # relative to site-packages; "" is site-packages itself
+    entry: str  # the entry as written
+    tag: EntryTag
+    owner: str  # installed path of the object whose entry it is: the file itself or one of its loaders
+
+
+class LoadedObject(Protocol):
+    """What the search needs of an ELF file: where it is installed and its search entries."""
+
+    @property
+    def installed_path(self) -> str: ...  # relative to site-packages
+
+    @property
+    def rpath(self) -> tuple[str, ...]: ...
+
+    @property
+    def runpath(self) -> tuple[str, ...]: ...
+
+
+def entry_folders(owner: LoadedObject, entries: Sequence[str], tag: EntryTag) -> list[SearchFolder]:
+    """The folders inside site-packages that ``owner``'s entries name (the rest are not searched here:
+    see ``expand_entry``)."""
+    origin = posixpath.dirname(owner.installed_path)
+    found = []
+    for entry in entries:
+        kind, folder = expand_entry(entry, origin)
+        if kind is EntryKind.FOLDER:
+            found.append(SearchFolder(folder, entry, tag, owner.installed_path))
+    return found
+
+
+def inherited_folders(chain: Sequence[LoadedObject]) -> tuple[SearchFolder, ...]:
+    """What a loader chain (nearest loader first) passes down: the RPATH of each loader that has no
+    RUNPATH (glibc ignores DT_RPATH in an object that has DT_RUNPATH, and RUNPATH is never passed on)."""
+    return tuple(
+        folder
+        for owner in chain
+        if not owner.runpath
+        for folder in entry_folders(owner, owner.rpath, EntryTag.RPATH)
+    )
+
+
+def search_folders(obj: LoadedObject, chain: Sequence[LoadedObject]) -> tuple[SearchFolder, ...]:
+    """glibc's order for a DT_NEEDED of ``obj`` loaded through ``chain``: the RPATH of the object and up
+    its loader chain (unless the object has RUNPATH), then its RUNPATH. (LD_LIBRARY_PATH, which comes
+    between the two, and the system folders after them, are the host's, not the wheel's.)"""
+    folders: list[SearchFolder] = []
+    if not obj.runpath:
+        folders += entry_folders(obj, obj.rpath, EntryTag.RPATH)
+        folders += inherited_folders(chain)
+    folders += entry_folders(obj, obj.runpath, EntryTag.RUNPATH)
+    return tuple(folders)

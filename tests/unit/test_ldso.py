@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from slimwheel.ldso import EntryKind, expand_entry, rpath_problems, starts_with_origin
+from slimwheel.ldso import (
+    EntryKind,
+    expand_entry,
+    inherited_folders,
+    rpath_problems,
+    search_folders,
+    starts_with_origin,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,3 +52,51 @@ def test_problems_are_read_by_the_same_rules() -> None:
         f.kind.value for f in rpath_problems("p.so", "RPATH", ["", "lib", "/abs", "$ORIGINAL", "$ORIGIN"])
     ]
     assert kinds == ["empty-rpath-entry", "relative-rpath-entry", "absolute-rpath-entry"]
+
+
+@dataclass(frozen=True)
+class _Object:
+    installed_path: str
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+
+
+def _folders(obj: _Object, *chain: _Object) -> list[tuple[str, str, str]]:
+    return [(f.folder, f.tag.value, f.owner) for f in search_folders(obj, chain)]
+
+
+EXT = _Object("pkg/_ext.so", rpath=("$ORIGIN/../nvidia/cu13/lib",))
+LIB = _Object("pkg/lib/libhelper.so", rpath=("$ORIGIN",))
+
+
+def test_rpath_is_inherited_through_the_loader_chain() -> None:
+    """cuDSS finding cuBLAS through the extension's DT_RPATH: the loaded library's own RPATH first,
+    then each loader's, nearest first."""
+    assert _folders(LIB, EXT) == [
+        ("pkg/lib", "RPATH", "pkg/lib/libhelper.so"),
+        ("nvidia/cu13/lib", "RPATH", "pkg/_ext.so"),
+    ]
+
+
+def test_runpath_is_not_inherited() -> None:
+    loader = _Object("pkg/_ext.so", runpath=("$ORIGIN/../nvidia/cu13/lib",))
+    assert _folders(LIB, loader) == [("pkg/lib", "RPATH", "pkg/lib/libhelper.so")]
+    assert inherited_folders([loader]) == ()
+
+
+def test_an_object_with_runpath_searches_neither_its_rpath_nor_its_loaders() -> None:
+    both = _Object("pkg/lib/libboth.so", rpath=("$ORIGIN/rpath",), runpath=("$ORIGIN/runpath",))
+    assert _folders(both, EXT) == [("pkg/lib/runpath", "RUNPATH", "pkg/lib/libboth.so")]
+
+
+def test_a_loader_with_runpath_passes_nothing_down_but_those_above_it_do() -> None:
+    middle = _Object("pkg/lib/libmid.so", rpath=("$ORIGIN/ignored",), runpath=("$ORIGIN",))
+    assert _folders(LIB, middle, EXT) == [
+        ("pkg/lib", "RPATH", "pkg/lib/libhelper.so"),
+        ("nvidia/cu13/lib", "RPATH", "pkg/_ext.so"),
+    ]
+
+
+def test_entries_outside_site_packages_are_not_searched_here() -> None:
+    obj = _Object("pkg/_ext.so", rpath=("$ORIGIN/../../lib", "/usr/lib", "$ORIGIN/../torch/lib"))
+    assert _folders(obj) == [("torch/lib", "RPATH", "pkg/_ext.so")]
