@@ -1,111 +1,75 @@
-"""A small, fast ELF reader: the facts slimwheel needs from a shared library, with ``struct`` only.
-
-Real inputs include 170 MB CUDA libraries and extensions with huge ``.symtab``\\ s, so the reader
-seeks to what it needs and reads each table in one bulk read (decoded with ``struct.iter_unpack``);
-it never reads the whole file. :func:`scan_symbols` picks the few symbols whose names match a
-pattern out of a huge table, reading it in chunks, so memory does not grow with the table.
-32/64-bit and both byte orders are supported. Files whose section headers were removed
-(``sstrip``) are read through ``PT_DYNAMIC`` and the dynamic tags.
-
-Every problem with the bytes is an :class:`~slimwheel.errors.ElfError` whose reason is
-``"not an ELF file"`` or ``"truncated or corrupt ELF: <what>"``; analysis turns those into findings.
-
-Strings are decoded as UTF-8 with ``errors="surrogateescape"``: names in DT_NEEDED and file names on
-disk are the same bytes, and Python decodes file names the same way (``os.fsdecode``), so names
-compare equal to paths and round-trip to the exact bytes (``os.fsencode``) when a file is rewritten.
-``"replace"`` would lose bytes and could make two different names equal.
-
-References: the gABI (https://refspecs.linuxfoundation.org/elf/gabi4+/contents.html) and the LSB
-symbol versioning chapter.
+"""The reader: :func:`read_elf` seeks to the headers, the dynamic section, the version tables,
+the symbol tables and the build-id note of an ELF file and returns them as :class:`ElfFacts`.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import struct
-from array import array
-from bisect import bisect_left
 from dataclasses import dataclass
-from heapq import merge
-from itertools import accumulate, compress
-from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from slimwheel.elf.format import (
+    _BINDINGS,
+    _DT_GNU_HASH,
+    _DT_HASH,
+    _DT_NEEDED,
+    _DT_NULL,
+    _DT_RPATH,
+    _DT_RUNPATH,
+    _DT_SONAME,
+    _DT_STRSZ,
+    _DT_STRTAB,
+    _DT_SYMTAB,
+    _DT_VERDEF,
+    _DT_VERDEFNUM,
+    _DT_VERNEED,
+    _DT_VERNEEDNUM,
+    _DT_VERSYM,
+    _ELF_TYPES,
+    _EM_PPC64,
+    _KINDS,
+    _LAZY_STRING_CHUNK,
+    _MACHINES,
+    _MAX_VERSION_ENTRIES,
+    _NOTE_SCAN_LIMIT,
+    _NT_GNU_BUILD_ID,
+    _PN_XNUM,
+    _PT_DYNAMIC,
+    _PT_LOAD,
+    _PT_NOTE,
+    _SHF_EXECINSTR,
+    _SHN_LORESERVE,
+    _SHN_UNDEF,
+    _SHN_XINDEX,
+    _SHT_DYNAMIC,
+    _SHT_DYNSYM,
+    _SHT_GNU_VERDEF,
+    _SHT_GNU_VERNEED,
+    _SHT_GNU_VERSYM,
+    _SHT_NOBITS,
+    _SHT_NOTE,
+    _SHT_STRTAB,
+    _SHT_SYMTAB,
+    _STT_FILE,
+    _STT_SECTION,
+    _VER_FLG_BASE,
+    _VER_NDX_MASK,
+    _layout,
+    is_elf,
+)
 from slimwheel.errors import ElfError
 
 __all__ = [
-    "ELF_MAGIC",
     "ElfFacts",
     "Section",
     "Symbol",
     "VersionNeed",
-    "is_elf",
-    "ranges_to_keep",
     "read_elf",
     "read_elf_file",
     "read_section",
-    "scan_symbols",
 ]
-
-ELF_MAGIC = b"\x7fELF"
-
-_ELF_TYPES = {1: "REL", 2: "EXEC", 3: "DYN", 4: "CORE"}
-_MACHINES = {3: "i386", 22: "s390x", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
-_EM_PPC64 = 21
-
-# Section types.
-_SHT_SYMTAB = 2
-_SHT_STRTAB = 3
-_SHT_DYNAMIC = 6
-_SHT_NOTE = 7
-_SHT_NOBITS = 8
-_SHT_DYNSYM = 11
-_SHT_GNU_VERDEF = 0x6FFFFFFD
-_SHT_GNU_VERNEED = 0x6FFFFFFE
-_SHT_GNU_VERSYM = 0x6FFFFFFF
-
-# Program header types.
-_PT_LOAD = 1
-_PT_DYNAMIC = 2
-_PT_NOTE = 4
-
-# Dynamic tags.
-_DT_NULL = 0
-_DT_NEEDED = 1
-_DT_HASH = 4
-_DT_STRTAB = 5
-_DT_SYMTAB = 6
-_DT_STRSZ = 10
-_DT_SONAME = 14
-_DT_RPATH = 15
-_DT_RUNPATH = 29
-_DT_GNU_HASH = 0x6FFFFEF5
-_DT_VERSYM = 0x6FFFFFF0
-_DT_VERDEF = 0x6FFFFFFC
-_DT_VERDEFNUM = 0x6FFFFFFD
-_DT_VERNEED = 0x6FFFFFFE
-_DT_VERNEEDNUM = 0x6FFFFFFF
-
-_SHN_UNDEF = 0
-_SHN_LORESERVE = 0xFF00  # from here on, st_shndx is no section index (SHN_ABS, SHN_COMMON, SHN_XINDEX)
-_SHN_XINDEX = 0xFFFF
-_SHF_EXECINSTR = 0x4
-_PN_XNUM = 0xFFFF
-_VER_FLG_BASE = 0x1
-_VER_NDX_MASK = 0x7FFF  # the top bit of a versym entry only marks a hidden (non-default) version
-_NT_GNU_BUILD_ID = 3
-
-_BINDINGS = {0: "local", 1: "global", 2: "weak", 10: "unique"}
-# STT_GNU_IFUNC (10) resolves to a function at load time; STT_COMMON (5) is data.
-_KINDS = {1: "object", 2: "func", 5: "object", 6: "tls", 10: "func"}
-_STT_SECTION = 3
-_STT_FILE = 4
-
-_LAZY_STRING_CHUNK = 256
-_NOTE_SCAN_LIMIT = 1 << 20  # build-id notes are tiny; do not read a huge foreign note to look for one
-_MAX_VERSION_ENTRIES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -203,10 +167,6 @@ class ElfFacts:
         return any(s.kind == _SHT_SYMTAB for s in self.sections)
 
 
-def is_elf(prefix: bytes) -> bool:
-    return prefix[:4] == ELF_MAGIC
-
-
 def read_elf_file(path: str | os.PathLike[str], *, symbols: bool = True) -> ElfFacts:
     """Read ``path``; OSError (missing or unreadable file) propagates, bad bytes raise ElfError."""
     with Path(path).open("rb") as stream:
@@ -243,104 +203,6 @@ def read_section(
     return data
 
 
-def scan_symbols(
-    stream: BinaryIO,
-    facts: ElfFacts,
-    *,
-    pattern: re.Pattern[bytes],
-    table: str = ".symtab",
-    defined_only: bool = True,
-    path: str | None = None,
-    chunk_size: int = 4 << 20,
-    include_tails: bool = True,
-) -> tuple[Symbol, ...]:
-    """The symbols of ``table`` (``".symtab"`` or ``".dynsym"``) whose names ``pattern`` matches,
-    in table order, read with memory bounded by a few chunks instead of by the size of the table.
-
-    ``facts`` is what :func:`read_elf` returned for the same stream (``symbols=False`` is enough);
-    it only serves to return ``()`` at once for a file without the table: the headers are read again
-    from the stream (they are small), since :class:`Section` does not keep ``sh_link`` and the
-    dynamic tags are not kept at all. ``pattern.match`` is applied to the raw bytes of each
-    name. The string table is read first, ``chunk_size`` bytes at a time, keeping only the offsets
-    of the names that match (8 bytes each); then the symbol table, keeping the entries that point at
-    one of them; then the names of those entries. The same entries are kept as by :func:`read_elf`:
-    no nameless ones, no STT_SECTION or STT_FILE ones in ``.symtab``, no local ones in ``.dynsym``;
-    undefined ones too when ``defined_only`` is False. ``.dynsym`` is found through ``PT_DYNAMIC``
-    in files without section headers (``()`` when it has no hash table to size it, as in
-    :func:`read_elf`), and its symbols carry their versions.
-
-    Linkers store a name that is the tail of another only once (``cudssX`` inside ``my_cudssX``),
-    so an entry may point into the middle of a string. Names that start a string are matched
-    exactly, whatever the pattern; tails are found with ``pattern.search`` over the table bytes
-    (a leading ``^``/``\\A`` and a trailing ``$``/``\\Z`` are dropped for that search) and then
-    checked with ``pattern.match``, so a pattern that looks before the name (lookbehind, ``\\b``)
-    or anchors inside an alternation (``^a|^b``: write ``^(?:a|b)``) may miss such tails. Memory
-    also grows with the number of places the pattern matches, so it is meant for selective
-    patterns such as ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False`` skips that
-    search: much faster on big C++ string tables full of near misses, at the cost of those tails.
-
-    Peak memory is about three chunks (a chunk, the same with the partial last name of the one
-    before, and its names split out) plus 8 bytes per match and the result; a single name longer
-    than a chunk is read whole. Besides the headers, the stream is read forward, except to go back
-    from the string table to the symbol table (and to the version tables for ``.dynsym``).
-
-    Errors are ElfError("truncated or corrupt ELF: ..."): a table that runs past the end of the
-    file, or (as in :func:`read_elf`) an entry that passes the filters but whose name offset is
-    past the string table or in an unterminated last string. Other entries are not checked, and
-    when no name matches at all the symbol table is not read.
-    """
-    if table not in (".symtab", ".dynsym"):
-        raise ValueError(f"table must be '.symtab' or '.dynsym', not {table!r}")
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, not {chunk_size}")
-    if table == ".symtab" and not facts.has_symtab:
-        return ()
-    dynamic = table == ".dynsym"
-    if dynamic and facts.sections and not any(s.kind == _SHT_DYNSYM for s in facts.sections):
-        return ()
-    name = path if path is not None else str(getattr(stream, "name", "<stream>"))
-    try:
-        return _Parser(stream, name).scan_symbols(
-            _Scan(pattern, dynamic, defined_only, chunk_size, include_tails)
-        )
-    except OSError:
-        raise
-    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
-        raise ElfError(name, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
-
-
-class _Scan(NamedTuple):
-    pattern: re.Pattern[bytes]
-    dynamic: bool  # .dynsym rather than .symtab
-    defined_only: bool
-    chunk_size: int
-    include_tails: bool = True
-
-
-def _search_pattern(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
-    """``pattern`` for searching the raw string table: names there are followed by NUL and may be
-    preceded by the rest of a longer name, so anchors at the ends of the pattern are dropped (the
-    search may then find more; every hit is checked with the original pattern)."""
-    source = pattern.pattern
-    trimmed = source
-    for prefix in (b"^", b"\\A"):
-        if trimmed.startswith(prefix):
-            trimmed = trimmed[len(prefix) :]
-            break
-    for suffix in (b"$", b"\\Z"):
-        body = trimmed[: -len(suffix)]
-        # After an odd number of backslashes the anchor is an escaped character ("\\$", "\\\\Z").
-        if trimmed.endswith(suffix) and (len(body) - len(body.rstrip(b"\\"))) % 2 == 0:
-            trimmed = body
-            break
-    if trimmed == source:
-        return pattern
-    try:
-        return re.compile(trimmed, pattern.flags)
-    except re.error:
-        return pattern
-
-
 def _read_fully(stream: BinaryIO, size: int) -> bytes:
     # Raw and zip streams may return short reads before the end.
     data = stream.read(size)
@@ -360,50 +222,6 @@ def _read_fully(stream: BinaryIO, size: int) -> bytes:
 def _split_path_list(value: str | None) -> tuple[str, ...]:
     # Empty entries are kept: "$ORIGIN:" really searches the current directory as well.
     return () if value is None else tuple(value.split(":"))
-
-
-class _Layout(NamedTuple):
-    """Struct formats for one (class, byte order); fields are normalised by the _decode helpers."""
-
-    elf_class: int
-    ehdr: struct.Struct  # after e_ident
-    phdr: struct.Struct
-    shdr: struct.Struct
-    dyn: struct.Struct
-    sym: struct.Struct
-    verneed: struct.Struct
-    vernaux: struct.Struct
-    verdef: struct.Struct
-    verdaux: struct.Struct
-    u32: struct.Struct
-    u32x2: struct.Struct
-    u32x3: struct.Struct
-    u32x4: struct.Struct
-    word_size: int
-    order: str
-
-
-def _layout(elf_class: int, order: str) -> _Layout:
-    wide = elf_class == 64
-    word = "Q" if wide else "I"
-    return _Layout(
-        elf_class=elf_class,
-        ehdr=struct.Struct(f"{order}HHI{word}{word}{word}IHHHHHH"),
-        phdr=struct.Struct(f"{order}IIQQQQQQ" if wide else f"{order}IIIIIIII"),
-        shdr=struct.Struct(f"{order}II{word}{word}{word}{word}II{word}{word}"),
-        dyn=struct.Struct(f"{order}qQ" if wide else f"{order}iI"),
-        sym=struct.Struct(f"{order}IBBHQQ" if wide else f"{order}IIIBBH"),
-        verneed=struct.Struct(f"{order}HHIII"),
-        vernaux=struct.Struct(f"{order}IHHII"),
-        verdef=struct.Struct(f"{order}HHHHIII"),
-        verdaux=struct.Struct(f"{order}II"),
-        u32=struct.Struct(f"{order}I"),
-        u32x2=struct.Struct(f"{order}II"),
-        u32x3=struct.Struct(f"{order}III"),
-        u32x4=struct.Struct(f"{order}IIII"),
-        word_size=8 if wide else 4,
-        order=order,
-    )
 
 
 class _Shdr(NamedTuple):
@@ -888,156 +706,6 @@ class _Parser:
             symbols.append(Symbol(name, size, _KINDS.get(kind, "other"), binding, section=shndx))
         return tuple(symbols)
 
-    # -- scanning symbols (scan_symbols) ----------------------------------------------------------
-
-    def scan_symbols(self, scan: _Scan) -> tuple[Symbol, ...]:
-        self.read_headers()  # again: Section does not keep sh_link, and the dynamic tags are not kept
-        values: dict[int, int] = {}
-        dynstr: _StringTable | None = None
-        if scan.dynamic:
-            dynamic = self.read_dynamic()
-            dynstr = self.dynamic_strings(dynamic)
-            values = dynamic.values if dynamic else {}
-            located = self.dynamic_symbol_table(values, dynstr)
-            if located is None:
-                return ()
-            region, strings = located
-        else:
-            section = self.first_section(_SHT_SYMTAB)
-            if section is None:
-                return ()
-            linked = self.linked_strings(section, eager=False)
-            if linked is None:
-                raise self.corrupt(f"{section.name or '.symtab'} has no string table")
-            region, strings = self.section_region(section), linked
-        for checked in (region, strings.region):
-            if checked.offset < 0 or checked.size < 0 or checked.offset + checked.size > self.file_size:
-                raise self.corrupt(
-                    f"{checked.what} (offset {checked.offset}, {checked.size} bytes) runs past end of "
-                    f"file ({self.file_size} bytes)"
-                )
-        offsets, terminated_end = self.matching_name_offsets(strings.region, scan)
-        if not offsets:
-            return ()
-        rows = self.matching_symbol_rows(region, offsets, terminated_end, strings.region, scan)
-        # Names in offset order: the stream only moves forward (zip members cannot seek back cheaply).
-        names = {offset: strings.get(offset) for offset in sorted({row[1] for row in rows})}
-        versions: list[str | None] = [None] * len(rows)
-        if scan.dynamic and rows:
-            versions = self.scan_versions(values, dynstr, region.size // self.layout.sym.size, rows)
-        return tuple(
-            Symbol(
-                names[name],
-                size,
-                _KINDS.get(info & 0xF, "other"),
-                _BINDINGS.get(info >> 4, "other"),
-                version,
-                shndx,
-            )
-            for (_position, name, info, shndx, size), version in zip(rows, versions, strict=True)
-        )
-
-    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int]:
-        """Sorted offsets in the string table of the names ``scan.pattern`` matches, and the end of
-        the last NUL-terminated string (offsets from there on are unterminated)."""
-        match = scan.pattern.match
-        search = _search_pattern(scan.pattern).search
-        starts: array[int] = array("q")  # names that start a string
-        tails: array[int] = array("q")  # names that are the tail of a longer string
-        carry = b""  # the partial last string of the previous chunk
-        read_to = 0
-        terminated_end = 0
-        while read_to < region.size:
-            # A string longer than a chunk makes the next read as long as it so far (doubling).
-            size = min(max(scan.chunk_size, len(carry)), region.size - read_to)
-            data = self.read(region.offset + read_to, size, region.what)
-            base = read_to - len(carry)  # table offset of data[0], which starts a string
-            read_to += size
-            if carry:
-                data = carry + data
-            strings = data.split(b"\0")
-            carry = strings.pop()
-            if not strings:
-                continue
-            for index, before in compress(
-                enumerate(accumulate(map(len, strings), initial=0)), map(match, strings)
-            ):
-                offset = base + before + index
-                if offset:  # st_name 0 is no name
-                    starts.append(offset)
-            del strings
-            end = len(data) - len(carry)  # data[end - 1] is the last NUL
-            position = 1
-            while (
-                scan.include_tails and (hit := search(data, position, end)) is not None and hit.start() < end
-            ):
-                start = hit.start()
-                if data[start - 1] != 0 and match(data[start : data.index(b"\0", start, end)]):
-                    tails.append(base + start)
-                position = start + 1
-            terminated_end = base + end
-        if not tails:
-            return starts, terminated_end
-        return array("q", merge(starts, tails)), terminated_end
-
-    def matching_symbol_rows(
-        self, region: _Region, offsets: array[int], terminated_end: int, strings: _Region, scan: _Scan
-    ) -> list[tuple[int, int, int, int, int]]:
-        """(position, st_name, st_info, st_shndx, st_size) of the entries kept, in table order."""
-        entry = self.layout.sym
-        fields = itemgetter(0, 1, 3, 5) if self.layout.elf_class == 64 else itemgetter(0, 3, 5, 2)
-        usable = region.size - region.size % entry.size
-        step = max(1, scan.chunk_size // entry.size) * entry.size
-        count = len(offsets)
-        kept: list[tuple[int, int, int, int, int]] = []
-        position = 0
-        for chunk_start in range(0, usable, step):
-            data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
-            for name, info, shndx, size in map(fields, entry.iter_unpack(data)):
-                index = bisect_left(offsets, name)
-                if index < count and offsets[index] == name:
-                    if self.scan_keeps(info, shndx, scan):
-                        kept.append((position, name, info, shndx, size))
-                elif name >= terminated_end and name and self.scan_keeps(info, shndx, scan):
-                    if name >= strings.size:
-                        raise self.corrupt(
-                            f"string offset {name} out of range in {strings.what} ({strings.size} bytes)"
-                        )
-                    raise self.corrupt(f"unterminated string at offset {name} in {strings.what}")
-                position += 1
-        return kept
-
-    @staticmethod
-    def scan_keeps(info: int, shndx: int, scan: _Scan) -> bool:
-        """The entries read_elf keeps: .dynsym without local symbols (as ``defined_symbols``),
-        .symtab without STT_SECTION and STT_FILE ones (as ``symtab``); undefined ones on request."""
-        if shndx == _SHN_UNDEF:
-            return not scan.defined_only
-        if scan.dynamic:
-            return info >> 4 != 0
-        return info & 0xF not in (_STT_SECTION, _STT_FILE)
-
-    def scan_versions(
-        self,
-        values: dict[int, int],
-        dynstr: _StringTable | None,
-        count: int,
-        rows: list[tuple[int, int, int, int, int]],
-    ) -> list[str | None]:
-        """The version of each kept .dynsym entry, reading only their .gnu.version entries."""
-        region = self.versym_region(values, count)
-        if region is None:
-            return [None] * len(rows)
-        entry = struct.Struct(f"{self.layout.order}H")
-        indexes = [
-            entry.unpack(self.read(region.offset + 2 * row[0], 2, region.what))[0] & _VER_NDX_MASK
-            for row in rows
-        ]
-        _needs, need_index = self.read_version_needs(values, dynstr)
-        _definitions, def_index = self.read_version_definitions(values, dynstr)
-        version_names = {**need_index, **def_index}
-        return [version_names.get(index) for index in indexes]
-
     # -- notes ----------------------------------------------------------------------------------
 
     def read_build_id(self) -> str | None:
@@ -1122,33 +790,3 @@ class _StringTable:
             parts.append(chunk)
             position += size
         raise self.parser.corrupt(f"unterminated string at offset {offset} in {self.region.what}")
-
-
-def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
-    """(offset, length) of what an ELF reader needs beyond a file's start and end, from its first bytes.
-
-    The program headers, right after the ELF header, say where ``.dynamic`` and the notes (build-id)
-    are; in NVIDIA's patched libraries those sit in the middle of a file of hundreds of MB. The section
-    header table is added too. Anything unreadable gives ``[]``: the caller then reads the whole file.
-    """
-    if len(prefix) < 64 or not is_elf(prefix) or prefix[4] not in (1, 2) or prefix[5] not in (1, 2):
-        return []
-    wide = prefix[4] == 2
-    order = "<" if prefix[5] == 1 else ">"
-    if wide:
-        phoff, shoff = struct.unpack_from(order + "QQ", prefix, 32)
-        phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", prefix, 54)
-        program = struct.Struct(order + "IIQQQQQQ")  # type, flags, offset, vaddr, paddr, filesz, ...
-    else:
-        phoff, shoff = struct.unpack_from(order + "II", prefix, 28)
-        phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", prefix, 42)
-        program = struct.Struct(order + "IIIIIIII")  # type, offset, vaddr, paddr, filesz, ...
-    ranges = [(shoff, shentsize * shnum)] if shoff and shnum else []
-    if phentsize < program.size or phoff + phentsize * phnum > len(prefix):
-        return ranges
-    for index in range(phnum):
-        fields = program.unpack_from(prefix, phoff + index * phentsize)
-        kind, offset, size = (fields[0], fields[2], fields[5]) if wide else (fields[0], fields[1], fields[4])
-        if kind in (_PT_DYNAMIC, _PT_NOTE) and size:
-            ranges.append((offset, size))
-    return ranges

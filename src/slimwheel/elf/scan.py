@@ -1,0 +1,281 @@
+"""The streaming symbol scanner: :func:`scan_symbols` picks the symbols whose names match a pattern
+out of a (possibly huge) ``.symtab`` or ``.dynsym``, reading the tables in chunks.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from array import array
+from bisect import bisect_left
+from heapq import merge
+from itertools import accumulate, compress
+from operator import itemgetter
+from typing import BinaryIO, NamedTuple
+
+from slimwheel.elf.format import (
+    _BINDINGS,
+    _KINDS,
+    _SHN_UNDEF,
+    _SHT_DYNSYM,
+    _SHT_SYMTAB,
+    _STT_FILE,
+    _STT_SECTION,
+    _VER_NDX_MASK,
+)
+from slimwheel.elf.reader import ElfFacts, Symbol, _Parser, _Region, _StringTable
+from slimwheel.errors import ElfError
+
+__all__ = ["scan_symbols"]
+
+
+def scan_symbols(
+    stream: BinaryIO,
+    facts: ElfFacts,
+    *,
+    pattern: re.Pattern[bytes],
+    table: str = ".symtab",
+    defined_only: bool = True,
+    path: str | None = None,
+    chunk_size: int = 4 << 20,
+    include_tails: bool = True,
+) -> tuple[Symbol, ...]:
+    """The symbols of ``table`` (``".symtab"`` or ``".dynsym"``) whose names ``pattern`` matches,
+    in table order, read with memory bounded by a few chunks instead of by the size of the table.
+
+    ``facts`` is what :func:`read_elf` returned for the same stream (``symbols=False`` is enough);
+    it only serves to return ``()`` at once for a file without the table: the headers are read again
+    from the stream (they are small), since :class:`Section` does not keep ``sh_link`` and the
+    dynamic tags are not kept at all. ``pattern.match`` is applied to the raw bytes of each
+    name. The string table is read first, ``chunk_size`` bytes at a time, keeping only the offsets
+    of the names that match (8 bytes each); then the symbol table, keeping the entries that point at
+    one of them; then the names of those entries. The same entries are kept as by :func:`read_elf`:
+    no nameless ones, no STT_SECTION or STT_FILE ones in ``.symtab``, no local ones in ``.dynsym``;
+    undefined ones too when ``defined_only`` is False. ``.dynsym`` is found through ``PT_DYNAMIC``
+    in files without section headers (``()`` when it has no hash table to size it, as in
+    :func:`read_elf`), and its symbols carry their versions.
+
+    Linkers store a name that is the tail of another only once (``cudssX`` inside ``my_cudssX``),
+    so an entry may point into the middle of a string. Names that start a string are matched
+    exactly, whatever the pattern; tails are found with ``pattern.search`` over the table bytes
+    (a leading ``^``/``\\A`` and a trailing ``$``/``\\Z`` are dropped for that search) and then
+    checked with ``pattern.match``, so a pattern that looks before the name (lookbehind, ``\\b``)
+    or anchors inside an alternation (``^a|^b``: write ``^(?:a|b)``) may miss such tails. Memory
+    also grows with the number of places the pattern matches, so it is meant for selective
+    patterns such as ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False`` skips that
+    search: much faster on big C++ string tables full of near misses, at the cost of those tails.
+
+    Peak memory is about three chunks (a chunk, the same with the partial last name of the one
+    before, and its names split out) plus 8 bytes per match and the result; a single name longer
+    than a chunk is read whole. Besides the headers, the stream is read forward, except to go back
+    from the string table to the symbol table (and to the version tables for ``.dynsym``).
+
+    Errors are ElfError("truncated or corrupt ELF: ..."): a table that runs past the end of the
+    file, or (as in :func:`read_elf`) an entry that passes the filters but whose name offset is
+    past the string table or in an unterminated last string. Other entries are not checked, and
+    when no name matches at all the symbol table is not read.
+    """
+    if table not in (".symtab", ".dynsym"):
+        raise ValueError(f"table must be '.symtab' or '.dynsym', not {table!r}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, not {chunk_size}")
+    if table == ".symtab" and not facts.has_symtab:
+        return ()
+    dynamic = table == ".dynsym"
+    if dynamic and facts.sections and not any(s.kind == _SHT_DYNSYM for s in facts.sections):
+        return ()
+    name = path if path is not None else str(getattr(stream, "name", "<stream>"))
+    try:
+        return _Scanner(stream, name).scan_symbols(
+            _Scan(pattern, dynamic, defined_only, chunk_size, include_tails)
+        )
+    except OSError:
+        raise
+    except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
+        raise ElfError(name, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
+
+
+class _Scan(NamedTuple):
+    pattern: re.Pattern[bytes]
+    dynamic: bool  # .dynsym rather than .symtab
+    defined_only: bool
+    chunk_size: int
+    include_tails: bool = True
+
+
+def _search_pattern(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
+    """``pattern`` for searching the raw string table: names there are followed by NUL and may be
+    preceded by the rest of a longer name, so anchors at the ends of the pattern are dropped (the
+    search may then find more; every hit is checked with the original pattern)."""
+    source = pattern.pattern
+    trimmed = source
+    for prefix in (b"^", b"\\A"):
+        if trimmed.startswith(prefix):
+            trimmed = trimmed[len(prefix) :]
+            break
+    for suffix in (b"$", b"\\Z"):
+        body = trimmed[: -len(suffix)]
+        # After an odd number of backslashes the anchor is an escaped character ("\\$", "\\\\Z").
+        if trimmed.endswith(suffix) and (len(body) - len(body.rstrip(b"\\"))) % 2 == 0:
+            trimmed = body
+            break
+    if trimmed == source:
+        return pattern
+    try:
+        return re.compile(trimmed, pattern.flags)
+    except re.error:
+        return pattern
+
+
+class _Scanner(_Parser):
+    """The reader, plus the chunked reads of :func:`scan_symbols`."""
+
+    # -- scanning symbols (scan_symbols) ----------------------------------------------------------
+
+    def scan_symbols(self, scan: _Scan) -> tuple[Symbol, ...]:
+        self.read_headers()  # again: Section does not keep sh_link, and the dynamic tags are not kept
+        values: dict[int, int] = {}
+        dynstr: _StringTable | None = None
+        if scan.dynamic:
+            dynamic = self.read_dynamic()
+            dynstr = self.dynamic_strings(dynamic)
+            values = dynamic.values if dynamic else {}
+            located = self.dynamic_symbol_table(values, dynstr)
+            if located is None:
+                return ()
+            region, strings = located
+        else:
+            section = self.first_section(_SHT_SYMTAB)
+            if section is None:
+                return ()
+            linked = self.linked_strings(section, eager=False)
+            if linked is None:
+                raise self.corrupt(f"{section.name or '.symtab'} has no string table")
+            region, strings = self.section_region(section), linked
+        for checked in (region, strings.region):
+            if checked.offset < 0 or checked.size < 0 or checked.offset + checked.size > self.file_size:
+                raise self.corrupt(
+                    f"{checked.what} (offset {checked.offset}, {checked.size} bytes) runs past end of "
+                    f"file ({self.file_size} bytes)"
+                )
+        offsets, terminated_end = self.matching_name_offsets(strings.region, scan)
+        if not offsets:
+            return ()
+        rows = self.matching_symbol_rows(region, offsets, terminated_end, strings.region, scan)
+        # Names in offset order: the stream only moves forward (zip members cannot seek back cheaply).
+        names = {offset: strings.get(offset) for offset in sorted({row[1] for row in rows})}
+        versions: list[str | None] = [None] * len(rows)
+        if scan.dynamic and rows:
+            versions = self.scan_versions(values, dynstr, region.size // self.layout.sym.size, rows)
+        return tuple(
+            Symbol(
+                names[name],
+                size,
+                _KINDS.get(info & 0xF, "other"),
+                _BINDINGS.get(info >> 4, "other"),
+                version,
+                shndx,
+            )
+            for (_position, name, info, shndx, size), version in zip(rows, versions, strict=True)
+        )
+
+    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int]:
+        """Sorted offsets in the string table of the names ``scan.pattern`` matches, and the end of
+        the last NUL-terminated string (offsets from there on are unterminated)."""
+        match = scan.pattern.match
+        search = _search_pattern(scan.pattern).search
+        starts: array[int] = array("q")  # names that start a string
+        tails: array[int] = array("q")  # names that are the tail of a longer string
+        carry = b""  # the partial last string of the previous chunk
+        read_to = 0
+        terminated_end = 0
+        while read_to < region.size:
+            # A string longer than a chunk makes the next read as long as it so far (doubling).
+            size = min(max(scan.chunk_size, len(carry)), region.size - read_to)
+            data = self.read(region.offset + read_to, size, region.what)
+            base = read_to - len(carry)  # table offset of data[0], which starts a string
+            read_to += size
+            if carry:
+                data = carry + data
+            strings = data.split(b"\0")
+            carry = strings.pop()
+            if not strings:
+                continue
+            for index, before in compress(
+                enumerate(accumulate(map(len, strings), initial=0)), map(match, strings)
+            ):
+                offset = base + before + index
+                if offset:  # st_name 0 is no name
+                    starts.append(offset)
+            del strings
+            end = len(data) - len(carry)  # data[end - 1] is the last NUL
+            position = 1
+            while (
+                scan.include_tails and (hit := search(data, position, end)) is not None and hit.start() < end
+            ):
+                start = hit.start()
+                if data[start - 1] != 0 and match(data[start : data.index(b"\0", start, end)]):
+                    tails.append(base + start)
+                position = start + 1
+            terminated_end = base + end
+        if not tails:
+            return starts, terminated_end
+        return array("q", merge(starts, tails)), terminated_end
+
+    def matching_symbol_rows(
+        self, region: _Region, offsets: array[int], terminated_end: int, strings: _Region, scan: _Scan
+    ) -> list[tuple[int, int, int, int, int]]:
+        """(position, st_name, st_info, st_shndx, st_size) of the entries kept, in table order."""
+        entry = self.layout.sym
+        fields = itemgetter(0, 1, 3, 5) if self.layout.elf_class == 64 else itemgetter(0, 3, 5, 2)
+        usable = region.size - region.size % entry.size
+        step = max(1, scan.chunk_size // entry.size) * entry.size
+        count = len(offsets)
+        kept: list[tuple[int, int, int, int, int]] = []
+        position = 0
+        for chunk_start in range(0, usable, step):
+            data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
+            for name, info, shndx, size in map(fields, entry.iter_unpack(data)):
+                index = bisect_left(offsets, name)
+                if index < count and offsets[index] == name:
+                    if self.scan_keeps(info, shndx, scan):
+                        kept.append((position, name, info, shndx, size))
+                elif name >= terminated_end and name and self.scan_keeps(info, shndx, scan):
+                    if name >= strings.size:
+                        raise self.corrupt(
+                            f"string offset {name} out of range in {strings.what} ({strings.size} bytes)"
+                        )
+                    raise self.corrupt(f"unterminated string at offset {name} in {strings.what}")
+                position += 1
+        return kept
+
+    @staticmethod
+    def scan_keeps(info: int, shndx: int, scan: _Scan) -> bool:
+        """The entries read_elf keeps: .dynsym without local symbols (as ``defined_symbols``),
+        .symtab without STT_SECTION and STT_FILE ones (as ``symtab``); undefined ones on request."""
+        if shndx == _SHN_UNDEF:
+            return not scan.defined_only
+        if scan.dynamic:
+            return info >> 4 != 0
+        return info & 0xF not in (_STT_SECTION, _STT_FILE)
+
+    def scan_versions(
+        self,
+        values: dict[int, int],
+        dynstr: _StringTable | None,
+        count: int,
+        rows: list[tuple[int, int, int, int, int]],
+    ) -> list[str | None]:
+        """The version of each kept .dynsym entry, reading only their .gnu.version entries."""
+        region = self.versym_region(values, count)
+        if region is None:
+            return [None] * len(rows)
+        entry = struct.Struct(f"{self.layout.order}H")
+        indexes = [
+            entry.unpack(self.read(region.offset + 2 * row[0], 2, region.what))[0] & _VER_NDX_MASK
+            for row in rows
+        ]
+        _needs, need_index = self.read_version_needs(values, dynstr)
+        _definitions, def_index = self.read_version_definitions(values, dynstr)
+        version_names = {**need_index, **def_index}
+        return [version_names.get(index) for index in indexes]
