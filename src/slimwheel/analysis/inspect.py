@@ -1,0 +1,243 @@
+"""Reading a wheel's members: each ELF member is read once (through a seekable window or a spooled temp
+file, so memory does not grow with the wheel), in worker processes for big local wheels; everything
+after that is plain data.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, cast
+
+from slimwheel.analysis.libraries import api_library_of
+from slimwheel.analysis.model import _ElfMember
+from slimwheel.analysis.static import _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
+from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, scan_symbols
+from slimwheel.errors import ElfError, InputError
+from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.names import parse_library_file_name
+from slimwheel.sources import ArchiveSource
+from slimwheel.wheel import MissingRangeError, Wheel, WheelMember
+
+__all__ = ["PARALLEL_BYTES"]
+
+
+_NOT_BINARY = re.compile(
+    r"\.(py|pyi|pyc|txt|md|rst|json|toml|cfg|ini|h|hh|hpp|cuh|c|cc|cpp|cu|pxd|pyx|typed|html|csv|yaml|yml)$"
+    r"|/(METADATA|RECORD|WHEEL|LICENSE[^/]*|top_level\.txt|entry_points\.txt)$",
+    re.IGNORECASE,
+)
+_SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
+PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs more than it saves
+# What a view of a compressed member keeps: ELF and program headers, .dynsym/.dynstr and the version
+# tables sit at the start; section headers, and in NVIDIA's patched files .dynamic and the build-id,
+# at the end. Anything else is read by inflating the member again.
+_VIEW_HEAD = 16 * 1024 * 1024
+_VIEW_TAIL = 16 * 1024 * 1024
+_PEEK_ABOVE = 4 * 1024 * 1024  # bigger members are first checked for the ELF magic with one chunk
+
+
+@dataclass(frozen=True)
+class _Inspection:
+    facts: ElfFacts
+    exported_api: tuple[Symbol, ...]
+    internal_api: tuple[Symbol, ...]
+    version_strings: tuple[str, ...]
+
+
+def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
+    return [m for m in wheel.members if not m.name.endswith("/") and not _NOT_BINARY.search(m.name)]
+
+
+def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
+    """Everything analysis needs from one ELF file, reading only the tables it needs."""
+    facts = read_elf(stream, path=name, symbols=False)
+    exported = scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
+    internal = (
+        # Tail-merged names are left out here: big C++ .strtabs are full of near misses.
+        scan_symbols(
+            stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".symtab", path=name, include_tails=False
+        )
+        if facts.has_symtab
+        else ()
+    )
+    strings: tuple[str, ...] = ()
+    # .rodata sits in the middle of big files, which a head/tail view does not keep: read it where
+    # NVIDIA API symbols suggest static code, or where it costs nothing (device code, .rodata kept).
+    rodata = facts.section(".rodata")
+    has_range = getattr(stream, "has_range", None)
+    cheap = rodata is not None and (has_range is None or has_range(rodata.offset, rodata.size))
+    own = parse_library_file_name(facts.soname or posixpath.basename(name))
+    suspicious = any(
+        library not in (None, "cudart") and not (own and own.stem.startswith(library))
+        for library in (api_library_of(s.name) for s in (*exported, *internal) if _is_code(facts, s))
+    )
+    if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
+        strings = _scan_version_strings(stream, facts, name)
+    return _Inspection(facts, exported, internal, strings)
+
+
+def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: bool) -> _Inspection | None:
+    """Inspect a member from its head, tail and ELF segments kept in memory; re-read it whole only when
+    that misses.
+
+    Returns None when the member is not ELF.
+    """
+    name = member.name
+    if member.file_size > _PEEK_ABOVE:
+        # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
+        with wheel.open_member(name) as start:
+            if start.read(4) != ELF_MAGIC:
+                return None
+    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as raw_view:
+        view = cast(BinaryIO, raw_view)
+        if view.read(4) != ELF_MAGIC:
+            return None
+        view.seek(0)
+        try:
+            return _inspect(view, name, scan_strings)
+        except MissingRangeError:
+            pass
+    with wheel.seekable_member(name) as stream:
+        return _inspect(stream, name, scan_strings)
+
+
+# An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
+_Outcome = _Inspection | str | None
+
+
+def _inspect_each(wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool) -> list[_Outcome]:
+    outcomes: list[_Outcome] = []
+    for member in members:
+        try:
+            outcomes.append(_inspect_member(wheel, member, scan_strings))
+        except ElfError as exc:
+            outcomes.append(exc.reason)
+    return outcomes
+
+
+def _inspect_in_worker(path: str, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
+    with Wheel.open(path) as wheel:
+        return _inspect_each(wheel, [wheel.member(name) for name in names], scan_strings)
+
+
+def _inspect_members(
+    wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool, jobs: int, parallel_bytes: int
+) -> list[_Outcome]:
+    """Inspect members, in worker processes when the wheel is a local file big enough to pay for them.
+
+    Inflating is most of the cost and is CPU-bound, so processes (not threads) share it: members are
+    dealt out largest first to the least loaded worker.
+    """
+    path = getattr(wheel, "local_path", None)
+    total = sum(m.file_size for m in members)
+    if jobs <= 1 or path is None or total < parallel_bytes or len(members) < 2:
+        return _inspect_each(wheel, members, scan_strings)
+    bins: list[list[int]] = [[] for _ in range(min(jobs, len(members)))]
+    loads = [0] * len(bins)
+    for index in sorted(range(len(members)), key=lambda i: -members[i].file_size):
+        lightest = loads.index(min(loads))
+        bins[lightest].append(index)
+        loads[lightest] += members[index].file_size
+    outcomes: list[_Outcome] = [None] * len(members)
+    with ProcessPoolExecutor(max_workers=len(bins)) as pool:
+        futures = [
+            (
+                indices,
+                pool.submit(_inspect_in_worker, str(path), [members[i].name for i in indices], scan_strings),
+            )
+            for indices in bins
+        ]
+        for indices, future in futures:
+            for index, outcome in zip(indices, future.result(), strict=True):
+                outcomes[index] = outcome
+    return outcomes
+
+
+def _read_members(
+    wheel: ArchiveSource, scan_strings: bool, jobs: int, parallel_bytes: int, unread: frozenset[str]
+) -> tuple[list[_ElfMember], list[Finding], int]:
+    elf_members: list[_ElfMember] = []
+    findings: list[Finding] = []
+    others = 0
+    candidates = [m for m in _candidate_members(wheel) if m.file_size >= 4 and m.name not in unread]
+    outcomes = dict(
+        zip(
+            (m.name for m in candidates),
+            _inspect_members(wheel, candidates, scan_strings, jobs, parallel_bytes),
+            strict=True,
+        )
+    )
+    for member in _candidate_members(wheel):
+        looks_shared = bool(_SHARED_OBJECT.search(member.name))
+        installed = wheel.installed_path(member.name)
+        if member.name in unread and _starts_like_elf(wheel, member):
+            elf_members.append(_ElfMember(member, installed, None, None))
+            continue
+        inspection = outcomes.get(member.name)
+        if isinstance(inspection, str):
+            findings.append(Finding(FindingKind.CORRUPT_ELF, Severity.ERROR, member.name, inspection))
+            elf_members.append(_ElfMember(member, installed, None, inspection))
+            continue
+        if inspection is None:
+            if looks_shared:
+                reason = _not_elf_reason(wheel, member)
+                findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, reason))
+            others += 1
+            continue
+        elf_members.append(
+            _ElfMember(
+                member,
+                installed,
+                inspection.facts,
+                None,
+                inspection.exported_api,
+                inspection.internal_api,
+                inspection.version_strings,
+            )
+        )
+    return elf_members, findings, others
+
+
+def _starts_like_elf(wheel: ArchiveSource, member: WheelMember) -> bool:
+    """Whether a member left unread starts as an ELF file does: its first bytes only, so a copy that
+    is empty or text is what a full read would call it (not ELF), without inflating the rest."""
+    if member.file_size < len(ELF_MAGIC):
+        return False
+    with wheel.open_member(member.name) as stream:
+        return stream.read(len(ELF_MAGIC)) == ELF_MAGIC
+
+
+_NOT_ELF_HEAD = 4096  # what telling text and linker scripts apart reads of a .so that is not ELF
+# GNU ld script commands that name libraries or the output: what a linker script "libX.so" holds.
+_LINKER_SCRIPT = re.compile(rb"\b(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|SEARCH_DIR)\s*\(")
+
+
+def _not_elf_reason(wheel: ArchiveSource, member: WheelMember) -> str:
+    """Why a member named like a shared object (``libX.so.1``, an extension module) cannot be loaded:
+    the dynamic loader maps only ELF files, so text, a linker script or an empty file fails the import
+    or the load that needs it."""
+    what = "not an ELF file"
+    if member.file_size == 0:
+        return f"{what} (empty): the dynamic loader cannot load it"
+    try:
+        with wheel.open_member(member.name) as stream:
+            head = stream.read(_NOT_ELF_HEAD)
+    except InputError:
+        head = b""  # the member's own read error is reported where it is read for its content
+    cannot = "the dynamic loader cannot load it"
+    if _is_text(head) and _LINKER_SCRIPT.search(head):
+        return f"{what} (a linker script, which only the link editor reads): {cannot}"
+    if _is_text(head):
+        return f"{what} (text): {cannot}"
+    return f"{what}: {cannot}"
+
+
+def _is_text(head: bytes) -> bool:
+    """UTF-8 without control characters but white space (a multi-byte character cut at the end of
+    ``head`` allowed)."""
+    text = head.decode("utf-8", errors="replace").rstrip("\ufffd")
+    return bool(text) and "\ufffd" not in text and all(c.isprintable() or c in "\t\n\r\f" for c in text)

@@ -1,0 +1,154 @@
+"""NVIDIA code linked into a file (static code, with the version strings it carries) and NVIDIA
+libraries a file loads at run time through trampolines (lazy loads).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import BinaryIO
+
+from slimwheel.analysis.libraries import _API_PREFIX_BODY, api_library_of
+from slimwheel.analysis.model import LazyLoad, StaticCode, _ElfMember
+from slimwheel.elf import ElfFacts, Symbol, read_section
+
+__all__: list[str] = []
+
+
+# Implib.so's table of resolved addresses, which its trampolines jump through: ``_<suffix>_tramp_table``
+# where the suffix is XLA's library name (``_cublas_tramp_table``) or Implib.so's default, the file
+# name (``_libcublasLt_so_12_tramp_table``). Only NVIDIA's libraries are picked up; ``cuda`` is the
+# driver (XLA's stub for libcuda.so.1), ``cudart`` the runtime.
+_TRAMP_TABLE_TEXT = (
+    r"_(?:lib)?(cublasLt|cublas|cudart|cuda|cudss|cudnn|cufft|curand|cusparseLt|cusparse|cusolverMg|"
+    r"cusolver|cutensor|nccl|nvrtc|nvJitLink|cupti|npp[a-z]*|nvjpeg|nvshmem|nvml)"
+    r"(?:_so(?:_[0-9]+)*)?_tramp_table$"
+)
+_TRAMP_TABLE = re.compile(_TRAMP_TABLE_TEXT)
+# What analysis scans the symbol tables for: API names and trampoline tables.
+_SCAN_PATTERN_BYTES = re.compile(rf"^(?:{_API_PREFIX_BODY}|{_TRAMP_TABLE_TEXT})".encode())
+# Sections that are executable but hold the linker's stubs for DT_NEEDED calls, never a library's code.
+_PLT_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".plt.bnd", ".iplt"})
+# NVTX is left out on purpose: NVTX 3 is header-only, so its symbols in a binary are expected.
+_VERSION_STRING = re.compile(
+    rb"(cuBLAS(?:Lt)?|cuDSS|cuDNN|NCCL|cuSPARSE(?:Lt)?|cuFFT|cuRAND|cuSOLVER|cuTENSOR|nvJitLink|NVRTC)"
+    rb"[ A-Za-z]{0,16}?(?:version|Version|VERSION)?[ :v]{1,3}(\d+\.\d+(?:\.\d+){0,2})"
+)
+_RODATA_SCAN_LIMIT = 64 * 1024 * 1024
+
+
+def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
+    section = facts.section(".rodata")
+    if section is None or section.size == 0:
+        return ()
+    data = read_section(stream, section, limit=_RODATA_SCAN_LIMIT, path=name)
+    found = {f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(data)}
+    return tuple(sorted(found))
+
+
+def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:
+    """Whether ``symbol`` is in a section of machine code other than the linker's PLT stubs (None
+    when the file cannot tell: no section headers)."""
+    executable = facts.in_executable_section(symbol)
+    if not executable:
+        return executable
+    section = facts.section_of(symbol)
+    return section is not None and section.name not in _PLT_SECTIONS
+
+
+def _is_code(facts: ElfFacts, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is code linked into the file: bytes (a nonzero size) in a section of code.
+    Without section headers, its type decides."""
+    if symbol.size == 0:
+        return False
+    in_code = _in_code_section(facts, symbol)
+    return symbol.kind == "func" if in_code is None else in_code
+
+
+def _is_trampoline(facts: ElfFacts, symbol: Symbol) -> bool:
+    """Whether ``symbol`` is a shim that jumps into a library loaded at run time: a label of size 0
+    in a section of code (Implib.so's trampolines have no ``.size``; hand-written ones no type)."""
+    if symbol.size != 0 or symbol.kind not in ("func", "other"):
+        return False
+    in_code = _in_code_section(facts, symbol)
+    return symbol.kind == "func" if in_code is None else in_code
+
+
+def _tramp_table_library(name: str) -> str | None:
+    """The library an Implib.so table is for: ``_cublas_tramp_table`` and
+    ``_libcublasLt_so_12_tramp_table`` give ``cublas`` and ``cublasLt``."""
+    match = _TRAMP_TABLE.match(name)
+    return match[1] if match else None
+
+
+def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCode], list[LazyLoad]]:
+    """NVIDIA code linked into ``item``, and NVIDIA libraries it loads at run time, by library.
+
+    An API-named symbol counts as the library's code only when it has bytes in a section of code
+    (:func:`_is_code`); one of size 0 there is a trampoline (:func:`_is_trampoline`), which, like a
+    ``_<lib>_tramp_table`` symbol, means the library is dlopen'ed at run time. Other API-named
+    symbols (data, absolute ones) tell neither.
+    """
+    facts = item.facts
+    if facts is None:
+        return [], []
+    code: dict[str, dict[str, Symbol]] = {}
+    shims: dict[str, dict[str, Symbol]] = {}
+    tables: dict[str, str] = {}
+    exported_code: set[str] = set()
+    exported_shims: set[str] = set()
+    for symbols, exported in ((item.exported_api, True), (item.internal_api, False)):
+        for symbol in symbols:
+            table_library = _tramp_table_library(symbol.name)
+            if table_library is not None:
+                tables.setdefault(table_library, symbol.name)
+                continue
+            library = api_library_of(symbol.name)
+            if library is None:
+                continue
+            if _is_code(facts, symbol):
+                code.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    exported_code.add(library)
+            elif _is_trampoline(facts, symbol):
+                shims.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    exported_shims.add(library)
+
+    def own(library: str) -> bool:  # a library's own API is neither static code nor a run-time load
+        return bool(own_name and (library == own_name or own_name.startswith(library)))
+
+    static = []
+    for library in sorted(code):
+        if own(library):
+            continue
+        matched = code[library]
+        strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
+        static.append(
+            StaticCode(
+                path=item.member.name,
+                library=library,
+                symbols=len(matched),
+                symbol_bytes=sum(s.size for s in matched.values()),
+                exported=library in exported_code,
+                version_strings=strings,
+            )
+        )
+    loaded = [
+        LazyLoad(
+            path=item.member.name,
+            library=library,
+            symbols=len(shims.get(library, ())),
+            exported=library in exported_shims,
+            tramp_table=tables.get(library),
+        )
+        for library in sorted(set(shims) | set(tables))
+        if not own(library)
+    ]
+    return static, loaded
+
+
+def _lazy_load_message(load: LazyLoad) -> str:
+    count = f"{load.symbols} trampoline{'' if load.symbols == 1 else 's'}" if load.symbols else "trampolines"
+    table = f" through {load.tramp_table}" if load.tramp_table else ""
+    exported = ", exported" if load.exported else ""
+    return f"loads {load.library} at run time (dlopen): {count}{table}{exported}, not {load.library} code"

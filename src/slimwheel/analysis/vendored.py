@@ -1,0 +1,195 @@
+"""Vendored copies of NVIDIA's libraries: which members are copies, the soname each had before it was
+renamed, and the NVIDIA release it came from.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Sequence
+
+from packaging.utils import canonicalize_name
+
+from slimwheel.analysis.inspect import _candidate_members
+from slimwheel.analysis.libraries import is_driver_library
+from slimwheel.analysis.model import Confidence, IdentifiedRelease, VendoredCopy, _ElfMember
+from slimwheel.catalog.model import Catalog, LibraryProvider
+from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.names import LibraryFileName, NameStyle, parse_library_file_name
+from slimwheel.sources import ArchiveSource
+
+__all__ = ["named_like_copies"]
+
+
+def named_like_copies(wheel: ArchiveSource, catalog: Catalog) -> dict[str, str]:
+    """Members whose file name is an NVIDIA library's (any of the three styles): member -> stem."""
+    names = catalog.library_names
+    if canonicalize_name(wheel.distribution) in catalog.distributions:
+        return {}  # NVIDIA's own wheel: its libraries are not copies
+    found = {}
+    for member in _candidate_members(wheel):
+        parsed = parse_library_file_name(posixpath.basename(member.name))
+        if parsed is not None and parsed.stem in names and parsed.style is not NameStyle.WINDOWS:
+            found[member.name] = parsed.stem
+    return found
+
+
+def _original_soname(
+    item: _ElfMember, parsed: LibraryFileName | None, consumers: Iterable[_ElfMember]
+) -> tuple[str, bool]:
+    """The soname a vendored copy had before it was renamed, and whether the file itself says so.
+
+    auditwheel rewrites the SONAME, but the consumers' version needs (File -> Name) and the copy's own
+    version definitions keep the original (``libnvrtc.so.11.2`` for ``libnvrtc-672ee683.so.11.8.89``).
+    Where neither does (``libnvrtc-builtins`` has no versioned symbols), the answer is only a guess
+    from the file name (False): the identified NVIDIA release's own file must replace it.
+    """
+    basename = posixpath.basename(item.member.name)
+    stem = parsed.stem if parsed else None
+    if parsed is not None and parsed.style is NameStyle.AUDITWHEEL:
+        for consumer in consumers:
+            for need in consumer.facts.version_needs if consumer.facts else ():
+                if need.file == basename:
+                    for name in need.names:
+                        candidate = parse_library_file_name(name)
+                        if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
+                            return name, True
+        for name in item.facts.version_definitions if item.facts else ():
+            candidate = parse_library_file_name(name)
+            if candidate and candidate.stem == stem and candidate.style is NameStyle.PLAIN:
+                return name, True
+        major = (parsed.version or "").split(".")[0]
+        return (f"lib{parsed.stem}.so.{major}" if major else f"lib{parsed.stem}.so"), False
+    if item.facts and item.facts.soname and parsed and parsed.style is not NameStyle.AUDITWHEEL:
+        return item.facts.soname, True
+    if parsed and parsed.plain_soname:
+        return parsed.plain_soname, False
+    return basename, False
+
+
+def _identify(
+    catalog: Catalog, record_sha256: str | None, original_soname: str, parsed: LibraryFileName | None
+) -> IdentifiedRelease | None:
+    if record_sha256:
+        exact = catalog.by_sha256(record_sha256)
+        if exact:
+            # The same bytes can ship under several sonames: the one the copy's name says comes first.
+            best = sorted(exact, key=lambda p: not _refines(p.library.soname, original_soname))
+            return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
+    providers = catalog.providers(soname=original_soname, include_prereleases=True)
+    if not providers and parsed is not None:
+        providers = catalog.providers(name=parsed.stem, include_prereleases=True)
+    if not providers:
+        return None
+    file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
+    if file_version and file_version.count(".") >= 1:
+        by_name = [
+            p for p in providers if p.version == file_version or p.version.startswith(file_version + ".")
+        ]
+        if by_name:
+            return _identified(
+                by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
+            )
+    return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
+
+
+_FILE_LEVEL = frozenset({Confidence.EXACT, Confidence.BY_NAME})
+
+
+def _refines(soname: str, guess: str) -> bool:
+    return soname == guess or soname.startswith(guess + ".")
+
+
+def _identified(
+    provider: LibraryProvider, confidence: Confidence, candidates: int, evidence: str
+) -> IdentifiedRelease:
+    return IdentifiedRelease(
+        soname=provider.library.soname,
+        distribution=provider.distribution,
+        version=provider.version,
+        cuda_major=provider.release.cuda_major,
+        confidence=confidence,
+        official_path=provider.library.path,
+        candidates=candidates,
+        evidence=evidence,
+    )
+
+
+def _find_vendored(
+    wheel: ArchiveSource, catalog: Catalog, elf_members: Sequence[_ElfMember], findings: list[Finding]
+) -> dict[str, VendoredCopy]:
+    """Vendored NVIDIA copies by member path; bundled drivers and copies are added to ``findings``."""
+    record_sha = {entry.path: entry.sha256_hex for entry in wheel.record()}
+    nvidia_names = catalog.library_names
+    # Showing one of NVIDIA's own wheels: its libraries are the originals, not vendored copies.
+    own_distribution = canonicalize_name(wheel.distribution)
+    is_provider_wheel = own_distribution in catalog.distributions
+
+    # The loader searches for a DT_NEEDED entry by file name; a SONAME only matters once loaded.
+    by_name: dict[str, _ElfMember] = {}
+    for item in elf_members:
+        by_name.setdefault(posixpath.basename(item.member.name), item)
+
+    consumers_of: dict[str, list[_ElfMember]] = {}
+    for item in elf_members:
+        for soname in item.facts.needed if item.facts else ():
+            provider = by_name.get(soname)
+            if provider is not None:
+                consumers_of.setdefault(provider.member.name, []).append(item)
+
+    vendored: dict[str, VendoredCopy] = {}
+    for item in elf_members:
+        basename = posixpath.basename(item.member.name)
+        parsed = parse_library_file_name(basename)
+        if is_driver_library(basename) or (
+            item.facts and item.facts.soname and is_driver_library(item.facts.soname)
+        ):
+            findings.append(
+                Finding(
+                    FindingKind.BUNDLED_DRIVER,
+                    Severity.ERROR,
+                    item.member.name,
+                    "bundles the NVIDIA driver library: it must come from the host, never from a wheel",
+                )
+            )
+            continue
+        consumers = consumers_of.get(item.member.name, [])
+        original, said = _original_soname(item, parsed, consumers)
+        identified = _identify(catalog, record_sha.get(item.member.name), original, parsed)
+        if (
+            not said
+            and identified is not None
+            and identified.confidence in _FILE_LEVEL
+            and identified.soname.startswith(original + ".")
+        ):
+            # The release's own file refines the guess from the name: libnvrtc-builtins.so.12.6,
+            # not .so.12. A soname that contradicts the name is not taken.
+            original = identified.soname
+        stem = parse_library_file_name(original)
+        if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):
+            continue
+        copy = VendoredCopy(
+            path=item.member.name,
+            name=stem.stem if stem else basename,
+            original_soname=original,
+            style=parsed.style if parsed else NameStyle.PLAIN,
+            size=item.member.file_size,
+            compressed_size=item.member.compress_size,
+            identified=identified,
+            needed_by=tuple(sorted(c.member.name for c in consumers)),
+        )
+        vendored[item.member.name] = copy
+        where = (
+            f"{identified.distribution} {identified.version} ({identified.confidence.value})"
+            if identified
+            else "no NVIDIA wheel matched"
+        )
+        findings.append(
+            Finding(
+                FindingKind.VENDORED_NVIDIA,
+                Severity.WARNING,
+                item.member.name,
+                f"vendored copy of {original} ({copy.size} bytes): {where}",
+            )
+        )
+
+    return vendored

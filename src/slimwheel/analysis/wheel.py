@@ -1,0 +1,172 @@
+"""Wheel + Catalog -> WheelReport: :func:`analyse_wheel` reads the members, finds the vendored copies
+and static code, resolves every DT_NEEDED entry and adds up what removing the copies saves.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable, Mapping
+
+from slimwheel.analysis.inspect import PARALLEL_BYTES, _read_members
+from slimwheel.analysis.libraries import is_driver_library, is_system_library
+from slimwheel.analysis.model import (
+    ElfReport,
+    LazyLoad,
+    NeededLibrary,
+    Resolution,
+    StaticCode,
+    VendoredCopy,
+    WheelReport,
+    _ElfMember,
+)
+from slimwheel.analysis.static import _lazy_load_message, _static_code
+from slimwheel.analysis.vendored import _find_vendored
+from slimwheel.catalog.model import Catalog
+from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.ldso import rpath_problems
+from slimwheel.names import parse_library_file_name
+from slimwheel.sources import ArchiveSource
+
+__all__ = ["analyse_wheel"]
+
+
+def analyse_wheel(
+    wheel: ArchiveSource,
+    catalog: Catalog,
+    *,
+    scan_strings: bool = True,
+    jobs: int | None = None,
+    parallel_bytes: int = PARALLEL_BYTES,
+    unread: Iterable[str] = (),
+) -> WheelReport:
+    """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide.
+
+    ``jobs``: worker processes for local wheels whose ELF candidates hold ``parallel_bytes`` or more
+    (default: the CPUs, at most 4; 1: none). Members named in ``unread`` are taken as ELF files without
+    reading them: repair passes the copies it will drop (see :func:`named_like_copies`), which their
+    RECORD hash, their name and their consumers' version needs identify, since inflating a 500 MB copy
+    would be most of its time.
+    """
+    if jobs is None:
+        jobs = min(os.cpu_count() or 1, 4)
+    elf_members, findings, others = _read_members(
+        wheel, scan_strings, jobs, parallel_bytes, frozenset(unread)
+    )
+    vendored = _find_vendored(wheel, catalog, elf_members, findings)
+    by_name: dict[str, _ElfMember] = {}
+    for item in elf_members:
+        by_name.setdefault(posixpath.basename(item.member.name), item)
+
+    elf_reports = []
+    static: list[StaticCode] = []
+    lazy_loads: list[LazyLoad] = []
+    for item in elf_members:
+        facts = item.facts
+        if facts is None:
+            elf_reports.append(
+                ElfReport(
+                    item.member.name,
+                    item.member.file_size,
+                    item.member.compress_size,
+                    error=item.error,
+                    installed_path=item.installed,
+                )
+            )
+            continue
+        resolved = tuple(_resolve(soname, by_name, vendored, catalog) for soname in facts.needed)
+        for need in resolved:
+            if need.resolution is Resolution.UNRESOLVED:
+                findings.append(
+                    Finding(
+                        FindingKind.UNRESOLVED_NEEDED,
+                        Severity.WARNING,
+                        item.member.name,
+                        f"needs {need.soname}: not in the wheel, not an NVIDIA wheel's, not a system library",
+                    )
+                )
+        findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
+        findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
+        if item.member.name not in vendored:
+            own = parse_library_file_name(facts.soname or posixpath.basename(item.member.name))
+            linked, loaded = _static_code(item, own.stem if own else None)
+            for code in linked:
+                static.append(code)
+                severity = Severity.INFO if code.is_runtime else Severity.WARNING
+                findings.append(
+                    Finding(
+                        FindingKind.STATIC_NVIDIA,
+                        severity,
+                        item.member.name,
+                        f"contains {code.library} code statically "
+                        f"({code.symbols} symbols, ~{code.symbol_bytes} bytes"
+                        f"{', exported' if code.exported else ''}); it cannot be unlinked, only rebuilt",
+                    )
+                )
+            for load in loaded:
+                lazy_loads.append(load)
+                findings.append(
+                    Finding(
+                        FindingKind.DLOPEN_NVIDIA, Severity.INFO, item.member.name, _lazy_load_message(load)
+                    )
+                )
+        elf_reports.append(
+            ElfReport(
+                path=item.member.name,
+                installed_path=item.installed,
+                size=item.member.file_size,
+                compressed_size=item.member.compress_size,
+                soname=facts.soname,
+                machine=facts.machine,
+                needed=resolved,
+                rpath=facts.rpath,
+                runpath=facts.runpath,
+                fatbin_size=facts.fatbin_size,
+                build_id=facts.build_id,
+                version_needs=tuple((n.file, n.names) for n in facts.version_needs),
+            )
+        )
+
+    removable = [copy for copy in vendored.values() if copy.identified is not None]
+    saved = sum(copy.compressed_size + _zip_overhead(copy.path) for copy in removable)
+    order = {kind: i for i, kind in enumerate(Severity)}
+    findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value))
+    return WheelReport(
+        filename=wheel.filename,
+        distribution=wheel.distribution,
+        version=wheel.version,
+        platform_tags=wheel.platform_tags,
+        size=wheel.file_size,
+        elf_files=tuple(elf_reports),
+        vendored=tuple(vendored.values()),
+        static=tuple(static),
+        findings=tuple(findings),
+        projected_size=max(0, wheel.file_size - saved),
+        catalog_origin=catalog.origin,
+        other_members=others,
+        lazy_loads=tuple(lazy_loads),
+    )
+
+
+def _zip_overhead(name: str) -> int:
+    """Local header + central directory entry of one member, without extra fields."""
+    return 30 + 46 + 2 * len(name.encode())
+
+
+def _resolve(
+    soname: str, by_name: Mapping[str, _ElfMember], vendored: Mapping[str, VendoredCopy], catalog: Catalog
+) -> NeededLibrary:
+    inside = by_name.get(soname)
+    if inside is not None:
+        if inside.member.name in vendored:
+            return NeededLibrary(soname, Resolution.VENDORED, (inside.member.name,))
+        return NeededLibrary(soname, Resolution.WHEEL, (inside.member.name,))
+    if is_driver_library(soname):
+        return NeededLibrary(soname, Resolution.DRIVER)
+    providers = catalog.providers(soname=soname)
+    if providers:
+        distributions = tuple(dict.fromkeys(p.distribution for p in providers))
+        return NeededLibrary(soname, Resolution.NVIDIA_WHEEL, distributions)
+    if is_system_library(soname):
+        return NeededLibrary(soname, Resolution.SYSTEM)
+    return NeededLibrary(soname, Resolution.UNRESOLVED)
