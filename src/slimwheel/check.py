@@ -280,10 +280,14 @@ class _Resolver:
 
     def run(self, requires: Sequence[str]) -> None:
         direct: list[Requirement] = []
+        seen: set[str] = set()
         for text in requires:
             requirement = self._parse(text, "")
             if requirement is None or not _always(requirement.marker, self.environment):
                 continue  # an extra-gated requirement never serves a DT_NEEDED the package always has
+            if str(requirement) in seen:
+                continue  # a line repeated (20,000 times, once) says nothing new: each is weighed once
+            seen.add(str(requirement))
             name = canonicalize_name(requirement.name)
             if name in self.catalog.distributions:
                 direct.append(requirement)
