@@ -585,6 +585,7 @@ def check_wheel(
     requires_dist: Sequence[str] | None = None,
     dist_files: DistFileSource | None = None,
     preloaded: Iterable[str] = (),
+    kept_copies: Iterable[str] = (),
 ) -> CheckReport:
     """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
 
@@ -596,6 +597,8 @@ def check_wheel(
     this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: required distributions whose
     library files count as already loaded when this wheel's are (``torch``, whose import loads
     ``torch/lib``): a soname they ship is found even off the search path, with a warning.
+    ``kept_copies``: vendored copies (member paths) kept on purpose (``repair --exclude``, or named by
+    the package's Python code): still reported, as warnings rather than errors.
     """
     report = analyse_wheel(source, catalog, scan_strings=False)
     target = _Target(
@@ -630,7 +633,7 @@ def check_wheel(
 
     # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
     findings += [finding for finding in report.findings if finding.kind in _CARRIED]
-    context = _Context(report, catalog, target, tree, providers, findings, looked_up)
+    context = _Context(report, catalog, target, tree, providers, findings, looked_up, frozenset(kept_copies))
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
     findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value, f.message))
@@ -704,6 +707,7 @@ class _Context:
     providers: Sequence[ProviderRelease]
     findings: list[Finding]
     looked_up: Sequence[RequirementFiles] = ()
+    kept_copies: frozenset[str] = frozenset()  # vendored copies kept on purpose: warnings, not errors
 
     def file_check(self, elf: ElfReport, simulation: _Simulation) -> FileCheck:
         if elf.error is not None:
@@ -912,13 +916,15 @@ class _Context:
             )
             return
         distribution = preferred[0]
+        kept = copy.path in self.kept_copies
         self.findings.append(
             Finding(
                 FindingKind.VENDORED_WHILE_PROVIDED,
-                Severity.ERROR,
+                Severity.WARNING if kept else Severity.ERROR,
                 elf.path,
                 f"needs {soname}: resolves to {copy.path}, a vendored copy of {copy.original_soname}, "
-                f"which {distribution} provides; require {distribution} and load it from there",
+                f"which {distribution} provides; "
+                + ("kept on purpose" if kept else f"require {distribution} and load it from there"),
                 soname,
             )
         )

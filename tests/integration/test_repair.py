@@ -382,3 +382,9 @@ def test_only_and_exclude_pick_libraries_by_name(
     assert plans["--only cudss"]["drop"] == ["solver.libs/libcudss-1a2b3c4d.so.1.0.0"]
     assert [r["library"] for r in plans["--only cudss"]["requirements"]] == ["cudss"]
     assert plans["--only cublas"]["drop"] == []
+    # A copy kept on purpose is the user's choice: check (the post-condition) warns, and the wheel is written.
+    assert plans["--exclude cudss"]["kept_copies"] == ["solver.libs/libcudss-1a2b3c4d.so.1.0.0"]
+    assert main([*common, "--cuda", "13", "--isolated-environment", "--exclude", "cudss"]) == 0
+    (written,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert written["check"]["errors"] == 0
+    assert written["check"]["warnings"] >= 1

@@ -100,10 +100,17 @@ def test_the_report_carries_the_check_of_the_output(
     assert result["check"]["ran"] is True
     assert result["check"]["errors"] == 0
     assert result["check"]["introduced"] == []
-    assert main([*argv, "--isolated-environment", "--dry-run", "--json"]) == 0
+    # A dry run writes into its scratch folder, checks that and throws it away: it answers as the
+    # real run does, and writes nothing.
+    dry = tmp_path / "dry"
+    dry_argv = ["repair", str(fat), "-w", str(dry), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*dry_argv, "--isolated-environment", "--dry-run", "--json"]) == 0
     (planned,) = json.loads(capsys.readouterr().out)["wheels"]
-    assert planned["check"]["ran"] is False
+    assert planned["check"]["ran"] is True
+    assert planned["check"]["errors"] == 0
     assert planned["output"] is None
+    assert planned["size_after"] == result["size_after"]
+    assert not dry.exists()
 
 
 def test_a_wheel_that_still_fails_check_is_not_written(

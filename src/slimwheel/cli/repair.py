@@ -276,7 +276,6 @@ def _say_check(outcome: RepairOutcome) -> None:
 def _render(outcome: RepairOutcome) -> None:
     plan, path, output, excluded = outcome.plan, outcome.input, outcome.output, outcome.auditwheel_excluded
     out = console()
-    refused = outcome.check.ran and outcome.output is None
     verb = "would" if output is None else "did"
     out.print(f"[bold]{path.name}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
     if excluded:
@@ -306,15 +305,20 @@ def _render(outcome: RepairOutcome) -> None:
         out.print(f"  [yellow]left alone[/yellow] {line}")
     for line in plan.warnings:
         print(f"slimwheel repair: warning: {line}", file=sys.stderr)
+    check = outcome.check
     if output is not None:
-        out.print(
-            f"  wrote {output}: {human_size(outcome.size_after)} (was {human_size(outcome.size_before)})"
-        )
+        after, before = human_size(outcome.size_after), human_size(outcome.size_before)
+        out.print(f"  wrote {output}: {after} (was {before})")
         _render_check(outcome)
-    elif refused:
+    elif check.ran and not check.passes:
         out.print(
-            f"  [red]not written[/red]: check finds {len(outcome.check.introduced)} errors repair introduced"
+            f"  [red]not written[/red]: check finds {len(check.introduced)} errors repair introduced "
+            f"and {len(check.inherited)} the input had too"
         )
+    elif check.ran:  # --dry-run, written to a scratch folder, checked, thrown away
+        after, before = human_size(outcome.size_after), human_size(outcome.size_before)
+        out.print(f"  would write {after} (was {before})")
+        _render_check(outcome)
 
 
 def _render_check(outcome: RepairOutcome) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,6 +171,8 @@ def _check(
     dist_files: DistFileSource | None,
     preloaded: Sequence[str],
 ) -> CheckReport:
+    """check, as the post-condition: the copies the plan keeps on purpose (--exclude, named by the
+    package's code) are the user's choice, reported as warnings."""
     from slimwheel.check import check_wheel
     from slimwheel.wheel import Wheel
 
@@ -182,6 +184,7 @@ def _check(
             platform=plan.platform,
             dist_files=dist_files,
             preloaded=preloaded,
+            kept_copies=plan.kept_copies,
         )
 
 
@@ -295,11 +298,14 @@ def repair_wheel(
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
         size_before = wheel_path.stat().st_size
         audited = path.name if path != wheel_path else None
-        if dry_run:
+        if dry_run and needs_auditwheel(report) and use_auditwheel:
+            # The real run repairs auditwheel's output, which a dry run does not make: nothing to check.
             return RepairOutcome(
                 wheel_path, plan, None, size_before, None, OutputCheck(ran=False), excluded, audited
             )
-        with _staging(out_dir) as staging:
+        # A dry run writes into its scratch folder and checks that, so that it answers as the real run
+        # would (exit 1 where the real run would refuse), and then throws it away.
+        with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
             staged = apply_plan(path, plan, staging, patchelf=patchelf)
             verdict = compare_checks(
                 _check(wheel_path, catalog, plan, dist_files, preloaded),
@@ -309,7 +315,11 @@ def repair_wheel(
             if verdict.errors and not allow_broken:
                 outcome = RepairOutcome(wheel_path, plan, None, size_before, None, verdict, excluded, audited)
                 raise RepairRefusedError(wheel_path.name, outcome)
-            target = out_dir / staged.name
             size_after = staged.stat().st_size
+            if dry_run:
+                return RepairOutcome(
+                    wheel_path, plan, None, size_before, size_after, verdict, excluded, audited
+                )
+            target = out_dir / staged.name
             staged.replace(target)  # same folder tree: atomic, the old file or the new one
         return RepairOutcome(wheel_path, plan, target, size_before, size_after, verdict, excluded, audited)

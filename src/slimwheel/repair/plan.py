@@ -117,6 +117,7 @@ class RepairPlan:
     warnings: tuple[str, ...]
     left_alone: tuple[str, ...]  # what could not be rewritten safely, and why
     embedded: tuple[EmbeddedLoader, ...] = ()  # --embed-loader: the run-time loader, per package
+    kept_copies: tuple[str, ...] = ()  # vendored copies kept on purpose (--only/--exclude, named by code)
 
     @property
     def changes_anything(self) -> bool:
@@ -292,6 +293,7 @@ def _keep_copies(
             )
         elif providers[0].distribution in optional:
             draft.drop.discard(copy.path)
+            draft.kept_copies.add(copy.path)
             draft.left_alone.append(
                 f"{copy.path}: kept: the wheel requires {providers[0].distribution} only under an extra "
                 "(--keep-extras-optional)"
@@ -565,6 +567,7 @@ class _Draft:
     folders_for: dict[str, list[str]] = field(default_factory=dict)  # installed path -> provider folders
     roots: list[tuple[str, Requirement]] = field(default_factory=list)
     made_hard: list[str] = field(default_factory=list)
+    kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
 
 
 def _decide_drops(
@@ -573,8 +576,10 @@ def _decide_drops(
     by_path = _loaded_by_path(python_sources, report.vendored)
     for copy in report.vendored:
         if not options.wants(copy.name):
+            draft.kept_copies.add(copy.path)
             continue
         if copy.path in by_path and not options.force:
+            draft.kept_copies.add(copy.path)
             draft.left_alone.append(
                 f"{copy.path}: {by_path[copy.path]} names it, so Python code may load it by path "
                 "(kept; --force drops it)"
@@ -846,4 +851,5 @@ def plan_repair(
         warnings=tuple(draft.warnings),
         left_alone=tuple(draft.left_alone),
         embedded=embedded,
+        kept_copies=tuple(sorted(draft.kept_copies)),
     )
