@@ -130,7 +130,7 @@ def read_catalog(path: Path, *, origin: str | None = None) -> Catalog:
         raise CatalogError(
             f"{label}: no such catalog file", hint="check the path given to --catalog"
         ) from exc
-    except (OSError, EOFError, ValueError) as exc:
+    except (OSError, EOFError, ValueError, RecursionError) as exc:
         raise CatalogError(
             f"{label}: unreadable catalog ({exc})", hint="run `slimwheel catalog update`"
         ) from exc

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.expect is not None:
         try:
             expected = json.loads(args.expect.read_text())
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise InputError(str(args.expect), f"cannot read the saved plan ({exc})") from exc
     catalog = load_catalog_from_args(args)
     if not args.offline:

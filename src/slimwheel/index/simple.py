@@ -196,7 +196,7 @@ def parse_json_page(body: bytes, page_url: str, index_url: str) -> ParsedPage:
             raise IndexUnavailableError(page_url, f"unsupported simple API version {version}")
         files = tuple(_json_file(entry, page_url, index_url) for entry in document["files"])
         versions = document.get("versions")
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         raise IndexUnavailableError(page_url, f"malformed JSON project page ({error})") from error
     return ParsedPage(files, tuple(str(v) for v in versions) if isinstance(versions, list) else None)
 

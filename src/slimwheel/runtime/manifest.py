@@ -121,6 +121,8 @@ class Manifest(Record):
             data = json.loads(text)
         except ValueError as exc:
             raise ManifestError(f"not JSON ({exc})") from exc
+        except RecursionError as exc:  # arrays nested deeper than the parser goes: no manifest of ours
+            raise ManifestError("not a slimwheel manifest (JSON nested too deeply)") from exc
         if not isinstance(data, dict):
             raise ManifestError("not a JSON object")
         schema = data.get("schema")
