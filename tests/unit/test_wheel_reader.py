@@ -494,7 +494,7 @@ def test_verify_names_a_record_line_without_a_member(cuda_wheel: Path) -> None:
     ("line", "reason"),
     [
         (f"{HEADER},,", f"RECORD has no hash for {HEADER}"),
-        (f"{HEADER},md5=1B2M2Y8AsgTpgAmY7PhCfg,1080", "which is not accepted"),
+        (f"{HEADER},md5=1B2M2Y8AsgTpgAmY7PhCfg,1080", "which the wheel specification does not accept"),
     ],
 )
 def test_verify_needs_an_accepted_hash(cuda_wheel: Path, line: str, reason: str) -> None:

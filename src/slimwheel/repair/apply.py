@@ -42,7 +42,8 @@ from slimwheel.wheel import (
     encode_digest,
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
-from slimwheel.wheel.writer import RECORD_HINT, record_line_problem
+from slimwheel.wheel.record import record_line_problem
+from slimwheel.wheel.writer import RECORD_HINT
 
 __all__ = [
     "apply_plan",

@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
 from slimwheel.wheel.inflate import USING_ISAL, check_stored, inflate
-from slimwheel.wheel.record import ACCEPTED_HASH_ALGORITHMS, RecordEntry, encode_digest, parse_record
+from slimwheel.wheel.record import RecordEntry, encode_digest, parse_record, record_line_problem
 from slimwheel.wheel.streams import (
     READ_ERRORS,
     ArchiveWindow,
@@ -575,20 +575,9 @@ class Wheel:
             self._check_hash(member, entries[member.name])
 
     def _check_record_entry(self, member: WheelMember, entry: RecordEntry) -> None:
-        if entry.hash_algorithm is None or entry.hash_digest is None:
-            raise WheelError(self._source, f"RECORD has no hash for {member.name}")
-        if entry.hash_algorithm not in ACCEPTED_HASH_ALGORITHMS:
-            raise WheelError(
-                self._source,
-                f"RECORD hashes {member.name} with {entry.hash_algorithm}, which is not accepted "
-                "(use sha256)",
-            )
-        if entry.size is not None and entry.size != member.file_size:
-            raise WheelError(
-                self._source,
-                f"size mismatch for {member.name}: RECORD says {entry.size} bytes, the wheel holds "
-                f"{member.file_size}",
-            )
+        problem = record_line_problem(entry, member.file_size)
+        if problem is not None:
+            raise WheelError(self._source, problem)
 
     def _check_hash(self, member: WheelMember, entry: RecordEntry) -> None:
         algorithm = cast(str, entry.hash_algorithm)  # checked by _check_record_entry

@@ -18,6 +18,7 @@ __all__ = [
     "decode_digest",
     "encode_digest",
     "parse_record",
+    "record_line_problem",
 ]
 
 # The wheel spec forbids md5 and sha1; these are the remaining ones every Python's hashlib has
@@ -162,3 +163,19 @@ def _quoted(text: str, *, repr_: bool = True) -> str:
     if len(text) > _QUOTED_MAX:
         text = f"{text[:_QUOTED_MAX]}..."
     return repr(text) if repr_ else text
+
+
+def record_line_problem(record: RecordEntry, file_size: int) -> str | None:
+    """What makes a member's RECORD line unusable before its content is read (no hash, a hash the
+    wheel specification does not accept, a size other than the member's), or None."""
+    name = record.path
+    if record.hash_algorithm is None or record.hash_digest is None:
+        return f"RECORD has no hash for {name}"
+    if record.hash_algorithm not in ACCEPTED_HASH_ALGORITHMS:
+        return (
+            f"RECORD hashes {name} with {record.hash_algorithm}, which the wheel specification does not "
+            "accept (sha256 or stronger)"
+        )
+    if record.size is not None and record.size != file_size:
+        return f"size mismatch for {name}: RECORD says {record.size} bytes, the wheel holds {file_size}"
+    return None

@@ -44,7 +44,7 @@ from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
-from slimwheel.wheel.record import ACCEPTED_HASH_ALGORITHMS, RecordEntry, encode_digest
+from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
 
 __all__ = [
     "RECORD_HINT",
@@ -53,7 +53,6 @@ __all__ = [
     "DateTime",
     "WheelWriter",
     "date_time_from_environment",
-    "record_line_problem",
 ]
 
 DateTime = tuple[int, int, int, int, int, int]  # year, month, day, hour, minute, second, as zipfile has it
@@ -453,22 +452,6 @@ class WheelWriter:
                 release(self._file.fileno())
                 self._file.close()
             self._file = None
-
-
-def record_line_problem(record: RecordEntry, file_size: int) -> str | None:
-    """What makes a member's RECORD line unusable before its content is read (no hash, a hash the
-    wheel specification does not accept, a size other than the member's), or None."""
-    name = record.path
-    if record.hash_algorithm is None or record.hash_digest is None:
-        return f"RECORD has no hash for {name}"
-    if record.hash_algorithm not in ACCEPTED_HASH_ALGORITHMS:
-        return (
-            f"RECORD hashes {name} with {record.hash_algorithm}, which the wheel specification does not "
-            "accept (sha256 or stronger)"
-        )
-    if record.size is not None and record.size != file_size:
-        return f"size mismatch for {name}: RECORD says {record.size} bytes, the wheel holds {file_size}"
-    return None
 
 
 def _source_label(source: Wheel) -> str:
