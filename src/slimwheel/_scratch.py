@@ -48,6 +48,7 @@ __all__ = [
     "release",
     "remove_abandoned_files",
     "scratch_folder",
+    "temporary_directory",
 ]
 
 LOCKING: bool = fcntl is not None
@@ -87,7 +88,7 @@ if hasattr(os, "register_at_fork"):
 def scratch_folder(prefix: str) -> Iterator[Path]:
     """A private folder in the temporary directory (``$TMPDIR``), removed when the block ends; see
     ``private_folder``. A folder that cannot be made is a ScratchError (one line)."""
-    parent = Path(tempfile.gettempdir())
+    parent = temporary_directory()
     try:
         folder, descriptor = _make_folder(parent, prefix)
     except OSError as exc:
@@ -97,6 +98,25 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
         ) from exc
     with _held(folder, descriptor):
         yield folder
+
+
+def temporary_directory() -> Path:
+    """The temporary directory, chosen as ``tempfile.gettempdir`` chooses it (``tempfile.tempdir`` if
+    set, then ``$TMPDIR``, ``$TEMP``, ``$TMP``, the platform's folders, the current folder), but without
+    its probe: gettempdir writes a randomly named file into each candidate and removes it again, and a
+    run killed in between leaves that file behind where nothing can tell it was ours."""
+    if tempfile.tempdir is not None:
+        return Path(tempfile.tempdir)
+    candidates = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    if os.name == "nt":  # pragma: no cover - Windows
+        candidates += [os.path.expandvars(r"%SYSTEMROOT%\Temp"), r"c:\temp", r"c:\tmp", r"\temp", r"\tmp"]
+    else:
+        candidates += ["/tmp", "/var/tmp", "/usr/tmp"]  # noqa: S108 - the stdlib's own list
+    for candidate in filter(None, candidates):
+        if Path(candidate).is_dir() and os.access(candidate, os.W_OK | os.X_OK):
+            return Path(candidate).absolute()
+    # Nothing usable: the first one named, so that the error names the folder the user pointed at.
+    return Path(next(filter(None, candidates), os.curdir)).absolute()
 
 
 @contextmanager

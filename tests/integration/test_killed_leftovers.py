@@ -251,3 +251,33 @@ def test_a_worker_that_outlives_its_killed_parent_does_not_hold_its_folders(tmp_
     finally:
         if worker is not None:
             _stop_sleeper(worker)
+
+
+PROBE = """
+import os, sys, tempfile
+from pathlib import Path
+from slimwheel._scratch import scratch_folder, temporary_directory
+folder = sys.argv[1]
+os.utime(folder, (1, 1))
+found = tempfile.gettempdir() if sys.argv[2] == "stdlib" else temporary_directory()
+mtime = os.stat(folder).st_mtime_ns
+assert Path(found) == Path(folder), found
+with scratch_folder("slimwheel-probe-") as made:
+    assert made.parent == Path(folder), made
+print(mtime)
+"""
+
+
+@pytest.mark.parametrize(("how", "writes"), [("stdlib", True), ("slimwheel", False)])
+def test_finding_the_temporary_directory_writes_nothing_there(tmp_path: Path, how: str, writes: bool) -> None:
+    """tempfile.gettempdir writes a randomly named probe file into $TMPDIR and removes it: a run killed
+    in that instant strands it, and nothing can tell later that it was ours. slimwheel's own lookup
+    (the one its scratch folders use) writes nothing; the stdlib case shows the test sees a probe."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    env = {**os.environ, "TMPDIR": str(folder)}
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE, str(folder), how], env=env, capture_output=True, text=True, check=True
+    )
+    assert (int(run.stdout) != 1_000_000_000) is writes, run.stdout
+    assert list(folder.iterdir()) == []

