@@ -63,7 +63,7 @@ from slimwheel.ldso import (
     starts_with_origin,
 )
 from slimwheel.platforms import Platform, platform_of_tag
-from slimwheel.requirements import RequirementScope, marker_environment, scope_of
+from slimwheel.requirements import RequirementScope, expand_requirements, marker_environment, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
 
@@ -261,11 +261,10 @@ class _Target:
 
 @dataclass
 class _Resolver:
-    """The NVIDIA releases a wheel's Requires-Dist can bring in, transitively and through extras.
-
-    The set is a union over everything reachable, not one resolver answer: each release that pip
-    could pick is simulated, so the check covers the whole allowed range.
-    """
+    """The NVIDIA releases a wheel's Requires-Dist can bring in, transitively and through extras: a
+    query on the requirement graph (``slimwheel.requirements``), which is a union over everything
+    reachable, not one resolver answer, so the check covers the whole allowed range. Here: the
+    findings about the wheel's own lines, and the requirements the catalog cannot answer for."""
 
     catalog: Catalog
     target: _Target
@@ -273,16 +272,14 @@ class _Resolver:
     findings: list[Finding]
     own_name: str = ""  # the checked distribution: a requirement on itself (through an extra) is no provider
     checks: list[RequirementCheck] = field(default_factory=list)
-    possible: dict[str, dict[str, Release]] = field(default_factory=dict)
+    possible: dict[str, tuple[Release, ...]] = field(default_factory=dict)
     others: list[Requirement] = field(default_factory=list)  # direct requirements the catalog does not know
-    _direct: dict[str, list[SpecifierSet]] = field(default_factory=dict)
-    _expanded: set[tuple[str, str, str]] = field(default_factory=set)
 
     def run(self, requires: Sequence[str]) -> None:
         direct: list[Requirement] = []
         seen: set[str] = set()
         for text in requires:
-            requirement = self._parse(text, "")
+            requirement = self._parse(text)
             if requirement is None or not _always(requirement.marker, self.environment):
                 continue  # an extra-gated requirement never serves a DT_NEEDED the package always has
             if str(requirement) in seen:
@@ -291,75 +288,29 @@ class _Resolver:
             name = canonicalize_name(requirement.name)
             if name in self.catalog.distributions:
                 direct.append(requirement)
-                # pip installs one version that satisfies every direct requirement on a name.
-                self._direct.setdefault(name, []).append(requirement.specifier)
             elif name != canonicalize_name(self.own_name):
                 self.others.append(requirement)
-        queue: list[tuple[Requirement, str]] = [(r, "") for r in direct]
-        while queue:
-            requirement, required_by = queue.pop(0)
-            queue += self._follow(requirement, required_by)
+        roots = [("", requirement) for requirement in direct]
+        graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits)
+        for edge in graph.edges:
+            self.checks.append(RequirementCheck(edge.text, edge.name, edge.required_by, edge.versions))
+            if not edge.admitted:
+                self._no_release(edge.requirement, edge.name, edge.required_by)
+        self.possible = graph.reachable()
 
-    def _parse(self, text: str, required_by: str) -> Requirement | None:
+    def _parse(self, text: str) -> Requirement | None:
         try:
             return Requirement(text)
         except InvalidRequirement as exc:
-            if not required_by:  # NVIDIA's metadata is not the wheel author's to fix
-                self.findings.append(
-                    Finding(
-                        FindingKind.BAD_REQUIREMENT,
-                        Severity.ERROR,
-                        "",
-                        f"Requires-Dist {text!r} does not parse: {exc}",
-                    )
+            self.findings.append(
+                Finding(
+                    FindingKind.BAD_REQUIREMENT,
+                    Severity.ERROR,
+                    "",
+                    f"Requires-Dist {text!r} does not parse: {exc}",
                 )
-            return None
-
-    def _follow(self, requirement: Requirement, required_by: str) -> list[tuple[Requirement, str]]:
-        name = canonicalize_name(requirement.name)
-        if requirement.url:
-            return []  # a direct URL: not a release the catalog can answer for
-        admitted = [
-            release
-            for release in self.catalog.releases_of(name)
-            if self.target.admits(release)
-            and requirement.specifier.contains(release.parsed_version, prereleases=False)
-        ]
-        self.checks.append(
-            RequirementCheck(str(requirement), name, required_by, tuple(r.version for r in admitted))
-        )
-        if not admitted:
-            self._no_release(requirement, name, required_by)
-        allowed = [
-            release
-            for release in admitted
-            if all(
-                spec.contains(release.parsed_version, prereleases=False)
-                for spec in self._direct.get(name, ())
             )
-        ]
-        found: list[tuple[Requirement, str]] = []
-        for release in allowed:
-            self.possible.setdefault(name, {})[release.version] = release
-            for extra in ("", *sorted(requirement.extras)):
-                if (name, release.version, extra) in self._expanded:
-                    continue
-                self._expanded.add((name, release.version, extra))
-                label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
-                for text in release.requires_dist:
-                    child = self._parse(text, label)
-                    if child is None or canonicalize_name(child.name) not in self.catalog.distributions:
-                        continue
-                    if self._brought_in(child.marker, extra):
-                        found.append((child, label))
-        return found
-
-    def _brought_in(self, marker: Marker | None, extra: str) -> bool:
-        """Whether a requirement applies with ``extra`` requested, and was not already applied without it."""
-        scope, extras = scope_of(marker, self.environment, (extra,) if extra else ())
-        if not extra:
-            return scope is RequirementScope.ALWAYS
-        return scope is RequirementScope.EXTRA and extra in extras
+            return None
 
     def _no_release(self, requirement: Requirement, name: str, required_by: str) -> None:
         target = self.target
@@ -381,7 +332,7 @@ class _Resolver:
     def providers(self) -> list[ProviderRelease]:
         found = []
         for name in sorted(self.possible):
-            for release in sorted(self.possible[name].values(), key=lambda r: r.parsed_version):
+            for release in self.possible[name]:
                 wheel = _installable_wheel(release, self.target.platform)
                 files = tuple(library.path for library in wheel.libraries) if wheel else ()
                 found.append(ProviderRelease(name, release.version, wheel.filename if wheel else None, files))

@@ -1,24 +1,44 @@
-"""How pip reads a wheel's Requires-Dist for one target: what is always installed, what only with an extra.
+"""How pip reads a package's requirements for one target, written once for every command.
 
-One rule, shared by every command that asks "does this requirement bring the library in": an
-extra-gated requirement (``nvidia-cudnn-cu12; extra == "cudnn"``) is installed only when the user asks
-for the extra, so it never satisfies a DT_NEEDED the package always has.
+- ``scope_of``/``read_requirements``: whether a Requires-Dist line is installed on the target always,
+  only with an extra, or never. An extra-gated requirement (``nvidia-cudnn-cu12; extra == "cudnn"``) is
+  installed only when the user asks for the extra, so it never satisfies a DT_NEEDED the package
+  always has.
+- ``expand_requirements``: the requirement graph, transitively through NVIDIA's own metadata in the
+  catalog, extras followed once per release. check simulates every release it reaches
+  (``RequirementGraph.reachable``); repair looks for conflicts in the newest consistent set,
+  the targets command lists the newest, verify pins the lowest (``RequirementGraph.select``).
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from slimwheel.platforms import Platform
 
-__all__ = ["RequirementScope", "WheelRequirement", "marker_environment", "read_requirements", "scope_of"]
+if TYPE_CHECKING:
+    from slimwheel.catalog.model import Catalog, Release
+
+__all__ = [
+    "RequirementEdge",
+    "RequirementGraph",
+    "RequirementScope",
+    "Selection",
+    "WheelRequirement",
+    "expand_requirements",
+    "marker_environment",
+    "read_requirements",
+    "scope_of",
+]
 
 
 class RequirementScope(enum.Enum):
@@ -102,3 +122,231 @@ def marker_environment(platform: Platform, python: str | None) -> dict[str, str]
         "platform_python_implementation": "CPython",
         "extra": "",
     }
+
+
+# -- the requirement graph -----------------------------------------------------------------------
+
+Prefer = Literal["newest", "lowest"]
+
+
+@dataclass(frozen=True)
+class RequirementEdge:
+    """One requirement on an NVIDIA distribution the catalog knows: who asked, and which of its
+    releases the target admits within the specifier (oldest first)."""
+
+    requirement: Requirement
+    name: str  # canonical
+    required_by: str  # "" for the package itself, else "<dist> <version>" or "<dist>[<extra>] <version>"
+    parent: tuple[str, str, str] | None  # (distribution, version, extra) of the release that asked
+    admitted: tuple[Release, ...]
+
+    @property
+    def text(self) -> str:
+        return str(self.requirement)
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(release.version for release in self.admitted)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One consistent pick per distribution (the newest or the lowest release that every requirement
+    in force allows), as pip's resolver would end when it prefers that end of each range."""
+
+    chosen: Mapping[str, Release]
+    constraints: Mapping[str, tuple[RequirementEdge, ...]]  # the requirements in force, per distribution
+    conflicts: tuple[str, ...]  # distributions no release of which satisfies every requirement in force
+
+
+@dataclass(frozen=True)
+class RequirementGraph:
+    """Every requirement on a known NVIDIA distribution that a package's own requirements can bring
+    in on one target, transitively, extras included (each extra followed once per release).
+
+    It is a union over everything pip could pick: every admitted release of every distribution is
+    expanded, not one resolver answer, so a check can cover the whole allowed range. A release that
+    breaks one of the package's own (root) requirements on its distribution is never expanded: pip
+    installs one version that satisfies every direct requirement on a name. ``select`` answers the
+    single-resolution questions (the newest or the lowest consistent set) from the same graph.
+    """
+
+    edges: tuple[RequirementEdge, ...]
+    candidates: Mapping[str, tuple[Release, ...]]  # per distribution: releases the target admits
+
+    def edges_to(self, name: str) -> tuple[RequirementEdge, ...]:
+        return tuple(edge for edge in self.edges if edge.name == name)
+
+    def reachable(self) -> dict[str, tuple[Release, ...]]:
+        """Per distribution, the releases some requirement admits and the root requirements allow
+        (oldest first): the releases that can be installed."""
+        roots = self._root_specifiers()
+        found: dict[str, dict[str, Release]] = {}
+        for edge in self.edges:
+            for release in edge.admitted:
+                if _within(release, roots.get(edge.name, ())):
+                    found.setdefault(edge.name, {})[release.version] = release
+        return {
+            name: tuple(sorted(releases.values(), key=lambda r: r.parsed_version))
+            for name, releases in sorted(found.items())
+        }
+
+    def select(self, prefer: Prefer, usable: Callable[[Release], bool] | None = None) -> Selection:
+        """The releases pip ends with when it prefers the ``prefer`` end of every range: settled until
+        the requirements of the chosen releases (and of the extras asked of them) stop changing it;
+        when a chosen release's requirement leaves another name with no release, that release is
+        ruled out and the rest settled again (pip's backtracking, greedily). ``usable``: a further
+        filter (a wheel for the platform)."""
+        excluded: set[tuple[str, str]] = set()
+        first: Selection | None = None  # the first conflict names its cause best, should none settle
+        while True:
+            selection = self._settle(prefer, usable, excluded)
+            if not selection.conflicts:
+                return selection
+            first = first or selection
+            culprits = [
+                edge.parent[:2]
+                for name in selection.conflicts
+                for edge in selection.constraints[name]
+                if edge.parent is not None and edge.parent[:2] not in excluded
+            ]
+            if not culprits:
+                return first
+            excluded.add(culprits[0])
+
+    def _settle(
+        self, prefer: Prefer, usable: Callable[[Release], bool] | None, excluded: set[tuple[str, str]]
+    ) -> Selection:
+        chosen: dict[str, Release] = {}
+        constraints: dict[str, tuple[RequirementEdge, ...]] = {}
+        conflicts: tuple[str, ...] = ()
+        for _round in range(len(self.candidates) + 2):
+            constraints = self._in_force(chosen)
+            picked: dict[str, Release] = {}
+            missing = []
+            for name, edges in constraints.items():
+                fitting = [
+                    release
+                    for release in self.candidates.get(name, ())
+                    if release.key not in excluded
+                    and (usable is None or usable(release))
+                    and _within(release, [edge.requirement.specifier for edge in edges])
+                ]
+                if fitting:
+                    picked[name] = fitting[-1] if prefer == "newest" else fitting[0]
+                elif self.candidates.get(name):
+                    missing.append(name)
+            conflicts = tuple(sorted(missing))
+            if {n: r.version for n, r in picked.items()} == {n: r.version for n, r in chosen.items()}:
+                break
+            chosen = picked
+        return Selection(chosen, constraints, conflicts)
+
+    def _root_specifiers(self) -> dict[str, list[SpecifierSet]]:
+        roots: dict[str, list[SpecifierSet]] = {}
+        for edge in self.edges:
+            if edge.parent is None:
+                roots.setdefault(edge.name, []).append(edge.requirement.specifier)
+        return roots
+
+    def _in_force(self, chosen: Mapping[str, Release]) -> dict[str, tuple[RequirementEdge, ...]]:
+        """The root requirements, and those of the chosen releases (an extra's only once some
+        requirement in force asks for that extra)."""
+        roots = [edge for edge in self.edges if edge.parent is None]
+        active = roots
+        while True:  # grows monotonically: more requirements in force can only ask for more extras
+            extras: dict[str, set[str]] = {}
+            for edge in active:
+                extras.setdefault(edge.name, set()).update(edge.requirement.extras)
+            grown = roots + [
+                edge
+                for edge in self.edges
+                if edge.parent is not None
+                and edge.parent[0] in chosen
+                and chosen[edge.parent[0]].version == edge.parent[1]
+                and (not edge.parent[2] or edge.parent[2] in extras.get(edge.parent[0], ()))
+            ]
+            if len(grown) == len(active):
+                break
+            active = grown
+        found: dict[str, list[RequirementEdge]] = {}
+        for edge in active:
+            found.setdefault(edge.name, []).append(edge)
+        return {name: tuple(edges) for name, edges in sorted(found.items())}
+
+
+def _within(release: Release, specifiers: Iterable[SpecifierSet]) -> bool:
+    return all(spec.contains(release.parsed_version, prereleases=False) for spec in specifiers)
+
+
+def expand_requirements(
+    catalog: Catalog,
+    roots: Iterable[tuple[str, Requirement]],
+    environment: Mapping[str, str],
+    admits: Callable[[Release], bool] | None = None,
+) -> RequirementGraph:
+    """The requirement graph of a package whose own requirements are ``roots``: (who asks, as the
+    answers should name them; the requirement). Their markers are not evaluated: pass those in force
+    on the target (see ``read_requirements``). ``environment``: the target's marker
+    environment; ``admits``: whether pip could install a release there at all (platform, CUDA major,
+    Requires-Python), version ranges aside. Requirements on distributions the catalog does not know
+    and direct URLs are left out (the catalog cannot answer for them)."""
+    allowed = admits or _stable
+    candidates: dict[str, tuple[Release, ...]] = {}
+
+    def admitted(name: str, requirement: Requirement) -> tuple[Release, ...]:
+        if name not in candidates:
+            candidates[name] = tuple(r for r in catalog.releases_of(name) if allowed(r))
+        return tuple(r for r in candidates[name] if _within(r, [requirement.specifier]))
+
+    edges: list[RequirementEdge] = []
+    seen_edges: set[tuple[tuple[str, str, str] | None, str]] = set()
+    queue: list[tuple[Requirement, str, tuple[str, str, str] | None]] = []
+    for label, requirement in roots:
+        queue.append((requirement, label, None))
+    root_specifiers: dict[str, list[SpecifierSet]] = {}
+    for requirement, _, _ in queue:
+        root_specifiers.setdefault(canonicalize_name(requirement.name), []).append(requirement.specifier)
+    expanded: set[tuple[str, str, str]] = set()
+    while queue:
+        requirement, required_by, parent = queue.pop(0)
+        name = canonicalize_name(requirement.name)
+        if name not in catalog.distributions or requirement.url:
+            continue
+        if (parent, str(requirement)) in seen_edges:
+            continue  # the same line twice (20,000 times, once) says nothing new
+        seen_edges.add((parent, str(requirement)))
+        edge = RequirementEdge(requirement, name, required_by, parent, admitted(name, requirement))
+        edges.append(edge)
+        for release in edge.admitted:
+            if not _within(release, root_specifiers.get(name, ())):
+                continue
+            for extra in ("", *sorted(requirement.extras)):
+                if (name, release.version, extra) in expanded:
+                    continue
+                expanded.add((name, release.version, extra))
+                label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
+                for child in _brought_in(release.requires_dist, environment, extra):
+                    queue.append((child, label, (name, release.version, extra)))
+    return RequirementGraph(tuple(edges), candidates)
+
+
+def _stable(release: Release) -> bool:
+    return not (release.parsed_version.is_prerelease or release.parsed_version.is_devrelease)
+
+
+def _brought_in(lines: Iterable[str], environment: Mapping[str, str], extra: str) -> Iterator[Requirement]:
+    """The requirements a release adds when installed plainly (``extra`` empty), or the ones that only
+    asking for ``extra`` adds."""
+    for text in lines:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue  # NVIDIA's metadata is not the package author's to fix
+        scope, extras = scope_of(requirement.marker, environment, (extra,) if extra else ())
+        if (
+            (scope is RequirementScope.ALWAYS)
+            if not extra
+            else (scope is RequirementScope.EXTRA and extra in extras)
+        ):
+            yield requirement

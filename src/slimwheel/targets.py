@@ -10,15 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.names import LibrarySpec
 from slimwheel.platforms import Platform, manylinux_tag
-from slimwheel.requirements import RequirementScope, marker_environment, scope_of
+from slimwheel.requirements import expand_requirements, marker_environment
 
 __all__ = [
     "PlannedLibrary",
@@ -102,45 +101,52 @@ def _newest(catalog: Catalog, target: Target, *, name: str, specifier: str = "")
     return None
 
 
-def _dependencies(catalog: Catalog, target: Target, release: Release, seen: set[str]) -> list[PlannedLibrary]:
-    """NVIDIA wheels that ``release`` requires on this target, newest allowed version each, recursively."""
-    environment = marker_environment(target.platform, target.python)
-    planned: list[PlannedLibrary] = []
-    for text in release.requires_dist:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if scope_of(requirement.marker, environment)[0] is not RequirementScope.ALWAYS:
-            continue  # an extra's or another platform's requirement is not installed here
-        name = canonicalize_name(requirement.name)
-        if name in seen or name not in catalog.distributions:
-            continue
-        seen.add(name)
-        for candidate in reversed(catalog.releases_of(name)):
-            if (
-                candidate.parsed_version.is_prerelease
-                or candidate.parsed_version not in requirement.specifier
-            ):
+def _dependencies(
+    catalog: Catalog, target: Target, planned: Sequence[PlannedLibrary]
+) -> list[PlannedLibrary]:
+    """NVIDIA wheels that the ``planned`` releases require on this target, transitively (extras
+    asked for included): the newest consistent set with a wheel for the platform, each listed after
+    the release that asked for it, depth first."""
+    roots = [("", Requirement(f"{lib.distribution}=={lib.version}")) for lib in planned]
+    graph = expand_requirements(catalog, roots, marker_environment(target.platform, target.python))
+    chosen = graph.select(
+        "newest", usable=lambda release: release.wheel_for(target.platform) is not None
+    ).chosen
+    children: dict[tuple[str, str], list[str]] = {}
+    for edge in graph.edges:
+        if edge.parent is not None and edge.name in chosen:
+            asked = children.setdefault(edge.parent[:2], [])
+            if edge.name not in asked:
+                asked.append(edge.name)
+    listed = {lib.distribution for lib in planned}
+    found: list[PlannedLibrary] = []
+
+    def visit(release: Release) -> None:
+        for name in children.get(release.key, ()):
+            if name in listed:
                 continue
-            wheel = candidate.wheel_for(target.platform)
-            if wheel is None:
-                continue
+            listed.add(name)
+            dependency = chosen[name]
+            wheel = dependency.wheel_for(target.platform)
+            assert wheel is not None  # usable= admitted only releases with one
             main = min(wheel.libraries, key=lambda lib: len(lib.filename), default=None)
-            planned.append(
+            found.append(
                 PlannedLibrary(
                     name=name,
                     distribution=name,
-                    version=candidate.version,
+                    version=dependency.version,
                     wheel=wheel.filename,
                     path=main.path if main else "",
                     glibc=wheel.glibc(target.platform),
                     dependency_of=release.distribution,
                 )
             )
-            planned += _dependencies(catalog, target, candidate, seen)
-            break
-    return planned
+            visit(dependency)
+
+    for lib in planned:
+        if lib.distribution in chosen:
+            visit(chosen[lib.distribution])
+    return found
 
 
 def plan_targets(
@@ -150,13 +156,11 @@ def plan_targets(
     for target in sorted(targets):
         planned: list[PlannedLibrary] = []
         missing: list[str] = []
-        seen: set[str] = set()
         for spec in libraries:
             provider = _newest(catalog, target, name=spec.name, specifier=spec.specifier)
             if provider is None:
                 missing.append(str(spec))
                 continue
-            seen.add(provider.distribution)
             planned.append(
                 PlannedLibrary(
                     name=spec.name,
@@ -167,10 +171,7 @@ def plan_targets(
                     glibc=provider.wheel.glibc(target.platform),
                 )
             )
-        for library in list(planned):
-            release = catalog.release(library.distribution, library.version)
-            if release is not None:
-                planned += _dependencies(catalog, target, release, seen)
+        planned += _dependencies(catalog, target, planned)
         plans.append(TargetPlan(target, tuple(planned), tuple(missing)))
     return plans
 

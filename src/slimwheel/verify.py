@@ -28,8 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from slimwheel._scratch import scratch_folder
@@ -338,61 +336,25 @@ def lowest_pins(
     requires_dist: Sequence[str], catalog: Catalog, environment: Mapping[str, str] | None = None
 ) -> tuple[Pin, ...]:
     """For each NVIDIA requirement (transitive ones the catalog knows too), the lowest release that
-    satisfies every requirement seen on it. Requirements on distributions the catalog does not know are
-    left to pip. ``environment``: the markers' target (default: this interpreter, which verify's venv
-    runs), read with the one rule every command uses (``slimwheel.requirements.scope_of``)."""
+    satisfies every requirement in force on it: the lowest consistent set of the requirement graph
+    (``slimwheel.requirements``). Requirements on distributions the catalog does not know are left to
+    pip. ``environment``: the markers' target (default: this interpreter, which verify's venv runs)."""
     from packaging.markers import default_environment
 
-    from slimwheel.requirements import RequirementScope, scope_of
+    from slimwheel.requirements import RequirementScope, expand_requirements, read_requirements
 
     target = {k: str(v) for k, v in (default_environment() if environment is None else environment).items()}
-    known = set(catalog.distributions)
-    specs: dict[str, list[str]] = {}
-    pending: list[tuple[str, tuple[str, ...]]] = [(line, ("",)) for line in requires_dist]
-    chosen: dict[str, str] = {}
-    expanded: set[tuple[str, str, frozenset[str]]] = set()
-    extras: dict[str, set[str]] = {}
-    for _round in range(20):
-        while pending:
-            line, active_extras = pending.pop()
-            try:
-                requirement = Requirement(line)
-            except InvalidRequirement:
-                continue
-            scope, extras_needed = scope_of(requirement.marker, target, active_extras)
-            if scope is RequirementScope.NEVER or (
-                scope is RequirementScope.EXTRA and not set(extras_needed) & set(active_extras)
-            ):
-                continue
-            name = str(canonicalize_name(requirement.name))
-            if name not in known:
-                continue
-            specs.setdefault(name, [])
-            if str(requirement.specifier) not in specs[name]:
-                specs[name].append(str(requirement.specifier))
-            extras.setdefault(name, set()).update(requirement.extras)
-        changed = False
-        for name, lines in specs.items():
-            combined = SpecifierSet(",".join(filter(None, lines)))
-            release = next(
-                (r for r in catalog.releases_of(name) if combined.contains(r.parsed_version)), None
-            )
-            if release is None:
-                continue
-            if chosen.get(name) != release.version:
-                chosen[name] = release.version
-                changed = True
-            key = (name, release.version, frozenset(extras.get(name, ())))
-            if key not in expanded:
-                expanded.add(key)
-                active = ("", *sorted(extras.get(name, ())))
-                pending += [(line, active) for line in release.requires_dist]
-                changed = True
-        if not changed and not pending:
-            break
-    return tuple(
-        Pin(name, chosen[name], ",".join(filter(None, specs[name])) or "any") for name in sorted(chosen)
-    )
+    roots = [
+        ("", line.requirement)
+        for line in read_requirements(requires_dist, {**target, "extra": ""})
+        if line.scope is RequirementScope.ALWAYS
+    ]
+    selection = expand_requirements(catalog, roots, target).select("lowest")
+    pins = []
+    for name, release in sorted(selection.chosen.items()):
+        specifiers = dict.fromkeys(str(edge.requirement.specifier) for edge in selection.constraints[name])
+        pins.append(Pin(name, release.version, ",".join(filter(None, specifiers)) or "any"))
+    return tuple(pins)
 
 
 # -- why it does not load ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -31,7 +31,7 @@ from slimwheel.analysis import (
     is_driver_library,
     is_system_library,
 )
-from slimwheel.catalog.model import Catalog, LibraryProvider, Release
+from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.ldso import EntryKind, expand_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import soname_stem
@@ -39,7 +39,13 @@ from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
 from slimwheel.repair.errors import RepairError
-from slimwheel.requirements import RequirementScope, WheelRequirement, marker_environment, read_requirements
+from slimwheel.requirements import (
+    RequirementScope,
+    WheelRequirement,
+    expand_requirements,
+    marker_environment,
+    read_requirements,
+)
 
 __all__ = [
     "AddedRequirement",
@@ -413,61 +419,18 @@ def _marker(platform: Platform) -> str:
     return f'sys_platform == "linux" and platform_machine == "{machine}"'
 
 
-def _expanded_constraints(
-    catalog: Catalog, roots: Iterable[tuple[str, Requirement]], platform: Platform
-) -> dict[str, list[tuple[str, SpecifierSet]]]:
-    """Every version constraint on every distribution, extras and transitive provider requirements
-    included: (who asked, specifier) per distribution."""
-    environment = marker_environment(platform, None)
-    constraints: dict[str, list[tuple[str, SpecifierSet]]] = {}
-    queue = list(roots)
-    seen: set[tuple[str, str]] = set()
-    while queue:
-        origin, requirement = queue.pop()
-        key = (origin, str(requirement))
-        if key in seen:
-            continue
-        seen.add(key)
-        name = canonicalize_name(requirement.name)
-        constraints.setdefault(name, []).append((origin, requirement.specifier))
-        releases = [
-            r
-            for r in catalog.releases_of(name)
-            if not r.parsed_version.is_prerelease and r.parsed_version in requirement.specifier
-        ]
-        for release in releases[-1:]:  # the newest allowed release speaks for the range
-            queue += _release_requirements(release, requirement.extras, environment)
-    return constraints
-
-
-def _release_requirements(
-    release: Release, extras: Iterable[str], environment: Mapping[str, str]
-) -> list[tuple[str, Requirement]]:
-    found = []
-    for text in release.requires_dist:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        marker = requirement.marker
-        if marker is not None:
-            wanted = [*extras] or [""]
-            if not any(marker.evaluate({**environment, "extra": extra}) for extra in wanted):
-                continue
-        requirement.marker = None
-        found.append((f"{release.distribution} {release.version}", requirement))
-    return found
-
-
-def _conflicts(catalog: Catalog, constraints: Mapping[str, list[tuple[str, SpecifierSet]]]) -> list[str]:
+def _conflicts(catalog: Catalog, roots: Sequence[tuple[str, Requirement]], platform: Platform) -> list[str]:
+    """The distributions no release of which satisfies every requirement in force once the newest
+    consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones."""
+    graph = expand_requirements(catalog, roots, marker_environment(platform, None))
+    selection = graph.select("newest")
     problems = []
-    for name, asked in sorted(constraints.items()):
-        releases = [r for r in catalog.releases_of(name) if not r.parsed_version.is_prerelease]
-        if not releases:
-            continue
-        if not any(all(r.parsed_version in spec for _, spec in asked) for r in releases):
-            listed = "; ".join(f"{origin} wants {name}{spec or ' (any)'}" for origin, spec in asked)
-            problems.append(f"no release of {name} satisfies every requirement: {listed}")
+    for name in selection.conflicts:
+        listed = "; ".join(
+            f"{edge.required_by} wants {name}{edge.requirement.specifier or ' (any)'}"
+            for edge in selection.constraints[name]
+        )
+        problems.append(f"no release of {name} satisfies every requirement: {listed}")
     return problems
 
 
@@ -820,7 +783,7 @@ def plan_repair(
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft)
-    problems = _conflicts(catalog, _expanded_constraints(catalog, draft.roots, platform))
+    problems = _conflicts(catalog, draft.roots, platform)
     if problems and not options.force:
         raise RepairError(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"

@@ -1,0 +1,173 @@
+"""The requirement graph (``slimwheel.requirements``) on a hand-built catalog: one expansion that
+check, repair, the targets command and verify all query. Each case names the real metadata that
+taught it (cuda-toolkit's extras, cuDSS's unpinned cuBLAS, NVIDIA's major-pinned metapackages)."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.requirements import Requirement
+
+from slimwheel.catalog.model import Catalog, CudaMajorSource, Release
+from slimwheel.platforms import Platform
+from slimwheel.requirements import RequirementGraph, expand_requirements, marker_environment
+
+LINUX = marker_environment(Platform("linux", "x86_64"), "3.12")
+WINDOWS = marker_environment(Platform("win", "amd64"), "3.12")
+
+
+def _release(name: str, version: str, major: int | None, *requires: str) -> Release:
+    return Release(name, version, major, CudaMajorSource.NAME_SUFFIX, requires, ())
+
+
+CATALOG = Catalog(
+    (
+        # cuda-toolkit: a metapackage whose libraries come only as extras, pinned to its own version
+        _release(
+            "cuda-toolkit",
+            "12.8.1",
+            12,
+            'nvidia-cublas-cu12==12.8.4.1; extra == "cublas"',
+            'nvidia-cuda-runtime-cu12==12.8.90; extra == "cudart"',
+        ),
+        _release(
+            "cuda-toolkit",
+            "13.0.2",
+            13,
+            'nvidia-cublas==13.1.0.3; extra == "cublas"',
+            'nvidia-cuda-runtime==13.0.96; extra == "cudart"',
+        ),
+        _release("nvidia-cublas-cu12", "12.6.4.1", 12),
+        _release("nvidia-cublas-cu12", "12.8.4.1", 12),
+        _release("nvidia-cublas-cu12", "12.9.1.4", 12),
+        _release("nvidia-cublas-cu12", "12.10.0.1rc1", 12),  # a pre-release pip does not pick
+        _release("nvidia-cuda-runtime-cu12", "12.8.90", 12),
+        _release("nvidia-cublas", "13.1.0.3", 13),
+        _release("nvidia-cuda-runtime", "13.0.96", 13),
+        # cuDSS for CUDA 12 asks for cuBLAS without an upper bound; 0.7 asked for an older one
+        _release("nvidia-cudss-cu12", "0.7.1.6", 12, "nvidia-cublas-cu12<12.8"),
+        _release("nvidia-cudss-cu12", "1.0.0.35", 12, "nvidia-cublas-cu12>=12.8"),
+        # a requirement only on Windows (NVIDIA's wheels have such markers)
+        _release("nvidia-cufft-cu12", "11.3.3.83", 12, 'nvidia-nvjitlink-cu12; sys_platform == "win32"'),
+        _release("nvidia-nvjitlink-cu12", "12.8.93", 12),
+        # a cycle (cuSOLVER and cuSPARSE each name the other in some releases)
+        _release("nvidia-cusolver-cu12", "11.7.3.90", 12, "nvidia-cusparse-cu12"),
+        _release("nvidia-cusparse-cu12", "12.5.8.93", 12, "nvidia-cusolver-cu12"),
+    ),
+    origin="test",
+)
+
+
+def _graph(*lines: str, environment: dict[str, str] = LINUX, major: int | None = None) -> RequirementGraph:
+    roots = [("the wheel", Requirement(line)) for line in lines]
+
+    def admits(release: Release) -> bool:
+        return not release.parsed_version.is_prerelease and major in (None, release.cuda_major)
+
+    return expand_requirements(CATALOG, roots, environment, admits)
+
+
+def _reachable(graph: RequirementGraph) -> dict[str, list[str]]:
+    return {name: [r.version for r in releases] for name, releases in graph.reachable().items()}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # an extra asked for brings its pinned library in; one not asked for does not
+        (["cuda-toolkit[cublas]==12.*"], {"cuda-toolkit": ["12.8.1"], "nvidia-cublas-cu12": ["12.8.4.1"]}),
+        (["cuda-toolkit==12.*"], {"cuda-toolkit": ["12.8.1"]}),
+        # extras of two requirements on one name are both followed
+        (
+            ["cuda-toolkit[cublas]==13.*", "cuda-toolkit[cudart]"],
+            {
+                "cuda-toolkit": ["13.0.2"],
+                "nvidia-cublas": ["13.1.0.3"],
+                "nvidia-cuda-runtime": ["13.0.96"],
+            },
+        ),
+        # every release a range admits is expanded (a union), so both cuDSS's cuBLAS ranges count
+        (
+            ["nvidia-cudss-cu12"],
+            {
+                "nvidia-cudss-cu12": ["0.7.1.6", "1.0.0.35"],
+                "nvidia-cublas-cu12": ["12.6.4.1", "12.8.4.1", "12.9.1.4"],
+            },
+        ),
+        # ...but a release the package's own requirement rules out is never expanded (0.7's cuBLAS
+        # range is not followed), and the package's own range on a transitive name narrows it. It
+        # stays a union of ranges: 12.6 is in, as the wheel's own line admits it, though with
+        # cuDSS 1.0's >=12.8 pip could not pick it (check covers more than pip can do, never less)
+        (
+            ["nvidia-cudss-cu12>=1", "nvidia-cublas-cu12<12.9"],
+            {"nvidia-cudss-cu12": ["1.0.0.35"], "nvidia-cublas-cu12": ["12.6.4.1", "12.8.4.1"]},
+        ),
+        (
+            ["nvidia-cudss-cu12>=1", "nvidia-cublas-cu12>=12.9"],
+            {"nvidia-cudss-cu12": ["1.0.0.35"], "nvidia-cublas-cu12": ["12.9.1.4"]},
+        ),
+        # markers are evaluated for the target, not for this interpreter
+        (["nvidia-cufft-cu12"], {"nvidia-cufft-cu12": ["11.3.3.83"]}),
+        # a cycle ends
+        (
+            ["nvidia-cusolver-cu12"],
+            {"nvidia-cusolver-cu12": ["11.7.3.90"], "nvidia-cusparse-cu12": ["12.5.8.93"]},
+        ),
+        # a distribution the catalog does not know is left to pip
+        (["torch>=2", "nvidia-cuda-runtime-cu12"], {"nvidia-cuda-runtime-cu12": ["12.8.90"]}),
+    ],
+)
+def test_reachable_releases(lines: list[str], expected: dict[str, list[str]]) -> None:
+    assert _reachable(_graph(*lines)) == expected
+
+
+def test_the_target_decides_markers_and_the_cuda_major() -> None:
+    on_windows = _reachable(_graph("nvidia-cufft-cu12", environment=WINDOWS))
+    assert on_windows["nvidia-nvjitlink-cu12"] == ["12.8.93"]
+    assert _reachable(_graph("cuda-toolkit[cublas]", major=13)) == {
+        "cuda-toolkit": ["13.0.2"],
+        "nvidia-cublas": ["13.1.0.3"],
+    }
+
+
+def test_edges_say_who_asked_and_what_was_admitted() -> None:
+    graph = _graph("nvidia-cudss-cu12==1.0.0.35", "nvidia-cudss-cu12==1.0.0.35")
+    assert [(e.required_by, e.text, e.versions) for e in graph.edges] == [
+        ("the wheel", "nvidia-cudss-cu12==1.0.0.35", ("1.0.0.35",)),  # the repeated line is weighed once
+        ("nvidia-cudss-cu12 1.0.0.35", "nvidia-cublas-cu12>=12.8", ("12.8.4.1", "12.9.1.4")),
+    ]
+    extra = _graph("cuda-toolkit[cudart]==12.8.1").edges_to("nvidia-cuda-runtime-cu12")
+    assert [e.required_by for e in extra] == ["cuda-toolkit[cudart] 12.8.1"]
+    assert not _graph("nvidia-cublas-cu12>=13").edges[0].admitted  # no release: the caller reports it
+
+
+CUDSS, CUBLAS, TOOLKIT = "nvidia-cudss-cu12", "nvidia-cublas-cu12", "cuda-toolkit"
+
+
+@pytest.mark.parametrize(
+    ("lines", "prefer", "expected", "conflicts"),
+    [
+        # the newest consistent set, and the lowest: ranges merged across every requirement in force
+        ([CUDSS], "newest", {CUDSS: "1.0.0.35", CUBLAS: "12.9.1.4"}, ()),
+        ([CUDSS], "lowest", {CUDSS: "0.7.1.6", CUBLAS: "12.6.4.1"}, ()),
+        ([CUDSS, f"{CUBLAS}<12.9"], "newest", {CUDSS: "1.0.0.35", CUBLAS: "12.8.4.1"}, ()),
+        ([CUDSS, f"{CUBLAS}>=12.7"], "lowest", {CUDSS: "1.0.0.35", CUBLAS: "12.8.4.1"}, ()),
+        # an extra's requirement is in force only once the extra is asked for
+        ([f"{TOOLKIT}[cublas]==12.*"], "lowest", {TOOLKIT: "12.8.1", CUBLAS: "12.8.4.1"}, ()),
+        ([f"{TOOLKIT}==12.*", CUBLAS], "newest", {TOOLKIT: "12.8.1", CUBLAS: "12.9.1.4"}, ()),
+        # the pin cuda-toolkit's extra makes contradicts the package's own range: a conflict, named
+        ([f"{TOOLKIT}[cublas]==12.8.1", f"{CUBLAS}>=12.9"], "newest", {TOOLKIT: "12.8.1"}, (CUBLAS,)),
+    ],
+)
+def test_select(lines: list[str], prefer: str, expected: dict[str, str], conflicts: tuple[str, ...]) -> None:
+    selection = _graph(*lines).select("newest" if prefer == "newest" else "lowest")
+    assert {name: release.version for name, release in selection.chosen.items()} == expected
+    assert selection.conflicts == conflicts
+    for name in conflicts:
+        asked = {edge.required_by for edge in selection.constraints[name]}
+        assert asked == {"the wheel", f"{TOOLKIT}[cublas] 12.8.1"}
+
+
+def test_select_honours_a_further_filter() -> None:
+    """The targets command picks only releases with a wheel for the platform."""
+    selection = _graph("nvidia-cudss-cu12").select("newest", usable=lambda r: r.version != "12.9.1.4")
+    assert selection.chosen["nvidia-cublas-cu12"].version == "12.8.4.1"
