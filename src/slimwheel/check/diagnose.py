@@ -1,0 +1,337 @@
+"""The simulation's answers turned into findings: not found, vendored copies a wheel provides,
+libraries no requirement brings in, entries that climb out of the tree."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from packaging.version import Version
+
+from slimwheel.analysis import (
+    ElfReport,
+    Resolution,
+    VendoredCopy,
+    WheelReport,
+    is_driver_library,
+    rpath_problems,
+)
+from slimwheel.catalog.model import Catalog
+from slimwheel.check.model import FileCheck, Lookup, NeededCheck, ProviderRelease
+from slimwheel.check.target import Target
+from slimwheel.check.tree import SimulatedTree, Simulation
+from slimwheel.dist_files import RequirementFiles
+from slimwheel.findings import Finding, FindingKind, Pin, Severity
+from slimwheel.ldso import (
+    EntryKind,
+    EntryTag,
+    expand_entry,
+    starts_with_origin,
+)
+
+__all__ = ["CARRIED", "Diagnosis", "pins_text"]
+
+CARRIED = frozenset({FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF})
+
+
+@dataclass
+class Diagnosis:
+    """What turning the simulation's answers into findings needs."""
+
+    report: WheelReport
+    catalog: Catalog
+    target: Target
+    tree: SimulatedTree
+    providers: Sequence[ProviderRelease]
+    findings: list[Finding]
+    looked_up: Sequence[RequirementFiles] = ()
+    kept_copies: frozenset[str] = frozenset()  # vendored copies kept on purpose: warnings, not errors
+
+    def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
+        if elf.error is not None:
+            return FileCheck(elf.path, elf.installed_path, error=elf.error)
+        for label, entries in ((EntryTag.RPATH, elf.rpath), (EntryTag.RUNPATH, elf.runpath)):
+            self.findings += rpath_problems(elf.path, label.value, entries)
+            self._entry_findings(elf, label, entries)
+        needed = []
+        for soname in dict.fromkeys(n.soname for n in elf.needed):
+            answers = simulation.answers.get((elf.installed_path, soname), {})
+            lookups = tuple(
+                Lookup(
+                    answer.resolution,
+                    answer.path,
+                    answer.distribution,
+                    answer.found_by,
+                    tuple(sorted(pins, key=lambda p: (p.distribution, Version(p.version)))),
+                    chain,
+                )
+                for answer, (pins, chain) in answers.items()
+            )
+            check = NeededCheck(soname, lookups, simulation.searched.get((elf.installed_path, soname), ()))
+            needed.append(check)
+            self._needed_findings(elf, check)
+        loaders = tuple(sorted(simulation.loaders.get(elf.installed_path, ())))
+        return FileCheck(elf.path, elf.installed_path, elf.rpath, elf.runpath, tuple(needed), loaders)
+
+    def _entry_findings(self, elf: ElfReport, label: EntryTag, entries: Sequence[str]) -> None:
+        """Entries the simulation cannot follow ($ORIGIN climbing out, $LIB); rpath_problems has the rest."""
+        origin = posixpath.dirname(elf.installed_path)
+        for entry in entries:
+            kind, _ = expand_entry(entry, origin)
+            if kind is EntryKind.OUTSIDE:
+                self.findings.append(
+                    Finding(
+                        FindingKind.OUTSIDE_TREE,
+                        Severity.WARNING,
+                        elf.path,
+                        f"{label.value} entry {entry!r} climbs out of site-packages from {origin or '.'}: "
+                        "what it reaches depends on where the environment lives, so it is not searched",
+                    )
+                )
+            elif kind is EntryKind.UNSIMULATED:
+                self.findings.append(
+                    Finding(
+                        FindingKind.UNSIMULATED_ENTRY,
+                        Severity.WARNING,
+                        elf.path,
+                        f"{label.value} entry {entry!r} depends on the host's glibc build: not searched",
+                    )
+                )
+
+    def _needed_findings(self, elf: ElfReport, check: NeededCheck) -> None:
+        soname = check.soname
+        if not check.resolved and self._missing_requirement(elf, check):
+            return
+        for lookup in check.lookups:
+            if lookup.resolution is Resolution.UNRESOLVED:
+                self._unresolved(elf, check, lookup)
+            elif lookup.resolution in (Resolution.WHEEL, Resolution.VENDORED) and lookup.path is not None:
+                self._found_in_wheel(elf, soname, lookup.path)
+            elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
+                self._split_install(elf, soname, lookup)
+            elif lookup.resolution is Resolution.REQUIREMENT:
+                if lookup.found_by is None:
+                    self._preloaded(elf, soname, lookup)
+                else:
+                    self._split_install(elf, soname, lookup)
+
+    def _nvidia_distributions(self, soname: str) -> list[str]:
+        providers = self.catalog.providers(
+            soname=soname, cuda_major=self.target.cuda_major, platform=self.target.platform
+        )
+        return list(dict.fromkeys(p.distribution for p in providers))
+
+    @cached_property
+    def _wheel_major(self) -> int | None:
+        """The CUDA major the wheel is built for, where its requirements or its NVIDIA sonames say:
+        only for advice, never to decide what resolves."""
+        if self.target.cuda_major is not None:
+            return self.target.cuda_major
+        required = {
+            release.cuda_major
+            for provider in self.providers
+            if (release := self.catalog.release(provider.distribution, provider.version)) is not None
+            and release.cuda_major is not None
+        }
+        if len(required) == 1:
+            return next(iter(required))
+        possible: set[int] | None = None
+        for soname in {n.soname for elf in self.report.elf_files for n in elf.needed}:
+            majors = {
+                p.release.cuda_major
+                for p in self.catalog.providers(soname=soname, platform=self.target.platform)
+                if p.release.cuda_major is not None
+            }
+            if majors:
+                possible = majors if possible is None else possible & majors
+        return next(iter(possible)) if possible and len(possible) == 1 else None
+
+    def _missing_requirement(self, elf: ElfReport, check: NeededCheck) -> bool:
+        """An NVIDIA soname that no required release ships: the cause to report, rather than "not found"."""
+        soname = check.soname
+        if is_driver_library(soname) or soname in self.tree.shipped:
+            return False
+        known = self.catalog.providers(soname=soname)
+        if not known:
+            return False
+        candidates = self.catalog.providers(
+            soname=soname, cuda_major=self.target.cuda_major, platform=self.target.platform
+        )
+        fitting = [p for p in candidates if p.release.cuda_major == self._wheel_major]
+        candidates = tuple(fitting) or candidates  # advise the wheel's own CUDA major, not the newest
+        here = list(dict.fromkeys(p.distribution for p in candidates))
+        if candidates:
+            newest = candidates[0]
+            safe = self.catalog.safe_range(
+                newest.distribution, newest.version, newest.library.name, platform=self.target.platform
+            )
+            advice = f"add Requires-Dist: {safe.requirement if safe else newest.distribution}"
+            also = f" (also: {', '.join(here[1:])})" if len(here) > 1 else ""
+            text = f"{', '.join(here[:1])} provides it{also}; {advice}"
+        else:
+            text = f"no NVIDIA wheel provides it for {self.target.platform.key}"
+        self.findings.append(
+            Finding(
+                FindingKind.MISSING_REQUIREMENT,
+                Severity.ERROR,
+                elf.path,
+                f"needs {soname}, an NVIDIA library, but no Requires-Dist brings it in: {text}",
+                soname,
+            )
+        )
+        return True
+
+    def _unresolved(self, elf: ElfReport, check: NeededCheck, lookup: Lookup) -> None:
+        soname = check.soname
+        shipped = self.tree.shipped.get(soname, {})
+        # The versions are named only where they change the answer.
+        partial = bool(lookup.versions) and len(check.lookups) > 1
+        versions = f" with {pins_text(lookup.versions)}" if partial else ""
+        loader = f" when loaded by {lookup.loaded_by[0]}" if lookup.loaded_by else ""
+        if partial and not any(shipped.get(p.distribution, {}).get(p.version) for p in lookup.versions):
+            why = "no file of that name in those versions"
+        else:
+            searched = ", ".join(folder or "." for folder in check.searched)
+            why = f"searched {searched}" if searched else "no RPATH/RUNPATH folder inside site-packages"
+            installs = sorted(
+                {
+                    f"{distribution} installs it in {folder}"
+                    for distribution, by_version in shipped.items()
+                    for folders in by_version.values()
+                    for folder in folders
+                }
+            )
+            why += f"; {', '.join(installs)}" if installs else ""
+            why += self._requirement_hint(elf, shipped, check.searched)
+        unread = [answer.distribution for answer in self.looked_up if not answer.known]
+        if unread:
+            why += f"; could not read the files of {', '.join(unread)}, which may ship it"
+        self.findings.append(
+            Finding(
+                FindingKind.UNRESOLVED,
+                Severity.ERROR,
+                elf.path,
+                f"needs {soname}: not found{versions}{loader} ({why})",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _found_in_wheel(self, elf: ElfReport, soname: str, path: str) -> None:
+        found = self.tree.wheel_file(path)
+        if found is None:
+            return
+        if not found.loadable:
+            self.findings.append(
+                Finding(
+                    FindingKind.LOADS_UNREADABLE,
+                    Severity.ERROR,
+                    elf.path,
+                    f"needs {soname}: the loader finds {found.member}, which is not a loadable ELF file",
+                    soname,
+                )
+            )
+            return
+        copy = next((c for c in self.report.vendored if c.path == found.member), None)
+        if copy is not None:
+            self._vendored(elf, soname, copy)
+
+    def _vendored(self, elf: ElfReport, soname: str, copy: VendoredCopy) -> None:
+        here = self._nvidia_distributions(copy.original_soname)
+        required = {p.distribution for p in self.providers}
+        identified = copy.identified.distribution if copy.identified else None
+        preferred = [d for d in here if d in required] or [d for d in here if d == identified] or here
+        if not preferred:
+            self.findings.append(
+                Finding(
+                    FindingKind.VENDORED,
+                    Severity.INFO,
+                    elf.path,
+                    f"needs {soname}: a vendored copy of {copy.original_soname} ({copy.path}); "
+                    f"no NVIDIA wheel provides it for {self.target.platform.key}",
+                    soname,
+                )
+            )
+            return
+        distribution = preferred[0]
+        kept = copy.path in self.kept_copies
+        self.findings.append(
+            Finding(
+                FindingKind.VENDORED_WHILE_PROVIDED,
+                Severity.WARNING if kept else Severity.ERROR,
+                elf.path,
+                f"needs {soname}: resolves to {copy.path}, a vendored copy of {copy.original_soname}, "
+                f"which {distribution} provides; "
+                + ("kept on purpose" if kept else f"require {distribution} and load it from there"),
+                soname,
+            )
+        )
+
+    def _requirement_hint(
+        self, elf: ElfReport, shipped: Mapping[str, Mapping[str, frozenset[str]]], searched: Sequence[str]
+    ) -> str:
+        """How to reach a library that another requirement ships in a folder off this file's search path."""
+        where = sorted(
+            {
+                (folder, distribution)
+                for distribution, by_version in shipped.items()
+                if distribution in self.tree.requirements
+                for folders in by_version.values()
+                for folder in folders
+                if folder not in searched
+            }
+        )
+        if not where:
+            return ""
+        folder, distribution = where[0]
+        entry = "$ORIGIN/" + posixpath.relpath(folder, posixpath.dirname(elf.installed_path) or ".")
+        return (
+            f": add RPATH {entry!r}, or, if importing {distribution} loads it first, count on that "
+            f"(--preloaded {distribution})"
+        )
+
+    def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        self.findings.append(
+            Finding(
+                FindingKind.PRELOADED,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
+                f"{lookup.path} is loaded first (import {lookup.distribution} before this file is loaded)",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _split_install(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        found_by = lookup.found_by
+        if found_by is None or lookup.distribution is None or not starts_with_origin(found_by.entry):
+            return
+        owner = "" if found_by.owner == elf.installed_path else f" of {found_by.owner}"
+        if lookup.resolution is Resolution.REQUIREMENT:
+            after = "it is not found there"
+        else:
+            after = "the run-time loader must load it there"
+        self.findings.append(
+            Finding(
+                FindingKind.SPLIT_INSTALL,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: found in {lookup.distribution}'s {found_by.folder} only through "
+                f"{found_by.tag.value} {found_by.entry!r}{owner}, which assumes both distributions share "
+                "one site-packages; after pip install --target into another folder, or with "
+                f"--system-site-packages where {lookup.distribution} sits in the base environment, "
+                f"{after}",
+                soname,
+                lookup.versions,
+            )
+        )
+
+
+def pins_text(pins: Sequence[Pin]) -> str:
+    by_distribution: dict[str, list[str]] = {}
+    for pin in pins:
+        by_distribution.setdefault(pin.distribution, []).append(pin.version)
+    return "; ".join(f"{d} {', '.join(versions)}" for d, versions in by_distribution.items())

@@ -1,0 +1,144 @@
+"""The NVIDIA releases a wheel's requirements can bring in (a query on the requirement graph,
+``slimwheel.requirements``), and the files of the requirements the catalog does not know."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from slimwheel.analysis import (
+    Resolution,
+    WheelReport,
+)
+from slimwheel.catalog.model import Catalog, Release
+from slimwheel.check.model import ProviderRelease, RequirementCheck
+from slimwheel.check.target import Target, always_installed, installable_wheel
+from slimwheel.dist_files import DistFileSource, RequirementFiles
+from slimwheel.errors import SlimwheelError
+from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.requirements import expand_requirements
+
+__all__ = ["ProviderResolver", "requirement_files"]
+
+
+@dataclass
+class ProviderResolver:
+    """The NVIDIA releases a wheel's Requires-Dist can bring in, transitively and through extras: a
+    query on the requirement graph (``slimwheel.requirements``), which is a union over everything
+    reachable, not one resolver answer, so the check covers the whole allowed range. Here: the
+    findings about the wheel's own lines, and the requirements the catalog cannot answer for."""
+
+    catalog: Catalog
+    target: Target
+    environment: dict[str, str]
+    findings: list[Finding]
+    own_name: str = ""  # the checked distribution: a requirement on itself (through an extra) is no provider
+    checks: list[RequirementCheck] = field(default_factory=list)
+    possible: dict[str, tuple[Release, ...]] = field(default_factory=dict)
+    others: list[Requirement] = field(default_factory=list)  # direct requirements the catalog does not know
+
+    def run(self, requires: Sequence[str]) -> None:
+        direct: list[Requirement] = []
+        seen: set[str] = set()
+        for text in requires:
+            requirement = self._parse(text)
+            if requirement is None or not always_installed(requirement.marker, self.environment):
+                continue  # an extra-gated requirement never serves a DT_NEEDED the package always has
+            if str(requirement) in seen:
+                continue  # a line repeated (20,000 times, once) says nothing new: each is weighed once
+            seen.add(str(requirement))
+            name = canonicalize_name(requirement.name)
+            if name in self.catalog.distributions:
+                direct.append(requirement)
+            elif name != canonicalize_name(self.own_name):
+                self.others.append(requirement)
+        roots = [("", requirement) for requirement in direct]
+        graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits)
+        for edge in graph.edges:
+            self.checks.append(RequirementCheck(edge.text, edge.name, edge.required_by, edge.versions))
+            if not edge.admitted:
+                self._no_release(edge.requirement, edge.name, edge.required_by)
+        self.possible = graph.reachable()
+
+    def _parse(self, text: str) -> Requirement | None:
+        try:
+            return Requirement(text)
+        except InvalidRequirement as exc:
+            self.findings.append(
+                Finding(
+                    FindingKind.BAD_REQUIREMENT,
+                    Severity.ERROR,
+                    "",
+                    f"Requires-Dist {text!r} does not parse: {exc}",
+                )
+            )
+            return None
+
+    def _no_release(self, requirement: Requirement, name: str, required_by: str) -> None:
+        target = self.target
+        where = target.platform.key + (f" CUDA {target.cuda_major}" if target.cuda_major is not None else "")
+        known = ", ".join(r.version for r in self.catalog.releases_of(name)[-5:]) or "none"
+        by = f" (required by {required_by})" if required_by else ""
+        self.findings.append(
+            Finding(
+                FindingKind.NO_RELEASE,
+                # A wheel's own requirement is its author's to fix; NVIDIA's pins may only be newer than
+                # the catalog, which is why they warn.
+                Severity.WARNING if required_by else Severity.ERROR,
+                "",
+                f"Requires-Dist {requirement}{by} admits no release of {name} for {where} that the "
+                f"catalog knows (newest known: {known}); update the catalog or widen the range",
+            )
+        )
+
+    def providers(self) -> list[ProviderRelease]:
+        found = []
+        for name in sorted(self.possible):
+            for release in self.possible[name]:
+                wheel = installable_wheel(release, self.target.platform)
+                files = tuple(library.path for library in wheel.libraries) if wheel else ()
+                found.append(ProviderRelease(name, release.version, wheel.filename if wheel else None, files))
+        return found
+
+
+def requirement_files(
+    report: WheelReport,
+    requirements: Sequence[Requirement],
+    target: Target,
+    source: DistFileSource | None,
+    findings: list[Finding],
+) -> list[RequirementFiles]:
+    """The files of the requirements the catalog does not know, when something is left to find."""
+    left = any(need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed)
+    if source is None or not left:
+        return []
+    answers: list[RequirementFiles] = []
+    for requirement in requirements:
+        name = canonicalize_name(requirement.name)
+        if requirement.url:
+            answer = RequirementFiles(
+                str(requirement), name, problem="a direct URL requirement: not looked up"
+            )
+        else:
+            try:
+                answer = source.requirement_files(requirement, platform=target.platform, python=target.python)
+            except SlimwheelError as error:
+                answer = RequirementFiles(str(requirement), name, problem=str(error))
+            if answer.problem is None and not answer.releases:
+                answer = dataclasses.replace(answer, problem="no release was read")
+        answers.append(answer)
+        if answer.problem is not None:
+            findings.append(
+                Finding(
+                    FindingKind.REQUIREMENT_FILES_UNREAD,
+                    Severity.WARNING,
+                    "",
+                    f"could not read {name}'s files ({answer.problem}): what only Requires-Dist "
+                    f"{requirement} would install is not simulated, so a library it ships stays unresolved",
+                )
+            )
+    return answers

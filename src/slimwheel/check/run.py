@@ -1,0 +1,101 @@
+"""``check_wheel``: analyse, resolve the providers, simulate the install, diagnose."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from packaging.utils import canonicalize_name
+
+from slimwheel.analysis import analyse_wheel
+from slimwheel.catalog.model import Catalog
+from slimwheel.check.diagnose import CARRIED, Diagnosis
+from slimwheel.check.model import CheckReport, ProviderRelease
+from slimwheel.check.providers import ProviderResolver, requirement_files
+from slimwheel.check.target import Target, platform_of, python_of
+from slimwheel.check.tree import SimulatedTree, Simulation
+from slimwheel.dist_files import DistFileSource
+from slimwheel.findings import Finding, Severity
+from slimwheel.platforms import Platform
+from slimwheel.requirements import marker_environment
+from slimwheel.sources import ArchiveSource
+from slimwheel.wheel import Wheel
+
+__all__ = ["check_wheel"]
+
+
+def check_wheel(
+    source: ArchiveSource,
+    catalog: Catalog,
+    *,
+    cuda_major: int | None = None,
+    platform: Platform | None = None,
+    requires_dist: Sequence[str] | None = None,
+    dist_files: DistFileSource | None = None,
+    preloaded: Iterable[str] = (),
+    kept_copies: Iterable[str] = (),
+) -> CheckReport:
+    """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
+
+    ``platform``: the target (default: from the wheel's platform tags, else its ELF files' machine).
+    ``cuda_major``: only NVIDIA releases for this CUDA major count. ``requires_dist``: the requirements
+    to simulate (default: the wheel's METADATA; none for loose files). ``dist_files``: where the library
+    files of requirements the catalog does not know come from (``IndexDistFiles`` reads them from the
+    index); None: they are not simulated. It is asked only when some DT_NEEDED is left that neither
+    this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: required distributions whose
+    library files count as already loaded when this wheel's are (``torch``, whose import loads
+    ``torch/lib``): a soname they ship is found even off the search path, with a warning.
+    ``kept_copies``: vendored copies (member paths) kept on purpose (``repair --exclude``, or named by
+    the package's Python code): still reported, as warnings rather than errors.
+    """
+    report = analyse_wheel(source, catalog, scan_strings=False)
+    target = Target(
+        platform_of(source.filename, source.platform_tags, (e.machine for e in report.elf_files), platform),
+        cuda_major,
+        python_of(source),
+    )
+    if requires_dist is None:
+        requires_dist = source.requires_dist() if isinstance(source, Wheel) else ()
+    findings: list[Finding] = []
+    resolver = ProviderResolver(
+        catalog,
+        target,
+        {**marker_environment(target.platform, target.python), "extra": ""},
+        findings,
+        source.distribution,
+    )
+    resolver.run(requires_dist)
+    providers = resolver.providers()
+    looked_up = requirement_files(report, resolver.others, target, dist_files, findings)
+    others = [
+        ProviderRelease(release.distribution, release.version, release.wheel, release.files)
+        for answer in looked_up
+        if answer.known
+        for release in answer.releases
+    ]
+    preloaded = tuple(sorted({canonicalize_name(name) for name in preloaded}))
+    tree = SimulatedTree.build(source, report, providers, others, preloaded)
+    elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
+    simulation = Simulation(tree, elfs)
+    simulation.run()
+
+    # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
+    findings += [finding for finding in report.findings if finding.kind in CARRIED]
+    context = Diagnosis(report, catalog, target, tree, providers, findings, looked_up, frozenset(kept_copies))
+    files = [context.file_check(elf, simulation) for elf in report.elf_files]
+    order = {severity: i for i, severity in enumerate(Severity)}
+    findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value, f.message))
+    return CheckReport(
+        filename=source.filename,
+        distribution=source.distribution,
+        version=source.version,
+        platform=target.platform,
+        cuda_major=cuda_major,
+        python=target.python,
+        requirements=tuple(resolver.checks),
+        providers=tuple(providers),
+        files=tuple(files),
+        findings=tuple(findings),
+        catalog_origin=catalog.origin,
+        requirement_files=tuple(looked_up),
+        preloaded=preloaded,
+    )

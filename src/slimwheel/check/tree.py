@@ -1,0 +1,209 @@
+"""The installed tree, simulated: the wheel's files and every allowed provider release's, searched
+the way glibc's loader searches (``slimwheel.ldso``), up each loader chain."""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from slimwheel.analysis import (
+    ElfReport,
+    Resolution,
+    WheelReport,
+    is_driver_library,
+    is_system_library,
+)
+from slimwheel.check.model import ProviderRelease
+from slimwheel.findings import Pin
+from slimwheel.ldso import (
+    SearchFolder,
+    inherited_folders,
+    search_folders,
+)
+from slimwheel.sources import ArchiveSource
+
+__all__ = ["Answer", "SimulatedTree", "Simulation", "WheelFile"]
+
+# -- the simulated tree and glibc's search -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    member: str
+    loadable: bool  # an ELF file that read cleanly
+    vendored: bool  # a copy of an NVIDIA library
+
+
+@dataclass(frozen=True)
+class Answer:
+    resolution: Resolution
+    path: str | None
+    distribution: str | None
+    found_by: SearchFolder | None
+
+
+@dataclass
+class SimulatedTree:
+    """The installed tree: this wheel's files, and per file name which provider versions ship it where."""
+
+    wheel_files: dict[str, dict[str, WheelFile]]  # folder -> file name -> member
+    # file name -> distribution -> version -> the folders that version installs a file of that name in
+    shipped: dict[str, dict[str, dict[str, frozenset[str]]]]
+    versions: dict[str, list[str]]  # distribution -> allowed versions, oldest first
+    requirements: frozenset[str] = frozenset()  # providers that are other requirements, not NVIDIA's
+    preloaded: frozenset[str] = frozenset()  # providers whose files count as loaded before the wheel's
+    _memo: dict[tuple[str, tuple[SearchFolder, ...]], list[tuple[Answer, tuple[Pin, ...]]]] = field(
+        default_factory=dict
+    )
+
+    @classmethod
+    def build(
+        cls,
+        source: ArchiveSource,
+        report: WheelReport,
+        providers: Sequence[ProviderRelease],
+        others: Sequence[ProviderRelease] = (),
+        preloaded: Iterable[str] = (),
+    ) -> SimulatedTree:
+        wheel_files: dict[str, dict[str, WheelFile]] = {}
+        loadable = {elf.installed_path: elf.error is None for elf in report.elf_files}
+        vendored = {copy.path for copy in report.vendored}
+        for member in source.members:
+            if member.name.endswith("/"):
+                continue
+            installed = source.installed_path(member.name)
+            folder, name = posixpath.split(installed)
+            wheel_files.setdefault(folder, {})[name] = WheelFile(
+                member.name, loadable.get(installed, False), member.name in vendored
+            )
+        shipped: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
+        versions: dict[str, list[str]] = {}
+        for provider in (*providers, *others):
+            versions.setdefault(provider.distribution, []).append(provider.version)
+            by_name: dict[str, set[str]] = {}
+            for path in provider.files:
+                folder, name = posixpath.split(path)
+                by_name.setdefault(name, set()).add(folder)
+            for name, folders in by_name.items():
+                shipped.setdefault(name, {}).setdefault(provider.distribution, {})[provider.version] = (
+                    frozenset(folders)
+                )
+        requirements = frozenset(provider.distribution for provider in others)
+        return cls(wheel_files, shipped, versions, requirements, frozenset(preloaded) & requirements)
+
+    def lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[Answer, tuple[Pin, ...]]]:
+        """The answers for ``soname`` over every combination of the versions of the providers that ship
+        a file of that name: versions with the same folders for it are tried once, as a group."""
+        key = (soname, folders)
+        if key not in self._memo:
+            self._memo[key] = self._lookup(soname, folders)
+        return self._memo[key]
+
+    def _lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[Answer, tuple[Pin, ...]]]:
+        relevant = self.shipped.get(soname, {})
+        per_distribution = []
+        for distribution in sorted(relevant):
+            groups: dict[frozenset[str], list[Pin]] = {}
+            for version in self.versions[distribution]:
+                where = relevant[distribution].get(version, frozenset())
+                groups.setdefault(where, []).append(Pin(distribution, version))
+            per_distribution.append([(distribution, where, pins) for where, pins in groups.items()])
+        answers: dict[Answer, list[Pin]] = {}
+        for combination in itertools.product(*per_distribution):
+            answer = self._search(soname, folders, [(d, where) for d, where, _ in combination])
+            answers.setdefault(answer, []).extend(pin for _, _, pins in combination for pin in pins)
+        return [(answer, tuple(dict.fromkeys(pins))) for answer, pins in answers.items()]
+
+    def _search(
+        self, soname: str, folders: Sequence[SearchFolder], installed: Sequence[tuple[str, frozenset[str]]]
+    ) -> Answer:
+        for searched in folders:
+            own = self.wheel_files.get(searched.folder, {}).get(soname)
+            if own is not None:
+                resolution = Resolution.VENDORED if own.vendored else Resolution.WHEEL
+                return Answer(resolution, posixpath.join(searched.folder, soname), None, searched)
+            for distribution, where in installed:
+                if searched.folder in where:
+                    return Answer(
+                        Resolution.REQUIREMENT
+                        if distribution in self.requirements
+                        else Resolution.NVIDIA_WHEEL,
+                        posixpath.join(searched.folder, soname),
+                        distribution,
+                        searched,
+                    )
+        # Not on the search path, but glibc reuses an object already loaded under that soname: counted
+        # only for the requirements the caller says are loaded first (``import torch`` loads torch/lib).
+        for distribution, where in installed:
+            if distribution in self.preloaded and where:
+                return Answer(Resolution.REQUIREMENT, posixpath.join(min(where), soname), distribution, None)
+        if is_driver_library(soname):
+            return Answer(Resolution.DRIVER, None, None, None)
+        if is_system_library(soname):
+            return Answer(Resolution.SYSTEM, None, None, None)
+        return Answer(Resolution.UNRESOLVED, None, None, None)
+
+    def wheel_file(self, path: str) -> WheelFile | None:
+        folder, name = posixpath.split(path)
+        return self.wheel_files.get(folder, {}).get(name)
+
+
+@dataclass
+class Simulation:
+    tree: SimulatedTree
+    elfs: dict[str, ElfReport]  # installed path -> readable ELF file
+    answers: dict[tuple[str, str], dict[Answer, tuple[list[Pin], tuple[str, ...]]]] = field(
+        default_factory=dict
+    )
+    searched: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    loaders: dict[str, set[str]] = field(default_factory=dict)
+    _visited: set[tuple[str, tuple[SearchFolder, ...]]] = field(default_factory=set)
+    _visited_paths: set[str] = field(default_factory=set)
+
+    def run(self) -> None:
+        needed_names = {
+            need.soname
+            for elf in self.elfs.values()
+            for need in elf.needed
+            if need.soname != posixpath.basename(elf.installed_path)
+        }
+        # Files no other file needs are loaded directly (extension modules, ctypes); their
+        # dependencies are visited under the chain that loads them.
+        for path in sorted(p for p in self.elfs if posixpath.basename(p) not in needed_names):
+            self._visit(path, ())
+        # Files that are needed but never found that way are still checked, as if loaded directly.
+        for path in sorted(self.elfs):
+            if path not in self._visited_paths:
+                self._visit(path, ())
+
+    def _visit(self, path: str, chain: tuple[str, ...]) -> None:
+        obj = self.elfs[path]
+        loaders = [self.elfs[p] for p in chain]
+        # What a chain changes is the RPATH folders it passes down (to this file, and to the files it
+        # loads): chains that pass down the same ones are visited once.
+        inherited = inherited_folders(loaders)
+        if (path, inherited) in self._visited:
+            return
+        self._visited.add((path, inherited))
+        self._visited_paths.add(path)
+        folders = search_folders(obj, loaders)
+        for need in obj.needed:
+            soname = need.soname
+            self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))
+            seen = self.answers.setdefault((path, soname), {})
+            for answer, pins in self.tree.lookup(soname, folders):
+                if answer in seen:
+                    seen[answer][0].extend(p for p in pins if p not in seen[answer][0])
+                else:
+                    seen[answer] = (list(pins), chain)
+                found = answer.path
+                if (
+                    answer.resolution in (Resolution.WHEEL, Resolution.VENDORED)
+                    and found in self.elfs
+                    and found != path
+                    and found not in chain
+                ):
+                    self.loaders.setdefault(found, set()).add(path)
+                    self._visit(found, (path, *chain))
