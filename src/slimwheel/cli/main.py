@@ -22,6 +22,10 @@ COMMANDS: dict[str, str] = {
     "repair": "slimwheel.cli.repair",
     "doctor": "slimwheel.cli.doctor",
     "verify": "slimwheel.cli.verify",
+    "publish": "slimwheel.cli.publish",
+    "promote": "slimwheel.cli.promote",
+    "yank": "slimwheel.cli.yank",
+    "reindex": "slimwheel.cli.reindex",
 }
 
 
