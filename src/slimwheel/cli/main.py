@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "repair": "slimwheel.cli.repair",
     "doctor": "slimwheel.cli.doctor",
     "verify": "slimwheel.cli.verify",
+    "cmake-dir": "slimwheel.cli.cmake_dir",
     "publish": "slimwheel.cli.publish",
     "promote": "slimwheel.cli.promote",
     "yank": "slimwheel.cli.yank",
