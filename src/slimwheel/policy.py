@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["PolicyUnavailableError", "host_sonames"]
+from slimwheel.platforms import glibc_of_tag
+
+__all__ = ["PolicyUnavailableError", "host_sonames", "manylinux_level"]
 
 
 class PolicyUnavailableError(RuntimeError):
@@ -32,8 +35,33 @@ def _policy_file() -> Path:
 
 
 @lru_cache(maxsize=1)
-def host_sonames() -> frozenset[str]:
-    """Every soname some manylinux policy lets a wheel take from the host (the union over policies:
-    whether one is allowed at a given level is auditwheel's question, not ours)."""
+def _whitelists() -> tuple[tuple[tuple[int, int], frozenset[str]], ...]:
+    """(glibc version, whitelist) per manylinux policy, oldest first."""
     policies = json.loads(_policy_file().read_text(encoding="utf-8"))
-    return frozenset(name for policy in policies for name in policy.get("lib_whitelist", ()))
+    found = []
+    for policy in policies:
+        name = str(policy.get("name", ""))
+        if not name.startswith("manylinux_"):
+            continue  # "linux": the policy of a wheel auditwheel has not tagged, which allows nothing
+        major, minor = name.removeprefix("manylinux_").split("_")[:2]
+        found.append(((int(major), int(minor)), frozenset(policy.get("lib_whitelist", ()))))
+    return tuple(sorted(found))
+
+
+def host_sonames(glibc: tuple[int, int] | None = None) -> frozenset[str]:
+    """The sonames a manylinux wheel for ``glibc`` (the level of its tag: (2, 17) for
+    manylinux2014) may take from the host: the whitelist of the newest policy not newer than that
+    level (``libmvec.so.1`` only from 2.24). None, for a wheel with no manylinux tag: the union over
+    every policy (auditwheel's question which level it can have, not ours)."""
+    whitelists = _whitelists()
+    if glibc is None:
+        return frozenset().union(*(names for _, names in whitelists))
+    fitting = [names for level, names in whitelists if level <= glibc]
+    return fitting[-1] if fitting else whitelists[0][1]
+
+
+def manylinux_level(platform_tags: Iterable[str]) -> tuple[int, int] | None:
+    """The glibc a wheel promises to run on: the oldest its manylinux tags name (a wheel tagged
+    ``manylinux_2_17`` and ``manylinux_2_28`` installs on 2.17), None when it has none."""
+    levels = [level for level in map(glibc_of_tag, platform_tags) if level is not None]
+    return min(levels) if levels else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from slimwheel.analysis import is_system_library
-from slimwheel.policy import host_sonames
+from slimwheel.policy import host_sonames, manylinux_level
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,24 @@ def test_the_policy_is_the_union_of_auditwheels_manylinux_whitelists() -> None:
     policy = Path(spec.origin).parent / "policy" / "manylinux-policy.json"
     union = {name for entry in json.loads(policy.read_text()) for name in entry["lib_whitelist"]}
     assert host_sonames() == union
+
+
+@pytest.mark.parametrize(
+    ("tags", "level", "mvec", "expat"),
+    [
+        # libmvec joins the whitelist at 2.24, libexpat at 2.12: a wheel tagged older may not use them
+        (("manylinux_2_17_x86_64", "manylinux2014_x86_64"), (2, 17), False, True),
+        (("manylinux_2_28_x86_64",), (2, 28), True, True),
+        (("manylinux_2_30_x86_64",), (2, 30), True, True),  # no 2.30 policy: 2.28's list holds
+        (("manylinux1_x86_64",), (2, 5), False, False),
+        (("manylinux_2_17_x86_64", "manylinux_2_28_x86_64"), (2, 17), False, True),  # installs on 2.17
+        (("linux_x86_64",), None, True, True),  # not tagged yet: any level's
+    ],
+)
+def test_the_host_libraries_follow_the_wheels_manylinux_level(
+    tags: tuple[str, ...], level: tuple[int, int] | None, mvec: bool, expat: bool
+) -> None:
+    assert manylinux_level(tags) == level
+    assert is_system_library("libmvec.so.1", level) is mvec
+    assert is_system_library("libexpat.so.1", level) is expat
+    assert is_system_library("libc.so.6", level)

@@ -57,6 +57,7 @@ def is_driver_library(soname: str) -> bool:
     )
 
 
-def is_system_library(soname: str) -> bool:
-    """The manylinux whitelist (auditwheel's policy) or a dynamic loader: what the host provides."""
-    return soname in host_sonames() or bool(_LOADER.match(soname))
+def is_system_library(soname: str, glibc: tuple[int, int] | None = None) -> bool:
+    """The manylinux whitelist (auditwheel's policy) for the wheel's level ``glibc`` (None: any
+    level), or a dynamic loader: what the host provides."""
+    return soname in host_sonames(glibc) or bool(_LOADER.match(soname))

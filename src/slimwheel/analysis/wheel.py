@@ -26,6 +26,7 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
 from slimwheel.names import parse_library_file_name
+from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
 __all__ = ["analyse_wheel"]
@@ -54,6 +55,7 @@ def analyse_wheel(
         wheel, scan_strings, jobs, parallel_bytes, frozenset(unread)
     )
     vendored = _find_vendored(wheel, catalog, elf_members, findings)
+    glibc = manylinux_level(wheel.platform_tags)  # the host libraries a wheel may use depend on its level
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
         by_name.setdefault(posixpath.basename(item.member.name), item)
@@ -74,7 +76,7 @@ def analyse_wheel(
                 )
             )
             continue
-        resolved = tuple(_resolve(soname, by_name, vendored, catalog) for soname in facts.needed)
+        resolved = tuple(_resolve(soname, by_name, vendored, catalog, glibc) for soname in facts.needed)
         for need in resolved:
             if need.resolution is Resolution.UNRESOLVED:
                 findings.append(
@@ -154,7 +156,11 @@ def _zip_overhead(name: str) -> int:
 
 
 def _resolve(
-    soname: str, by_name: Mapping[str, _ElfMember], vendored: Mapping[str, VendoredCopy], catalog: Catalog
+    soname: str,
+    by_name: Mapping[str, _ElfMember],
+    vendored: Mapping[str, VendoredCopy],
+    catalog: Catalog,
+    glibc: tuple[int, int] | None,
 ) -> NeededLibrary:
     inside = by_name.get(soname)
     if inside is not None:
@@ -167,6 +173,6 @@ def _resolve(
     if providers:
         distributions = tuple(dict.fromkeys(p.distribution for p in providers))
         return NeededLibrary(soname, Resolution.NVIDIA_WHEEL, distributions)
-    if is_system_library(soname):
+    if is_system_library(soname, glibc):
         return NeededLibrary(soname, Resolution.SYSTEM)
     return NeededLibrary(soname, Resolution.UNRESOLVED)

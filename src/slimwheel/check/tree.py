@@ -22,6 +22,7 @@ from slimwheel.ldso import (
     inherited_folders,
     search_folders,
 )
+from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
 __all__ = ["Answer", "SimulatedTree", "Simulation", "WheelFile"]
@@ -54,6 +55,7 @@ class SimulatedTree:
     versions: dict[str, list[str]]  # distribution -> allowed versions, oldest first
     requirements: frozenset[str] = frozenset()  # providers that are other requirements, not NVIDIA's
     preloaded: frozenset[str] = frozenset()  # providers whose files count as loaded before the wheel's
+    glibc: tuple[int, int] | None = None  # the wheel's manylinux level: which host libraries it may use
     _memo: dict[tuple[str, tuple[SearchFolder, ...]], list[tuple[Answer, tuple[Pin, ...]]]] = field(
         default_factory=dict
     )
@@ -91,7 +93,10 @@ class SimulatedTree:
                     frozenset(folders)
                 )
         requirements = frozenset(provider.distribution for provider in others)
-        return cls(wheel_files, shipped, versions, requirements, frozenset(preloaded) & requirements)
+        preloaded = frozenset(preloaded) & requirements
+        return cls(
+            wheel_files, shipped, versions, requirements, preloaded, manylinux_level(source.platform_tags)
+        )
 
     def lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[Answer, tuple[Pin, ...]]]:
         """The answers for ``soname`` over every combination of the versions of the providers that ship
@@ -141,7 +146,7 @@ class SimulatedTree:
                 return Answer(Resolution.REQUIREMENT, posixpath.join(min(where), soname), distribution, None)
         if is_driver_library(soname):
             return Answer(Resolution.DRIVER, None, None, None)
-        if is_system_library(soname):
+        if is_system_library(soname, self.glibc):
             return Answer(Resolution.SYSTEM, None, None, None)
         return Answer(Resolution.UNRESOLVED, None, None, None)
 
