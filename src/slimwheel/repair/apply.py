@@ -3,9 +3,16 @@
 Untouched members are copied as they are (no recompression); patched ELF files, METADATA, the
 manifest, and with ``--embed-loader`` the patched ``__init__.py`` files and the copied run-time
 modules, are written anew; RECORD is rebuilt, every line computed from the bytes written (sha256 and
-size). Every ELF edit is made before the output is opened, through one patchelf call per file, and the
-output is written under a temporary name and renamed: a failure leaves nothing under the final name,
-and the input is never touched.
+size). The output is written under a temporary name and renamed: a failure leaves nothing under the
+final name, and the input is never touched.
+
+ELF edits are planned before the output is opened. Most are made by ``slimwheel.elf.edit`` on the
+streamed bytes: the member is inflated once to read its tables (keeping its ends in memory, not the
+whole file) and to hash it against RECORD, then inflated again as it is written, the patch applied
+to the chunks as they pass and the result deflated by ``WheelWriter.add_stream``: a 1 GB library is
+never in memory or on disk whole. A member whose edit would change nothing is copied raw. Only what
+that module cannot do (no section headers, no spare DT_NULL slot for a new search path, both RPATH
+and RUNPATH, an executable that needs room) is copied out to a scratch file for patchelf.
 
 The input's RECORD must vouch for what goes into the output, or the wheel is refused (WheelError,
 exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
@@ -23,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,6 +38,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from slimwheel._scratch import scratch_folder
+from slimwheel.elf import ranges_to_keep
+from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.errors import WheelError
 from slimwheel.repair.embed import patched_init
 from slimwheel.repair.plan import AddedRequirement, ElfEdit, RepairError, RepairPlan
@@ -43,6 +53,7 @@ from slimwheel.wheel import (
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 from slimwheel.wheel.record import record_line_problem
+from slimwheel.wheel.view import MissingRangeError
 from slimwheel.wheel.writer import RECORD_HINT
 
 __all__ = [
@@ -54,6 +65,10 @@ __all__ = [
 ]
 
 _COPY_CHUNK = 1 << 20  # patched ELF files are copied out of the wheel in pieces this big
+# What planning an edit keeps of a member: its tables sit near its start (or, in files patchelf
+# edited, near its end); PT_DYNAMIC and the section headers are kept wherever they are.
+_PLAN_HEAD = 32 << 20
+_PLAN_TAIL = 8 << 20
 
 
 def find_patchelf() -> str:
@@ -179,6 +194,44 @@ def _patch(wheel: Wheel, edit: ElfEdit, hashed: _Hashed, target: Path, patchelf:
     return target
 
 
+def _planned(wheel: Wheel, edit: ElfEdit, hashed: _Hashed) -> ElfPatch | None:
+    """The streamed patch that makes ``edit``, from one inflating pass over the member (hashed
+    against its RECORD line on the way); None when patchelf must make it."""
+
+    def update(_offset: int, chunk: bytes) -> None:
+        hashed.update(chunk)
+
+    with wheel.member_view(
+        edit.path, head=_PLAN_HEAD, tail=_PLAN_TAIL, keep=ranges_to_keep, on_chunk=update
+    ) as view:
+        hashed.check()
+        try:
+            return plan_edit(
+                view, replace_needed=edit.replace_needed, search_path=edit.search_path, runpath=edit.runpath
+            )
+        except (EditUnsupportedError, MissingRangeError, struct.error, ValueError):
+            return None  # patchelf makes it, or says clearly why it cannot
+
+
+def _edits(
+    wheel: Wheel, plan: RepairPlan, records: Mapping[str, RecordEntry], scratch: Path, patchelf: str | None
+) -> tuple[dict[str, ElfPatch], dict[str, Path]]:
+    """Each edit as a streamed patch where slimwheel.elf.edit can make it, else as a file patchelf
+    edited in ``scratch``."""
+    streamed: dict[str, ElfPatch] = {}
+    patched: dict[str, Path] = {}
+    for i, edit in enumerate(plan.edits):
+        # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
+        planned = None if patchelf else _planned(wheel, edit, _Hashed(wheel, records[edit.path]))
+        if planned is not None:
+            streamed[edit.path] = planned
+            continue
+        tool = patchelf or find_patchelf()
+        target = scratch / f"{i}-{Path(edit.path).name}"
+        patched[edit.path] = _patch(wheel, edit, _Hashed(wheel, records[edit.path]), target, tool)
+    return streamed, patched
+
+
 def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
     while chunk := source.read(_COPY_CHUNK):
         hashed.update(chunk)
@@ -193,7 +246,8 @@ def apply_plan(
     environ: Mapping[str, str] | None = None,
     patchelf: str | None = None,
 ) -> Path:
-    """Write the repaired wheel into ``out_dir``; returns its path.
+    """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
+    every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -206,13 +260,7 @@ def apply_plan(
         records = checked_record(wheel)
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
-        tool = patchelf or (find_patchelf() if plan.edits else "")
-        patched = {
-            edit.path: _patch(
-                wheel, edit, _Hashed(wheel, records[edit.path]), scratch / f"{i}-{Path(edit.path).name}", tool
-            )
-            for i, edit in enumerate(plan.edits)
-        }
+        streamed, patched = _edits(wheel, plan, records, scratch, patchelf)
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
         added = {f.path: f for e in plan.embedded for f in e.files}
@@ -233,6 +281,12 @@ def apply_plan(
                     ):
                         continue  # a folder left empty by the drops
                     writer.copy_raw(wheel, name, record=None)
+                elif name in streamed and streamed[name].changes_anything:
+                    patch = streamed[name]
+                    chunks = patch.apply(wheel.iter_member_chunks(name))  # CRC-checked: the bytes hashed
+                    writer.add_stream(name, chunks, patch.size, mode=member.unix_mode or 0o755)
+                elif name in streamed:  # the edit would change nothing: the member as it is
+                    writer.copy_raw(wheel, name, record=records[name])
                 elif name in patched:
                     writer.add_file(name, patched[name], mode=member.unix_mode or None)
                 elif name == metadata_path and plan.requirements:

@@ -1,0 +1,494 @@
+"""Edit a shared library's dynamic section without patchelf, as patches on a streamed file.
+
+:func:`plan_edit` reads an ELF file's headers, ``.dynamic``, ``.dynstr``, the dynamic symbols' names
+and the version tables (a few KB to a few MB, wherever they sit) and returns an :class:`ElfPatch`:
+byte ranges to overwrite plus bytes to append at the end. :meth:`ElfPatch.apply` turns the original
+content, streamed in chunks, into the edited one, so a 1 GB library is never held whole in memory and
+never written to disk before it is deflated into the output wheel.
+
+Two ways, cheapest first:
+
+* **In place** (the file keeps its size): a DT_NEEDED or verneed ``vn_file`` renamed to a name no
+  longer than the old one, an RPATH/RUNPATH replaced by one that fits the old string, or added
+  where ``.dynamic`` has a spare DT_NULL slot and ``.dynstr`` has bytes no reference reaches. Linkers
+  merge strings by suffix (``libfoo.so`` may also be read as ``foo.so`` from inside it), so a string
+  is only rewritten when every reference into its bytes belongs to the entries being given the same
+  new value; otherwise the new string goes elsewhere.
+* **Appended segment** (a shared library without PT_INTERP, when a string does not fit): a new
+  read-only PT_LOAD at the end of the file holds the program header table (one entry longer) and a
+  copy of ``.dynstr`` with the new strings after it; DT_STRTAB/DT_STRSZ and the ``.dynstr`` section
+  header point there. The old ``.dynstr`` stays where it was, unused. This is what patchelf does,
+  minus moving other sections.
+
+Anything else (no section headers, two search-path entries, no spare DT_NULL slot when one must be
+added, an executable) raises :class:`EditUnsupportedError`; the caller then uses patchelf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from slimwheel.elf.format import (
+    _DT_NEEDED,
+    _DT_NULL,
+    _DT_RPATH,
+    _DT_RUNPATH,
+    _DT_SONAME,
+    _DT_STRSZ,
+    _DT_STRTAB,
+    _PT_LOAD,
+    _SHT_DYNAMIC,
+    _SHT_DYNSYM,
+    _SHT_GNU_VERDEF,
+    _SHT_GNU_VERNEED,
+    _SHT_NOBITS,
+    _layout,
+    is_elf,
+)
+
+__all__ = ["EditUnsupportedError", "ElfPatch", "Patch", "plan_edit"]
+
+_PT_INTERP = 3
+_PT_PHDR = 6
+_PF_R = 4
+_ET_DYN = 3
+# Dynamic tags whose value is an offset into .dynstr (besides NEEDED, SONAME, RPATH, RUNPATH).
+_DT_STRING_TAGS = frozenset({_DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH, 0x7FFFFFFD, 0x7FFFFFFF})
+_DT_MORE_STRING_TAGS = frozenset({0x6FFFFEFA, 0x6FFFFEFB, 0x6FFFFEFC})  # CONFIG, DEPAUDIT, AUDIT
+_MAX_TABLE = 64 << 20  # refuse to read a dynamic symbol table bigger than this (patchelf then)
+
+
+class _Seekable(Protocol):
+    """What the edit reads from: a file, or a MemberView of a member inside a wheel."""
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def read(self, size: int = -1, /) -> bytes | None: ...
+
+
+class EditUnsupportedError(Exception):
+    """The edit needs more than this module does (the caller falls back to patchelf)."""
+
+
+@dataclass(frozen=True)
+class Patch:
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ElfPatch:
+    """The edited file: the original's ``original_size`` bytes with ``patches`` written over them,
+    then ``appended``. No patches and nothing appended: the file would come out the same."""
+
+    original_size: int
+    patches: tuple[Patch, ...]
+    appended: bytes
+    how: str  # "unchanged", "in place" or "appended segment"
+
+    @property
+    def size(self) -> int:
+        return self.original_size + len(self.appended)
+
+    @property
+    def changes_anything(self) -> bool:
+        return bool(self.patches or self.appended)
+
+    def apply(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """The edited content, chunk by chunk, from the original's chunks (ValueError when they do
+        not hold ``original_size`` bytes)."""
+        offset = 0
+        for chunk in chunks:
+            end = offset + len(chunk)
+            touching = [p for p in self.patches if p.offset < end and p.offset + len(p.data) > offset]
+            edited = bytearray()
+            if touching:
+                edited = bytearray(chunk)
+                for patch in touching:
+                    low, high = max(patch.offset, offset), min(patch.offset + len(patch.data), end)
+                    edited[low - offset : high - offset] = patch.data[
+                        low - patch.offset : high - patch.offset
+                    ]
+            offset = end
+            if offset > self.original_size:
+                raise ValueError(f"the file holds more than {self.original_size} bytes")
+            yield bytes(edited) if touching else chunk
+        if offset != self.original_size:
+            raise ValueError(f"the file holds {offset} bytes, not {self.original_size}")
+        if self.appended:
+            yield self.appended
+
+
+@dataclass(frozen=True)
+class _Phdr:
+    kind: int
+    flags: int
+    offset: int
+    vaddr: int
+    paddr: int
+    filesz: int
+    memsz: int
+    align: int
+
+
+@dataclass(frozen=True)
+class _Shdr:
+    fields: tuple[int, ...]  # name, type, flags, addr, offset, size, link, info, addralign, entsize
+
+    @property
+    def kind(self) -> int:
+        return self.fields[1]
+
+    @property
+    def offset(self) -> int:
+        return self.fields[4]
+
+    @property
+    def size(self) -> int:
+        return self.fields[5]
+
+    @property
+    def link(self) -> int:
+        return self.fields[6]
+
+    @property
+    def info(self) -> int:
+        return self.fields[7]
+
+
+def _read(stream: _Seekable, offset: int, size: int) -> bytes:
+    stream.seek(offset)
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise EditUnsupportedError(f"the file ends inside a table at {offset}")
+    return data
+
+
+def _string_at(table: bytes | bytearray, offset: int) -> bytes:
+    end = table.find(b"\0", offset)
+    if offset >= len(table) or end < 0:
+        raise EditUnsupportedError(f"string offset {offset} is outside .dynstr")
+    return bytes(table[offset:end])
+
+
+class _Elf:
+    """The parts of an ELF file the edit needs, read from a seekable stream."""
+
+    def __init__(self, stream: _Seekable) -> None:
+        self.size = stream.seek(0, 2)
+        ident = _read(stream, 0, 16)
+        if not is_elf(ident) or ident[4] not in (1, 2) or ident[5] not in (1, 2):
+            raise EditUnsupportedError("not an ELF file of a known class and byte order")
+        self.wide = ident[4] == 2
+        self.layout = layout = _layout(64 if self.wide else 32, "<" if ident[5] == 1 else ">")
+        self.ehdr = list(layout.ehdr.unpack(_read(stream, 16, layout.ehdr.size)))
+        e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _ = self.ehdr
+        self.e_type = e_type
+        if not shoff or not shnum or shnum >= 0xFF00 or phnum >= 0xFFFF:
+            raise EditUnsupportedError("no section headers (or extended numbering)")
+        if phentsize != layout.phdr.size or shentsize != layout.shdr.size:
+            raise EditUnsupportedError("unusual header entry sizes")
+        self.phdrs = [self._phdr(f) for f in layout.phdr.iter_unpack(_read(stream, phoff, phnum * phentsize))]
+        self.shdr_offset = shoff
+        self.shdrs = [_Shdr(f) for f in layout.shdr.iter_unpack(_read(stream, shoff, shnum * shentsize))]
+        dynamic = [i for i, s in enumerate(self.shdrs) if s.kind == _SHT_DYNAMIC]
+        if len(dynamic) != 1:
+            raise EditUnsupportedError("not exactly one .dynamic section")
+        self.dynamic_section = self.shdrs[dynamic[0]]
+        self.dynstr_index = self.dynamic_section.link
+        if not 0 < self.dynstr_index < len(self.shdrs):
+            raise EditUnsupportedError(".dynamic links no string table")
+        self.dynstr_section = self.shdrs[self.dynstr_index]
+        self.dynamic_offset = self.dynamic_section.offset
+        count = self.dynamic_section.size // layout.dyn.size
+        raw = _read(stream, self.dynamic_offset, count * layout.dyn.size)
+        self.dynamic = [list(entry) for entry in layout.dyn.iter_unpack(raw)]
+        self.dynstr = _read(stream, self.dynstr_section.offset, self.dynstr_section.size)
+        values: dict[int, int] = {}
+        for tag, value in self.dynamic:
+            if tag == _DT_NULL:
+                break
+            values.setdefault(tag, value)
+        if values.get(_DT_STRTAB) != self.dynstr_section.fields[3] or values.get(_DT_STRSZ) != len(
+            self.dynstr
+        ):
+            raise EditUnsupportedError("DT_STRTAB/DT_STRSZ do not match the .dynstr section")
+        self.references = self._references(stream)
+
+    def _phdr(self, f: tuple[int, ...]) -> _Phdr:
+        if self.wide:
+            return _Phdr(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7])
+        return _Phdr(f[0], f[6], f[1], f[2], f[3], f[4], f[5], f[7])
+
+    def pack_phdr(self, p: _Phdr) -> bytes:
+        if self.wide:
+            return self.layout.phdr.pack(
+                p.kind, p.flags, p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.align
+            )
+        return self.layout.phdr.pack(p.kind, p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.flags, p.align)
+
+    @property
+    def first_null(self) -> int:
+        for index, (tag, _) in enumerate(self.dynamic):
+            if tag == _DT_NULL:
+                return index
+        raise EditUnsupportedError(".dynamic has no DT_NULL")
+
+    def _references(self, stream: _Seekable) -> list[tuple[int, tuple[str, int]]]:
+        """Every offset into .dynstr that anything reads, with who reads it: ("dyn", slot),
+        ("vn_file", file offset of the field), ("name", 0) for names nothing here rewrites."""
+        refs: list[tuple[int, tuple[str, int]]] = []
+        for index, (tag, value) in enumerate(self.dynamic[: self.first_null]):
+            if tag in _DT_STRING_TAGS or tag in _DT_MORE_STRING_TAGS:
+                refs.append((value, ("dyn", index)))
+        for index, section in enumerate(self.shdrs):
+            if section.link != self.dynstr_index or index == self.dynstr_index:
+                continue
+            if section.kind == _SHT_DYNAMIC:
+                continue
+            if section.kind == _SHT_DYNSYM:
+                if section.size > _MAX_TABLE:
+                    raise EditUnsupportedError(".dynsym is too big to check here")
+                table = _read(stream, section.offset, section.size)
+                usable = len(table) - len(table) % self.layout.sym.size
+                refs += [(row[0], ("name", 0)) for row in self.layout.sym.iter_unpack(table[:usable])]
+            elif section.kind == _SHT_GNU_VERNEED:
+                refs += self._verneed(stream, section)
+            elif section.kind == _SHT_GNU_VERDEF:
+                refs += self._verdef(stream, section)
+            elif section.kind != _SHT_NOBITS:
+                raise EditUnsupportedError(f"section type {section.kind:#x} also uses .dynstr")
+        return refs
+
+    def _verneed(self, stream: _Seekable, section: _Shdr) -> list[tuple[int, tuple[str, int]]]:
+        data = _read(stream, section.offset, section.size)
+        refs: list[tuple[int, tuple[str, int]]] = []
+        position = 0
+        for _ in range(section.info):
+            _version, count, file_name, aux, following = self.layout.verneed.unpack_from(data, position)
+            refs.append((file_name, ("vn_file", section.offset + position + 4)))
+            aux_position = position + aux
+            for _ in range(count):
+                _hash, _flags, _other, name, aux_next = self.layout.vernaux.unpack_from(data, aux_position)
+                refs.append((name, ("name", 0)))
+                if not aux_next:
+                    break
+                aux_position += aux_next
+            if not following:
+                break
+            position += following
+        return refs
+
+    def _verdef(self, stream: _Seekable, section: _Shdr) -> list[tuple[int, tuple[str, int]]]:
+        data = _read(stream, section.offset, section.size)
+        refs: list[tuple[int, tuple[str, int]]] = []
+        position = 0
+        for _ in range(section.info):
+            _v, _flags, _ndx, count, _hash, aux, following = self.layout.verdef.unpack_from(data, position)
+            aux_position = position + aux
+            for _ in range(count):
+                name, aux_next = self.layout.verdaux.unpack_from(data, aux_position)
+                refs.append((name, ("name", 0)))
+                if not aux_next:
+                    break
+                aux_position += aux_next
+            if not following:
+                break
+            position += following
+        return refs
+
+
+def plan_edit(
+    stream: _Seekable,
+    *,
+    replace_needed: Sequence[tuple[str, str]] = (),
+    search_path: tuple[str, ...] | None = None,
+    runpath: bool = False,
+) -> ElfPatch:
+    """The patch that makes the edit patchelf's ``--replace-needed`` (DT_NEEDED and verneed file
+    names), ``--set-rpath`` (``--force-rpath`` unless ``runpath``) or ``--remove-rpath`` (an empty
+    ``search_path``) would make. EditUnsupportedError when it needs more than this module does."""
+    elf = _Elf(stream)
+    dynamic = [list(entry) for entry in elf.dynamic]
+    wanted: dict[tuple[str, int], bytes] = {}  # who -> the string it must point to
+    for old, new in replace_needed:
+        old_bytes, new_bytes = old.encode("utf-8", "surrogateescape"), new.encode("utf-8", "surrogateescape")
+        for value, who in elf.references:
+            kind, _ = who
+            if kind == "name" or _string_at(elf.dynstr, value) != old_bytes:
+                continue
+            if kind == "vn_file" or dynamic[who[1]][0] == _DT_NEEDED:
+                wanted[who] = new_bytes
+    removed: list[int] = []
+    if search_path is not None:
+        tag = _DT_RUNPATH if runpath else _DT_RPATH
+        slots = [i for i, (t, _) in enumerate(dynamic[: elf.first_null]) if t in (_DT_RPATH, _DT_RUNPATH)]
+        if not search_path:
+            removed = slots
+        elif len(slots) > 1:
+            raise EditUnsupportedError("both DT_RPATH and DT_RUNPATH are set")
+        else:
+            joined = ":".join(search_path).encode("utf-8", "surrogateescape")
+            if slots:
+                slot = slots[0]
+            else:
+                slot = elf.first_null
+                if slot + 1 >= len(dynamic):
+                    raise EditUnsupportedError(".dynamic has no spare DT_NULL slot for a new search path")
+                dynamic[slot] = [tag, -1]  # a new entry: it points nowhere yet
+            dynamic[slot][0] = tag
+            wanted[("dyn", slot)] = joined
+    # What already points at its new string needs nothing.
+    current = {who: value for value, who in elf.references}
+    wanted = {
+        who: text
+        for who, text in wanted.items()
+        if who not in current or _string_at(elf.dynstr, current[who]) != text
+    }
+    tags_changed = any(dynamic[i][0] != elf.dynamic[i][0] for i in range(len(dynamic)))
+    if not wanted and not removed and not tags_changed:
+        return ElfPatch(elf.size, (), b"", "unchanged")
+    try:
+        return _in_place(elf, dynamic, wanted, removed)
+    except EditUnsupportedError:
+        if removed:
+            raise  # removing never needs room; whatever failed, patchelf decides
+        return _appended_segment(elf, dynamic, wanted)
+
+
+def _in_place(
+    elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes], removed: list[int]
+) -> ElfPatch:
+    table = bytearray(elf.dynstr)
+    changed: list[tuple[int, int]] = []  # byte ranges of .dynstr rewritten or taken
+    current = {who: value for value, who in elf.references}
+    by_text: dict[bytes, list[tuple[str, int]]] = {}
+    for who, text in wanted.items():
+        by_text.setdefault(text, []).append(who)
+    placed: dict[tuple[str, int], int] = {}
+    for text, owners in by_text.items():
+        offsets = {current[who] for who in owners if who in current}
+        for offset in sorted(offsets):
+            old = _string_at(elf.dynstr, offset)
+            if len(text) > len(old) or not _only_readers(elf, offset, len(old), set(owners)):
+                continue
+            table[offset : offset + len(old) + 1] = text + b"\0" * (len(old) + 1 - len(text))
+            changed.append((offset, offset + len(old) + 1))
+            placed.update((who, offset) for who in owners if current.get(who) == offset)
+        for who in owners:
+            if who not in placed:
+                placed[who] = _find_room(elf, table, text, changed)
+    for who, offset in placed.items():
+        if who[0] == "dyn":
+            dynamic[who[1]][1] = offset
+    patches = [Patch(elf.dynstr_section.offset + low, bytes(table[low:high])) for low, high in changed]
+    for index in sorted(removed, reverse=True):
+        del dynamic[index]
+        dynamic.append([_DT_NULL, 0])
+    patches += _dynamic_patches(elf, dynamic)
+    patches += [
+        Patch(who[1], elf.layout.u32.pack(offset)) for who, offset in placed.items() if who[0] == "vn_file"
+    ]
+    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), b"", "in place")
+
+
+def _only_readers(elf: _Elf, offset: int, length: int, owners: set[tuple[str, int]]) -> bool:
+    """Whether every reference that reads any byte of the string at ``offset`` is one of ``owners``
+    pointing exactly at it: a reference reads from where it points to the next NUL, so any that
+    starts between the NUL before this string and this string's own NUL reads some of its bytes."""
+    start = elf.dynstr.rfind(b"\0", 0, offset) + 1
+    for value, who in elf.references:
+        if start <= value <= offset + length and (value != offset or who not in owners):
+            return False
+    return True
+
+
+def _find_room(elf: _Elf, table: bytearray, text: bytes, changed: list[tuple[int, int]]) -> int:
+    """Where ``text`` can be read in the edited table: an existing string equal to it that nothing
+    here rewrites, else bytes of .dynstr no reference reads. EditUnsupportedError when neither exists."""
+    needle = text + b"\0"
+    at = table.find(needle)
+    while at >= 0:  # reading from any of these gives ``text``, a suffix of a longer string too
+        if not any(low < at + len(needle) and at < high for low, high in changed):
+            return at
+        at = table.find(needle, at + 1)
+    read = bytearray(len(elf.dynstr))  # 1 where some reference reads the byte
+    read[0] = 1
+    for value, _ in elf.references:
+        end = elf.dynstr.find(b"\0", value)
+        read[value : end + 1] = b"\1" * (end + 1 - value)
+    for low, high in changed:
+        read[low:high] = b"\1" * (high - low)
+    start = read.find(bytes(len(needle)))
+    if start < 0:
+        raise EditUnsupportedError("no room in .dynstr for a new string")
+    table[start : start + len(needle)] = needle
+    changed.append((start, start + len(needle)))
+    return start
+
+
+def _dynamic_patches(elf: _Elf, dynamic: list[list[int]]) -> list[Patch]:
+    size = elf.layout.dyn.size
+    return [
+        Patch(elf.dynamic_offset + index * size, elf.layout.dyn.pack(*entry))
+        for index, entry in enumerate(dynamic)
+        if entry != elf.dynamic[index]
+    ]
+
+
+def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes]) -> ElfPatch:
+    if elf.e_type != _ET_DYN or any(p.kind == _PT_INTERP for p in elf.phdrs):
+        raise EditUnsupportedError("only shared libraries get an appended segment here")
+    loads = [i for i, p in enumerate(elf.phdrs) if p.kind == _PT_LOAD]
+    if not loads:
+        raise EditUnsupportedError("no PT_LOAD segment")
+    layout = elf.layout
+    word = layout.word_size
+    align = max([elf.phdrs[i].align for i in loads] + [0x1000])
+    start = (elf.size + word - 1) // word * word  # the new segment's file offset
+    top = max(p.vaddr + p.memsz for p in elf.phdrs if p.kind == _PT_LOAD)
+    vaddr = (top + align - 1) // align * align + start % align  # congruent to the offset
+    table = bytearray(elf.dynstr)
+    offsets: dict[bytes, int] = {}
+    for text in dict.fromkeys(wanted.values()):
+        existing = table.find(text + b"\0")  # a string already there (or a suffix of one) serves
+        if existing >= 0:
+            offsets[text] = existing
+        else:
+            offsets[text] = len(table)
+            table += text + b"\0"
+    phnum = len(elf.phdrs) + 1
+    phdr_size = phnum * layout.phdr.size
+    dynstr_at = phdr_size  # .dynstr needs no alignment
+    segment_size = dynstr_at + len(table)
+    new_load = _Phdr(_PT_LOAD, _PF_R, start, vaddr, vaddr, segment_size, segment_size, align)
+    phdrs = list(elf.phdrs)
+    phdrs.insert(loads[-1] + 1, new_load)  # PT_LOADs stay sorted by address
+    phdrs = [
+        _Phdr(_PT_PHDR, p.flags, start, vaddr, vaddr, phdr_size, phdr_size, p.align)
+        if p.kind == _PT_PHDR
+        else p
+        for p in phdrs
+    ]
+    appended = bytes(start - elf.size) + b"".join(elf.pack_phdr(p) for p in phdrs) + bytes(table)
+    for who, text in wanted.items():
+        if who[0] == "dyn":
+            dynamic[who[1]][1] = offsets[text]
+    for entry in dynamic:
+        if entry[0] == _DT_STRTAB:
+            entry[1] = vaddr + dynstr_at
+        elif entry[0] == _DT_STRSZ:
+            entry[1] = len(table)
+    patches = _dynamic_patches(elf, dynamic)
+    patches += [
+        Patch(who[1], layout.u32.pack(offsets[text])) for who, text in wanted.items() if who[0] == "vn_file"
+    ]
+    ehdr = list(elf.ehdr)
+    ehdr[4], ehdr[9] = start, phnum  # e_phoff, e_phnum
+    patches.append(Patch(16, layout.ehdr.pack(*ehdr)))
+    fields = list(elf.dynstr_section.fields)
+    fields[3], fields[4], fields[5] = vaddr + dynstr_at, start + dynstr_at, len(table)
+    patches.append(Patch(elf.shdr_offset + elf.dynstr_index * layout.shdr.size, layout.shdr.pack(*fields)))
+    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "appended segment")

@@ -1,0 +1,222 @@
+"""slimwheel.elf.edit on real gcc-built libraries: each edit is read back by slimwheel's reader,
+pyelftools and ``readelf -d``, and the edited library is loaded in a fresh process."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerNeedSection
+
+from slimwheel.elf import read_elf_file
+from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
+from tests.support.elfbuild import compile_shared, find_tool, strip_section_headers
+
+pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
+
+DEP_NAME = "libdep-1a2b3c4d.so.1.2.3"  # auditwheel's style: longer than the name it goes back to
+DEP_C = "int dep_value(void) { return 41; }\n"
+# A dynamic symbol named "mylibdep.so.1": ld may serve DT_NEEDED "libdep.so.1" from its tail.
+TAIL_C = 'int tail_symbol(void) __asm__("mylibdep.so.1");\nint tail_symbol(void) { return 1; }\n'
+USER_C = "int dep_value(void);\nint user_value(void) { return dep_value() + 1; }\n"
+
+
+def _dep(folder: Path, soname: str) -> Path:
+    return compile_shared(
+        folder / soname, {"dep.c": DEP_C}, soname=soname, version_nodes={"DEP_1": ["dep_value"]}
+    )
+
+
+def _user(folder: Path, dep: Path, *, rpath: str | None = None, extra: str = "") -> Path:
+    return compile_shared(
+        folder / "libuser.so", {"user.c": USER_C + extra}, soname="libuser.so", link=[dep], rpath=rpath
+    )
+
+
+def _edited(source: Path, target: Path, patch: ElfPatch) -> Path:
+    with source.open("rb") as stream, target.open("wb") as out:
+        # Small chunks: patches must be applied across chunk boundaries.
+        for chunk in patch.apply(iter(lambda: stream.read(977), b"")):
+            out.write(chunk)
+    assert target.stat().st_size == patch.size
+    return target
+
+
+def _plan(path: Path, **edit: object) -> ElfPatch:
+    with path.open("rb") as stream:
+        return plan_edit(stream, **edit)  # type: ignore[arg-type]
+
+
+def _pyelftools(path: Path) -> tuple[list[str], list[str], list[str], list[str]]:
+    with path.open("rb") as stream:
+        elf = ELFFile(stream)
+        dynamic = elf.get_section_by_name(".dynamic")
+        assert isinstance(dynamic, DynamicSection)
+        tags = list(dynamic.iter_tags())
+        # pyelftools sets these attributes per tag kind: getattr keeps the type checker out of it.
+        needed = [str(getattr(t, "needed", "")) for t in tags if t.entry.d_tag == "DT_NEEDED"]
+        rpath = [str(getattr(t, "rpath", "")) for t in tags if t.entry.d_tag == "DT_RPATH"]
+        runpath = [str(getattr(t, "runpath", "")) for t in tags if t.entry.d_tag == "DT_RUNPATH"]
+        files: list[str] = []
+        for section in elf.iter_sections():
+            if isinstance(section, GNUVerNeedSection):
+                files += [str(verneed.name) for verneed, _ in section.iter_versions()]
+        return needed, rpath, runpath, files
+
+
+def _readelf(path: Path) -> str:
+    readelf = find_tool("readelf")
+    if readelf is None:
+        pytest.skip("needs readelf")
+    result = subprocess.run([readelf, "-dW", str(path)], capture_output=True, text=True, check=True)
+    assert "Warning" not in result.stderr, result.stderr
+    return result.stdout
+
+
+def _loads(library: Path, function: str, expected: int) -> None:
+    code = (
+        f"import ctypes, sys; sys.exit(0 if ctypes.CDLL({str(library)!r}).{function}() == {expected} else 3)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_shorter_needed_rename_is_in_place_and_renames_the_version_need(tmp_path: Path) -> None:
+    build, run = tmp_path / "build", tmp_path / "run"
+    user = _user(build, _dep(build, DEP_NAME))
+    patch = _plan(user, replace_needed=[(DEP_NAME, "libdep.so.1")])
+    assert patch.how == "in place"
+    assert not patch.appended
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert "libdep.so.1" in facts.needed
+    assert DEP_NAME not in facts.needed
+    assert [need.file for need in facts.version_needs if "DEP_1" in need.names] == ["libdep.so.1"]
+    needed, _, _, files = _pyelftools(edited)
+    assert "libdep.so.1" in needed
+    assert "libdep.so.1" in files
+    assert DEP_NAME not in files
+    assert "[libdep.so.1]" in _readelf(edited)
+    # No RPATH here: the dependency is loaded first by path, and glibc reuses a loaded soname.
+    _dep(run, "libdep.so.1")
+    code = (
+        f"import ctypes, sys; ctypes.CDLL({str(run / 'libdep.so.1')!r}, ctypes.RTLD_GLOBAL); "
+        f"sys.exit(0 if ctypes.CDLL({str(edited)!r}).user_value() == 42 else 3)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_rpath_that_fits_is_rewritten_in_place_and_loads(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    deps = tmp_path / "deps"
+    _dep(deps, "libdep.so.1")
+    user = _user(build, _dep(build, "libdep.so.1"), rpath="$ORIGIN/nowhere/at/all/long/enough")
+    patch = _plan(user, search_path=("$ORIGIN/../deps",))
+    assert patch.how == "in place"
+    run = tmp_path / "run"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    assert read_elf_file(edited).rpath == ("$ORIGIN/../deps",)
+    assert _pyelftools(edited)[1] == ["$ORIGIN/../deps"]
+    assert "Library rpath: [$ORIGIN/../deps]" in _readelf(edited)
+    _loads(edited, "user_value", 42)
+
+
+def test_rpath_that_does_not_fit_goes_to_an_appended_segment_and_loads(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    deps = tmp_path / "deps-in-a-folder-with-a-much-longer-name"
+    _dep(deps, "libdep.so.1")
+    user = _user(build, _dep(build, "libdep.so.1"), rpath="$ORIGIN")
+    wanted = f"$ORIGIN/../{deps.name}"
+    patch = _plan(user, search_path=(wanted,), runpath=True)
+    assert patch.how == "appended segment"
+    run = tmp_path / "run"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert facts.runpath == (wanted,)
+    assert facts.rpath == ()
+    assert _pyelftools(edited)[2] == [wanted]
+    assert f"Library runpath: [{wanted}]" in _readelf(edited)
+    _loads(edited, "user_value", 42)
+
+
+def test_new_rpath_in_a_spare_dynamic_slot(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    deps = tmp_path / "deps"
+    _dep(deps, "libdep.so.1")
+    user = _user(build, _dep(build, "libdep.so.1"))
+    assert read_elf_file(user).rpath == ()
+    try:
+        patch = _plan(user, search_path=("$ORIGIN/../deps",))
+    except EditUnsupportedError:
+        pytest.skip("this linker leaves no spare DT_NULL slot in .dynamic")
+    run = tmp_path / "run"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    assert read_elf_file(edited).rpath == ("$ORIGIN/../deps",)
+    assert _pyelftools(edited)[1] == ["$ORIGIN/../deps"]
+    _loads(edited, "user_value", 42)
+
+
+def test_tail_merged_string_is_not_rewritten_under_another_reader(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    dep_long = "libdep.so.1"
+    user = _user(build, _dep(build, dep_long), extra=TAIL_C)
+    before = read_elf_file(user)
+    assert "mylibdep.so.1" in {s.name for s in before.defined_symbols}
+    patch = _plan(user, replace_needed=[(dep_long, "libd.so.1")])
+    run = tmp_path / "run"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    after = read_elf_file(edited)
+    assert "libd.so.1" in after.needed
+    # Whether or not ld merged the two, the symbol keeps its name.
+    assert "mylibdep.so.1" in {s.name for s in after.defined_symbols}
+    assert _pyelftools(edited)[0] == list(after.needed)
+
+
+def test_remove_rpath_and_unchanged_edit(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    user = _user(build, _dep(build, "libdep.so.1"), rpath="$ORIGIN")
+    assert _plan(user, search_path=("$ORIGIN",)).how == "unchanged"
+    assert not _plan(user, replace_needed=[("libnothere.so", "libx.so")]).changes_anything
+    patch = _plan(user, search_path=())
+    edited = _edited(user, tmp_path / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert facts.rpath == ()
+    assert facts.runpath == ()
+    assert facts.needed == read_elf_file(user).needed
+
+
+def test_no_section_headers_is_left_to_patchelf(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    user = _user(build, _dep(build, DEP_NAME))
+    stripped = strip_section_headers(user, tmp_path / "stripped.so")
+    with pytest.raises(EditUnsupportedError):
+        _plan(stripped, replace_needed=[(DEP_NAME, "libdep.so.1")])
+
+
+def test_same_result_as_patchelf(tmp_path: Path) -> None:
+    """What patchelf would have written, as slimwheel's reader sees it."""
+    tool = find_tool("patchelf")
+    if tool is None:
+        pytest.skip("needs patchelf")
+    build = tmp_path / "build"
+    user = _user(build, _dep(build, DEP_NAME), rpath="$ORIGIN")
+    arguments = ["--replace-needed", DEP_NAME, "libdep.so.1", "--set-rpath", "$ORIGIN/../x:$ORIGIN/../y"]
+    theirs = shutil.copy(user, tmp_path / "theirs.so")
+    subprocess.run([tool, *arguments, "--force-rpath", str(theirs)], check=True)
+    patch = _plan(
+        user, replace_needed=[(DEP_NAME, "libdep.so.1")], search_path=("$ORIGIN/../x", "$ORIGIN/../y")
+    )
+    ours = _edited(user, tmp_path / "ours.so", patch)
+    a, b = read_elf_file(ours), read_elf_file(Path(theirs))
+    assert (a.needed, a.rpath, a.runpath, a.version_needs) == (b.needed, b.rpath, b.runpath, b.version_needs)
