@@ -38,6 +38,7 @@ from slimwheel.errors import ElfError, InputError, SlimwheelError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_shared_library_name, soname_stem
+from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 
@@ -169,13 +170,15 @@ def verify_wheel(
     import_names: Sequence[str] = (),
     lowest: bool = False,
     import_name: str | None = None,
+    progress: Progress = SILENT,
 ) -> VerifyReport:
     """Install ``path`` with its dependencies into a fresh venv, import it, and check the mapped libraries.
 
     ``import_names`` (``--import``, repeatable) replace what is imported by default: every top-level
     package and module of the wheel and each of its extension modules (:func:`find_imports`), all in one
     fresh process, one after the other; ``/proc/self/maps`` is read after the last. ``import_name`` is the
-    older spelling of a single name. Bad input (not a wheel, nothing to import) raises an
+    older spelling of a single name. ``progress`` is told of the install and import steps. Bad input
+    (not a wheel, nothing to import) raises an
     ``InputError``; an install or import that fails is a problem in the report.
     """
     path = Path(path)
@@ -227,7 +230,8 @@ def verify_wheel(
             constraints.write_text("".join(f"{pin.distribution}=={pin.version}\n" for pin in pins))
             argv += ["-c", str(constraints)]
         argv.append(str(path.resolve()))
-        installed = _run(argv, cwd=work, timeout=PIP_TIMEOUT)
+        with progress.step(f"installing {path.name} and its requirements (pip)"):
+            installed = _run(argv, cwd=work, timeout=PIP_TIMEOUT)
         if installed.returncode != 0:
             return report(
                 problems=[VerifyProblem("install", f"pip install failed: {_last_error(installed)}")],
@@ -239,12 +243,13 @@ def verify_wheel(
         # An empty working directory: sys.path[0] is '' with -c, and nothing there may shadow the wheel.
         (work / "cwd").mkdir()
         results_file = work / "imports.jsonl"
-        probe = _run(
-            [str(python), "-c", _PROBE, str(results_file), *to_import],
-            cwd=work / "cwd",
-            timeout=IMPORT_TIMEOUT,
-            clean=True,
-        )
+        with progress.step(f"importing {', '.join(to_import)}"):
+            probe = _run(
+                [str(python), "-c", _PROBE, str(results_file), *to_import],
+                cwd=work / "cwd",
+                timeout=IMPORT_TIMEOUT,
+                clean=True,
+            )
         errors, mapped = _read_probe(results_file)
         imports, problems = _import_results(facts.imports, errors, mapped is not None, probe)
         if mapped is None:

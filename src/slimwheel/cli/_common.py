@@ -1,19 +1,24 @@
-"""Helpers every command shares: catalog options, the console, sizes."""
+"""Helpers every command shares: catalog options, the output settings, sizes."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from rich.console import Console
+from slimwheel.cli._output import Output
 
+if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
 
-__all__ = ["add_catalog_argument", "console", "human_size", "load_catalog_from_args", "print_wheel_reports"]
+__all__ = [
+    "add_catalog_argument",
+    "human_size",
+    "load_catalog_from_args",
+    "output_of",
+    "print_wheel_reports",
+]
 
 
 class _WheelReport(Protocol):
@@ -28,18 +33,19 @@ def print_wheel_reports(
     command: str,
     catalog: Catalog,
     reports: Sequence[_Report],
-    render: Callable[[_Report], None],
+    render: Callable[[_Report, Output], None],
     *,
     as_json: bool,
+    out: Output,
 ) -> int:
     """One report per wheel, as ``--json`` or rendered; exit 1 when any has an error-level finding."""
     if as_json:
         from slimwheel.report import dump_report
 
-        print(dump_report(command, {"catalog": catalog.origin, "wheels": reports}))
+        print(dump_report(command, {"catalog": catalog.origin, "wheels": reports}), file=out.out)
     else:
         for report in reports:
-            render(report)
+            render(report, out)
     return 1 if any(report.has_errors for report in reports) else 0
 
 
@@ -58,11 +64,12 @@ def load_catalog_from_args(args: argparse.Namespace) -> Catalog:
     return load_catalog(args.catalog)
 
 
-def console() -> Console:
-    from rich.console import Console
-
-    # Wide enough for paths when piped; a terminal's own width when interactive.
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, soft_wrap=False)
+def output_of(args: argparse.Namespace) -> Output:
+    """The run's output settings (``main`` puts them on ``args``); defaults for a Namespace made by hand."""
+    found = getattr(args, "out", None)
+    if isinstance(found, Output):
+        return found
+    return Output(getattr(args, "command", None) or "", json=bool(getattr(args, "json", False)))
 
 
 def human_size(size: int | None) -> str:

@@ -77,7 +77,8 @@ def open_dist_files(args: argparse.Namespace) -> IndexDistFiles:
 
 
 def open_index_client(args: argparse.Namespace) -> IndexClient:
+    from slimwheel.cli._common import output_of
     from slimwheel.index.cache import Cache
     from slimwheel.index.client import IndexClient
 
-    return IndexClient(index_settings(args), cache=Cache.default())
+    return IndexClient(index_settings(args), cache=Cache.default(), progress=output_of(args).progress())

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.cli._common import add_catalog_argument, human_size, load_catalog_from_args, output_of
 from slimwheel.cli._index import add_index_arguments, open_index_client
 
 HELP = "learn (update) or inspect the catalog of NVIDIA's wheels"
@@ -22,7 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIST",
         help="only these (default: cuda-toolkit's extras and the seeds)",
     )
-    update.add_argument("--output", "-o", type=Path, help="write here instead of the user's catalog")
+    update.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        metavar="FILE",
+        help="write here (default: the user's catalog, in slimwheel's folder under the user's data folder)",
+    )
     update.add_argument("--pre", action="store_true", help="include pre-releases and dev releases")
     update.add_argument(
         "--no-follow", action="store_true", help="do not follow Requires-Dist to more NVIDIA wheels"
@@ -56,19 +61,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _update(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
     from slimwheel.catalog.learn import learn_catalog
     from slimwheel.catalog.store import load_catalog, user_catalog_path, write_catalog
     from slimwheel.report import dump_report
 
+    out = output_of(args)
     previous = None if args.fresh else load_catalog(args.catalog)
     output = args.output or user_catalog_path()
-    with open_index_client(args) as client, Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("reading wheels", total=None)
+    skipped: list[str] = []
+    with open_index_client(args) as client, out.progress().step("reading NVIDIA's wheels") as advance:
 
-        def progress(message: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, description=message[:60])
+        def progress(message: str, done: int, total: int) -> None:  # noqa: ARG001
+            if message.startswith("skipped "):
+                skipped.append(message.removeprefix("skipped "))
+            advance(done)
 
         learned = learn_catalog(
             client,
@@ -82,13 +88,18 @@ def _update(args: argparse.Namespace) -> int:
             progress=progress,
         )
     write_catalog(learned, output)
+    for line in skipped:
+        out.warn(
+            f"not learned: {line}", fix="run `slimwheel catalog update` again later; what was read is kept"
+        )
     summary = _summary(learned)
     if args.json:
-        print(dump_report("catalog", {"written": str(output), **summary}))
+        print(dump_report("catalog", {"written": str(output), **summary}), file=out.out)
     else:
         print(
             f"learned {summary['releases']} releases of {summary['distributions']} distributions "
-            f"({summary['libraries']} library files) into {output}"
+            f"({summary['libraries']} library files) into {output}",
+            file=out.out,
         )
     return 0
 
@@ -105,8 +116,6 @@ def _summary(catalog: Any) -> dict[str, Any]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from slimwheel.report import dump_report
 
     catalog = load_catalog_from_args(args)
@@ -116,9 +125,11 @@ def _show(args: argparse.Namespace) -> int:
         }
         print(dump_report("catalog", {**_summary(catalog), "versions": per_distribution}))
         return 0
-    table = Table(title=f"catalog: {catalog.origin} (generated {catalog.generated})", title_justify="left")
-    for column in ("distribution", "CUDA", "releases", "newest", "libraries in newest"):
-        table.add_column(column, overflow="fold")
+    out = output_of(args)
+    table = out.table(
+        f"catalog: {catalog.origin} (generated {catalog.generated})",
+        ("distribution", "CUDA", "releases", "newest", "libraries in newest"),
+    )
     for name in catalog.distributions:
         releases = catalog.releases_of(name)
         if not releases:
@@ -127,13 +138,11 @@ def _show(args: argparse.Namespace) -> int:
         libraries = sorted({lib.path for wheel in newest.wheels for lib in wheel.libraries})
         majors = sorted({str(r.cuda_major) for r in releases if r.cuda_major is not None})
         table.add_row(name, ",".join(majors), str(len(releases)), newest.version, "\n".join(libraries[:6]))
-    console().print(table)
+    out.console().print(table)
     return 0
 
 
 def _query(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from slimwheel.names import parse_library_file_name
     from slimwheel.platforms import parse_platform
     from slimwheel.report import dump_report
@@ -172,12 +181,14 @@ def _query(args: argparse.Namespace) -> int:
     if args.json:
         print(dump_report("catalog-query", {"library": args.library, "providers": rows}))
         return 0 if rows else 1
+    out = output_of(args)
     if not rows:
-        print(f"no NVIDIA wheel in the catalog ships {args.library}", file=sys.stderr)
+        out.error(f"no NVIDIA wheel in the catalog ships {args.library}")
         return 1
-    table = Table(title=f"providers of {args.library}", title_justify="left")
-    for column in ("distribution", "CUDA", "newest", "path", "size", "same soname and folder"):
-        table.add_column(column, overflow="fold")
+    table = out.table(
+        f"providers of {args.library}",
+        ("distribution", "CUDA", "newest", "path", "size", "same soname and folder"),
+    )
     for row in rows:
         table.add_row(
             row["distribution"],
@@ -187,7 +198,7 @@ def _query(args: argparse.Namespace) -> int:
             human_size(row["size"]),
             row["safe_range"] or "",
         )
-    console().print(table)
+    out.console().print(table)
     return 0
 
 

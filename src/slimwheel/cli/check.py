@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args, print_wheel_reports
+from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of, print_wheel_reports
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from slimwheel.check import CheckReport, Lookup
+    from slimwheel.cli._output import Output
 
 HELP = (
     "simulate installing a wheel with the NVIDIA wheels and other distributions it requires and say "
@@ -71,60 +72,66 @@ def run(args: argparse.Namespace) -> int:
                         preloaded=args.preloaded,
                     )
                 )
-    return print_wheel_reports("check", catalog, reports, _render, as_json=args.json)
+    return print_wheel_reports("check", catalog, reports, _render, as_json=args.json, out=output_of(args))
 
 
-def _render(report: CheckReport) -> None:
+def _render(report: CheckReport, settings: Output) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from slimwheel.analysis import Resolution
 
-    out = console()
-    cuda = f", CUDA {report.cuda_major}" if report.cuda_major is not None else ""
+    out = settings.console()
+    cuda = f", CUDA {report.cuda_major}" if report.cuda_major is not None else ", no CUDA major"
     python = f", Python {report.python}" if report.python else ""
     out.print(
         f"[bold]{escape(report.filename)}[/bold]  {report.platform.key}{cuda}{python}  "
         f"(catalog: {escape(report.catalog_origin)})"
     )
     if report.requirements:
-        out.print(_requirements_table(report))
+        out.print(_requirements_table(report, settings))
     if report.requirement_files:
-        out.print(_requirement_files_table(report))
-    files = Table(title="DT_NEEDED lookups", title_justify="left")
-    for column in ("file", "needs", "found", "rpath / runpath"):
-        files.add_column(column, overflow="fold")
+        out.print(_requirement_files_table(report, settings))
+    # One row per fact (a soname and one place it is found), so that no cell can wrap out of line with
+    # its neighbour; on a terminal a file's name stands on its first row only, in a pipe on every row
+    # (grep finds a file's lookups).
+    # On a terminal the search path goes under the file's name (a column of its own would squeeze the
+    # answers at 80 columns); in a pipe it keeps its column, on the file's first row.
+    columns = (
+        ("file", "needs", "found") if settings.terminal else ("file", "needs", "found", "rpath / runpath")
+    )
+    files = settings.table("DT_NEEDED lookups", columns, no_wrap=("needs",))
     for file in report.files:
-        names: list[str] = []
-        found: list[str] = []
+        rows: list[tuple[str, str]] = []
         system = 0
         for needed in file.needed:
             if all(lookup.resolution is Resolution.SYSTEM for lookup in needed.lookups):
                 system += 1
                 continue
             for index, lookup in enumerate(needed.lookups):
-                names.append(escape(needed.soname) if index == 0 else "")
                 # Versions matter only where they change the answer.
-                found.append(_lookup_text(lookup, with_versions=len(needed.lookups) > 1))
+                found = _lookup_text(lookup, with_versions=len(needed.lookups) > 1)
+                rows.append((escape(needed.soname) if index == 0 or not settings.terminal else "", found))
         if system:
-            names.append(f"+ {system} system libraries")
-            found.append("system")
+            rows.append((f"+ {system} system libraries", "system"))
+        if not rows:
+            rows.append(("", escape(file.error or "")))
         paths = []
         if file.rpath:
             paths.append("RPATH " + ":".join(file.rpath))
         if file.runpath:
             paths.append("RUNPATH " + ":".join(file.runpath))
-        files.add_row(
-            escape(file.installed_path),
-            "\n".join(names),
-            "\n".join(found) or escape(file.error or ""),
-            escape("\n".join(paths)),
-        )
+        for index, (name, found) in enumerate(rows):
+            first = index == 0
+            if settings.terminal:
+                label = escape(file.installed_path) + "".join(f"\n[dim]{escape(p)}[/dim]" for p in paths)
+                files.add_row(label if first else "", name, found, end_section=index == len(rows) - 1)
+            else:
+                files.add_row(
+                    escape(file.installed_path), name, found, escape(" ".join(paths)) if first else ""
+                )
     out.print(files)
     if report.findings:
-        findings = Table(title="Findings", title_justify="left")
-        for column in ("severity", "file", "finding"):
-            findings.add_column(column, overflow="fold")
+        findings = settings.table("Findings", ("severity", "file", "finding"))
         for finding in report.findings:
             findings.add_row(finding.severity.value, escape(finding.path), escape(finding.message))
         out.print(findings)
@@ -132,14 +139,13 @@ def _render(report: CheckReport) -> None:
     out.print(f"{verdict}: {report.errors} errors, {report.warnings} warnings")
 
 
-def _requirements_table(report: CheckReport) -> Table:
+def _requirements_table(report: CheckReport, settings: Output) -> Table:
     """One row per NVIDIA distribution; the JSON document keeps every requirement line."""
     from rich.markup import escape
-    from rich.table import Table
 
-    table = Table(title="NVIDIA distributions it brings in", title_justify="left")
-    for column in ("distribution", "required by", "versions allowed here"):
-        table.add_column(column, overflow="fold")
+    table = settings.table(
+        "NVIDIA distributions it brings in", ("distribution", "required by", "versions allowed here")
+    )
     versions: dict[str, list[str]] = {}
     for provider in report.providers:
         versions.setdefault(provider.distribution, []).append(provider.version)
@@ -154,14 +160,14 @@ def _requirements_table(report: CheckReport) -> Table:
     return table
 
 
-def _requirement_files_table(report: CheckReport) -> Table:
+def _requirement_files_table(report: CheckReport, settings: Output) -> Table:
     """The other requirements whose library files were looked up on the index."""
     from rich.markup import escape
-    from rich.table import Table
 
-    table = Table(title="Other requirements, their library files read from the index", title_justify="left")
-    for column in ("requirement", "versions read (of those allowed here)", "library files"):
-        table.add_column(column, overflow="fold")
+    table = settings.table(
+        "Other requirements, their library files read from the index",
+        ("requirement", "versions read (of those allowed here)", "library files"),
+    )
     for answer in report.requirement_files:
         if answer.problem is not None:
             table.add_row(escape(answer.requirement), f"[yellow]{escape(answer.problem)}[/yellow]", "")

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from slimwheel.cli._common import output_of
 from slimwheel.doctor import DEFAULT_LIBRARIES, LibraryDiagnosis
 
+if TYPE_CHECKING:
+    from slimwheel.cli._output import Output
+
 HELP = "show where each NVIDIA library would be loaded from, which copy wins and why, and its version"
+EXIT_CODES = (
+    "exit status: 0 all well (with no library named, always: the default list is a survey); 1 a "
+    "library named on the command line is found nowhere or fails to load; 2 bad usage or input (a "
+    "name that is not a soname or soname stem); 130 interrupted."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,26 +58,25 @@ def run(args: argparse.Namespace) -> int:
             "sys_path": list(sys.path),
             "libraries": diagnoses,
         }
-        print(dump_report("doctor", payload))
+        print(dump_report("doctor", payload), file=output_of(args).out)
     else:
-        _render(diagnoses, args)
+        _render(diagnoses, args, output_of(args))
     # Only libraries named on the command line count as a problem when they cannot be loaded.
     named_failures = [d for d in diagnoses if args.libraries and (d.load_error or d.would_load is None)]
     return 1 if named_failures else 0
 
 
-def _render(diagnoses: list[LibraryDiagnosis], args: argparse.Namespace) -> None:
-    from rich.table import Table
+def _render(diagnoses: list[LibraryDiagnosis], args: argparse.Namespace, settings: Output) -> None:
+    from rich.markup import escape
 
-    from slimwheel.cli._common import console
-
-    out = console()
+    out = settings.console()
     out.print(
-        f"[bold]{sys.executable}[/bold]  policy {args.policy}" + (f", CUDA {args.cuda}" if args.cuda else "")
+        f"[bold]{escape(sys.executable)}[/bold]  policy {args.policy}"
+        + (f", CUDA {args.cuda}" if args.cuda else "")
     )
-    summary = Table(title="Libraries", title_justify="left")
-    for column in ("library", "would load", "from", "version", "library version", "CUDA", "note"):
-        summary.add_column(column, overflow="fold")
+    summary = settings.table(
+        "Libraries", ("library", "would load", "from", "version", "library version", "CUDA", "note")
+    )
     for d in diagnoses:
         loaded = d.loaded
         # The full message (every place searched) is in --json; the table keeps its first sentence.
@@ -87,13 +96,17 @@ def _render(diagnoses: list[LibraryDiagnosis], args: argparse.Namespace) -> None
             note,
         )
     out.print(summary)
+    # The places searched are the same for every library that is found nowhere: said once, after them.
+    nowhere: dict[tuple[str, ...], list[str]] = {}
     for d in diagnoses:
         if not d.candidates:
-            out.print(f"{d.library}: nothing found; searched {'; '.join(d.searched)}")
+            # Only the per-library variable (SLIMWHEEL_CUDSS_PATH) differs: it is named once, generically.
+            common = tuple(place for place in d.searched if not place.startswith("SLIMWHEEL_"))
+            nowhere.setdefault(common, []).append(d.library)
             continue
-        table = Table(title=f"{d.library}: {d.why}", title_justify="left")
-        for column in ("candidate", "source", "distribution", "CUDA", "verdict"):
-            table.add_column(column, overflow="fold")
+        table = settings.table(
+            f"{d.library}: {d.why}", ("candidate", "source", "distribution", "CUDA", "verdict")
+        )
         for row in d.candidates:
             owner = f"{row.distribution} {row.version}" if row.distribution else ""
             major = f"{row.cuda_major} ({row.cuda_major_from})" if row.cuda_major is not None else "?"
@@ -104,5 +117,9 @@ def _render(diagnoses: list[LibraryDiagnosis], args: argparse.Namespace) -> None
             out.print(f"  loading it mapped: {', '.join(d.mapped_by_load)}")
         if d.mapped_here:
             out.print(f"  already mapped in doctor's own process: {', '.join(d.mapped_here)}")
+    for searched, names in nowhere.items():
+        out.print(f"not found: {', '.join(names)}")
+        out.print(f"  searched: {escape('; '.join(('SLIMWHEEL_<LIB>_PATH', *searched)))}")
+        out.print("  to install one: pip install nvidia-<library>-cu<CUDA major>, e.g. nvidia-cudss-cu12")
     if not args.no_load:
         out.print("Versions are read by loading each library in a fresh child process.")

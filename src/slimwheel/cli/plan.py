@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args
+from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of
 from slimwheel.cli._index import add_index_arguments, open_index_client
 from slimwheel.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
+    from slimwheel.cli._output import Output
     from slimwheel.names import LibrarySpec
     from slimwheel.targets import TargetPlan
 
 HELP = "for every CUDA major x platform (x Python): the newest NVIDIA wheel for each library, or none"
+EXIT_CODES = (
+    "exit status: 0 all well; 1 with --strict, a target lacks a wheel, or with --expect, the answer "
+    "changed; 2 bad usage or input (a library no NVIDIA wheel is known to ship); 130 interrupted."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +85,8 @@ def _refresh(
     for spec in libraries:
         for major in majors:
             names.add(f"nvidia-{spec.name.lower()}-cu{major}")
-    with open_index_client(args) as client:
+    progress = output_of(args).progress()
+    with open_index_client(args) as client, progress.step("asking the index", total=None) as advance:
         fresh = learn_catalog(
             client,
             sorted(names),
@@ -89,8 +94,28 @@ def _refresh(
             follow_toolkit=False,
             follow_requirements=True,
             refresh=args.refresh,
+            progress=lambda _what, done, _total: advance(done),
         )
     return catalog.overlaid_by(fresh)
+
+
+def _refuse_unknown(catalog: Catalog, libraries: list[LibrarySpec]) -> None:
+    """A name no NVIDIA wheel ships is a typo far more often than a gap: exit 2 with the nearest names,
+    rather than "none: link statically here" everywhere."""
+    import difflib
+
+    known = sorted({p.library.name for p in catalog.iter_libraries()})
+    lowered = {name.lower(): name for name in known}
+    for spec in libraries:
+        if spec.name.lower() in lowered:
+            continue
+        near = difflib.get_close_matches(spec.name.lower(), list(lowered), n=3, cutoff=0.6)
+        hint = (
+            "did you mean " + " or ".join(lowered[n] for n in near) + "?"
+            if near
+            else "name a soname stem, e.g. cudss for libcudss.so.0; `slimwheel catalog show` lists them"
+        )
+        raise UsageError(f"{spec.name}: no NVIDIA wheel in the catalog ships this library", hint=hint)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,24 +137,29 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog_from_args(args)
     if not args.offline:
         catalog = _refresh(catalog, args, libraries, majors)
+    _refuse_unknown(catalog, libraries)
+    out = output_of(args)
     targets = [Target(m, p, py) for m in majors for p in platforms for py in pythons]
     plans = plan_targets(catalog, libraries, targets)
     document = plan_to_dict(plans, libraries)
     if args.json:
-        print(dump_report("plan", {"catalog": catalog.origin, **document}))
+        print(dump_report("plan", {"catalog": catalog.origin, **document}), file=out.out)
     elif args.markdown:
-        print(_markdown(plans, libraries))
+        print(_markdown(plans, libraries), file=out.out)
     else:
-        _render(plans, libraries)
+        _render(plans, libraries, out)
     status = 0
     if args.strict and any(not plan.complete for plan in plans):
         gaps = ", ".join(f"{p.target.label} ({', '.join(p.missing)})" for p in plans if not p.complete)
-        print(f"slimwheel plan: no NVIDIA wheel for {gaps}", file=sys.stderr)
+        out.error(
+            f"no NVIDIA wheel for {gaps} (name the targets you ship with --platform/--cuda, or drop "
+            "--strict and keep --expect to be told only of changes)"
+        )
         status = 1
     if expected is not None:
         differences = compare_plans(expected, json.loads(dump_report("plan", document)))
         for line in differences:
-            print(f"slimwheel plan: changed: {line}", file=sys.stderr)
+            print(f"slimwheel plan: changed: {line}", file=out.err)
         if differences:
             status = 1
     return status
@@ -161,12 +191,9 @@ def _markdown(plans: list[TargetPlan], libraries: list[LibrarySpec]) -> str:
     return "\n".join(lines)
 
 
-def _render(plans: list[TargetPlan], libraries: list[LibrarySpec]) -> None:
-    from rich.table import Table
-
-    table = Table(title="NVIDIA wheels per target", title_justify="left")
-    for column in ["target", *(str(s) for s in libraries), "needs also", "manylinux"]:
-        table.add_column(column, overflow="fold")
+def _render(plans: list[TargetPlan], libraries: list[LibrarySpec], out: Output) -> None:
+    columns = ("target", *(str(s) for s in libraries), "needs also", "manylinux")
+    table = out.table("NVIDIA wheels per target", columns)
     for plan in plans:
         dependencies = ", ".join(f"{d.distribution} {d.version}" for d in plan.libraries if d.dependency_of)
         table.add_row(
@@ -175,4 +202,4 @@ def _render(plans: list[TargetPlan], libraries: list[LibrarySpec]) -> None:
             dependencies,
             plan.manylinux or "",
         )
-    console().print(table)
+    out.console().print(table)

@@ -4,26 +4,46 @@ from __future__ import annotations
 
 import argparse
 import posixpath
-import sys
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slimwheel.cli._common import add_catalog_argument, console, human_size, load_catalog_from_args
+from slimwheel.cli._common import add_catalog_argument, human_size, load_catalog_from_args, output_of
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 from slimwheel.errors import SlimwheelError, UsageError
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
+    from slimwheel.cli._output import Output
     from slimwheel.repair import EmbeddedLoader
     from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
+EXIT_CODES = (
+    "exit status: 0 every wheel written (or, with --dry-run, would be) and passing check; 1 a wheel "
+    "fails check (not written, unless --allow-broken); 2 bad usage or input (the worst of the wheels "
+    "wins); 130 interrupted."
+)
+
+# plan_repair says this of every provider not installed in the build environment. Their own RPATHs
+# find what they need, so there is nothing to do: it is a note for -v, said once for all of them.
+_UNREAD_PROVIDER = re.compile(
+    r"^.+?: the NVIDIA libraries (?P<dist>\S+) itself needs are not listed in the manifest "
+    r"\(it is not installed here to read them\)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("wheels", nargs="+", type=Path, metavar="WHEEL")
-    parser.add_argument("-w", "--wheel-dir", type=Path, default=Path("wheelhouse"), help="output folder")
+    parser.add_argument(
+        "-w",
+        "--wheel-dir",
+        type=Path,
+        default=Path("wheelhouse"),
+        metavar="OUTDIR",
+        help="output folder (default: wheelhouse, in the current folder)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
     parser.add_argument("--json", action="store_true", help="print a slimwheel.repair/1 JSON document")
     parser.add_argument(
@@ -151,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         environment = BuildEnvironment.of_interpreter(args.build_python)
     else:
         environment = BuildEnvironment()
+    out = output_of(args)
     if not args.dry_run:
         prepare_output_dir(args.wheel_dir)  # an unusable -w fails before any work
     results: list[dict[str, Any]] = []
@@ -173,30 +194,31 @@ def run(args: argparse.Namespace) -> int:
                     allow_broken=args.allow_broken,
                     dist_files=dist_files,
                     preloaded=tuple(args.preloaded),
+                    progress=out.progress(),
                 )
             except RepairRefusedError as refused:
                 failed = True
                 outcome = refused.outcome
                 if not args.json:
-                    _render(outcome)
-                _say_refused(refused)
+                    _render(outcome, out)
+                _say_refused(refused, out)
             except SlimwheelError as error:
                 worst = max(worst, error.exit_code)
                 text = str(error)
                 named = (
                     text if text.startswith((original.name, str(original))) else f"{original.name}: {text}"
                 )
-                print(f"slimwheel repair: error: {named}", file=sys.stderr)
+                out.error(named)
                 results.append({"input": str(original), "error": text, "exit_code": error.exit_code})
                 continue
             else:
                 failed = failed or not outcome.ok
                 if not args.json:
-                    _render(outcome)
-                _say_check(outcome)
+                    _render(outcome, out)
+                _say_check(outcome, out)
             results.append(_outcome_json(outcome))
     if args.json:
-        print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}))
+        print(dump_report("repair", {"dry_run": args.dry_run, "wheels": results}), file=out.out)
     return max(worst, 1 if failed else 0)
 
 
@@ -214,20 +236,16 @@ def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.N
     if not names:
         return catalog
     listed = ", ".join(names)
+    out = output_of(args)
+    fix = f"run `slimwheel catalog update {' '.join(names)}` once with the index reachable"
     if args.offline:
-        print(
-            f"slimwheel repair: warning: {listed}: not in the catalog (--offline: not learned)",
-            file=sys.stderr,
-        )
+        out.warn(f"{listed}: not in the catalog (--offline: not learned)", fix=fix)
         return catalog
     try:
-        with open_index_client(args) as client:
+        with open_index_client(args) as client, out.progress().step(f"learning {listed}"):
             return learn_on_demand(catalog, names, client, save_to=user_catalog_path())
     except IndexUnavailableError as exc:
-        print(
-            f"slimwheel repair: warning: {listed}: not in the catalog, and not learned: {exc}",
-            file=sys.stderr,
-        )
+        out.warn(f"{listed}: not in the catalog, and not learned: {exc}", fix=fix)
         return catalog
 
 
@@ -244,40 +262,56 @@ def _outcome_json(outcome: RepairOutcome) -> dict[str, Any]:
     }
 
 
-def _say_refused(refused: RepairRefusedError) -> None:
+def _say_refused(refused: RepairRefusedError, out: Output) -> None:
     name = refused.outcome.input.name
-    print(f"slimwheel repair: error: {name}: not written (--allow-broken writes it anyway):", file=sys.stderr)
-    _say_problems(name, refused.outcome.check)
+    out.error(f"{name}: not written (--allow-broken writes it anyway):")
+    _say_problems(name, refused.outcome.check, out)
 
 
-def _say_problems(name: str, check: OutputCheck) -> None:
+def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
     """One line per problem: the file, the soname and why; what repair caused apart from what it found."""
     for label, problems in (
         ("repair introduced", check.introduced),
         ("the input had it too", check.inherited),
     ):
         for problem in problems:
-            print(f"slimwheel repair: error: {name}: {problem} [{label}]", file=sys.stderr)
+            out.error(f"{name}: {problem} [{label}]")
 
 
-def _say_check(outcome: RepairOutcome) -> None:
+def _say_check(outcome: RepairOutcome, settings: Output) -> None:
     check = outcome.check
     if not check.ran or check.passes:
         return
     name = outcome.output.name if outcome.output else outcome.input.name
-    print(
-        f"slimwheel repair: error: {name}: written with --allow-broken although it fails check "
-        f"({check.errors} errors):",
-        file=sys.stderr,
-    )
-    _say_problems(name, check)
+    settings.error(f"{name}: written with --allow-broken although it fails check ({check.errors} errors):")
+    _say_problems(name, check, settings)
 
 
-def _render(outcome: RepairOutcome) -> None:
+def _warn_plan(warnings: Sequence[str], settings: Output) -> None:
+    """The plan's warnings, each once; the providers not installed here to read, as one -v note."""
+    unread: list[str] = []
+    for line in warnings:
+        matched = _UNREAD_PROVIDER.match(line)
+        if matched:
+            unread.append(matched["dist"])
+        else:
+            settings.warn(line)
+    if unread:
+        names = ", ".join(dict.fromkeys(unread))
+        settings.warn(
+            f"the NVIDIA libraries that {names} need in turn are not listed in the manifest: they are not "
+            "installed here to read; their own RPATHs find them at run time, so nothing needs doing "
+            "(install them here, or pass --build-python, to list them)",
+            verbose_only=True,
+        )
+
+
+def _render(outcome: RepairOutcome, settings: Output) -> None:
     plan, path, output, excluded = outcome.plan, outcome.input, outcome.output, outcome.auditwheel_excluded
-    out = console()
+    out = settings.console()
     verb = "would" if output is None else "did"
-    out.print(f"[bold]{path.name}[/bold] (CUDA {plan.cuda_major}, {plan.platform})")
+    cuda = "no CUDA major" if plan.cuda_major is None else f"CUDA {plan.cuda_major}"
+    out.print(f"[bold]{path.name}[/bold] ({cuda}, {plan.platform})")
     if excluded:
         out.print(f"  did run   auditwheel repair -> {plan.wheel}, excluding {', '.join(excluded)}")
     for name in plan.drop:
@@ -300,16 +334,15 @@ def _render(outcome: RepairOutcome) -> None:
         out.print(f"  [yellow]made hard[/yellow] {line}")
     out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
     for loader in plan.embedded:
-        _render_embedded(loader, verb)
+        _render_embedded(loader, verb, settings)
     for line in plan.left_alone:
         out.print(f"  [yellow]left alone[/yellow] {line}")
-    for line in plan.warnings:
-        print(f"slimwheel repair: warning: {line}", file=sys.stderr)
+    _warn_plan(plan.warnings, settings)
     check = outcome.check
     if output is not None:
         after, before = human_size(outcome.size_after), human_size(outcome.size_before)
         out.print(f"  wrote {output}: {after} (was {before})")
-        _render_check(outcome)
+        _render_check(outcome, settings)
     elif check.ran and not check.passes:
         out.print(
             f"  [red]not written[/red]: check finds {len(check.introduced)} errors repair introduced "
@@ -318,19 +351,21 @@ def _render(outcome: RepairOutcome) -> None:
     elif check.ran:  # --dry-run, written to a scratch folder, checked, thrown away
         after, before = human_size(outcome.size_after), human_size(outcome.size_before)
         out.print(f"  would write {after} (was {before})")
-        _render_check(outcome)
+        _render_check(outcome, settings)
 
 
-def _render_check(outcome: RepairOutcome) -> None:
+def _render_check(outcome: RepairOutcome, settings: Output) -> None:
     check = outcome.check
     if check.passes:
-        console().print(f"  [green]check passes[/green] ({check.warnings} warnings)")
+        settings.console().print(f"  [green]check passes[/green] ({check.warnings} warnings)")
     else:
-        console().print(f"  [red]check fails[/red]: {check.errors} errors, {check.warnings} warnings")
+        settings.console().print(
+            f"  [red]check fails[/red]: {check.errors} errors, {check.warnings} warnings"
+        )
 
 
-def _render_embedded(loader: EmbeddedLoader, verb: str) -> None:
-    out = console()
+def _render_embedded(loader: EmbeddedLoader, verb: str, settings: Output) -> None:
+    out = settings.console()
     folder = posixpath.dirname(loader.files[0].path) if loader.files else loader.package
     size = human_size(sum(f.size for f in loader.files))
     line = f"  {verb} embed     {folder}/: {len(loader.files)} files of slimwheel.runtime ({size})"

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import (
     add_catalog_argument,
-    console,
     human_size,
     load_catalog_from_args,
+    output_of,
     print_wheel_reports,
 )
 from slimwheel.cli._index import add_index_arguments, open_index_client
 
 if TYPE_CHECKING:
     from slimwheel.analysis import IdentifiedRelease, WheelReport
+    from slimwheel.cli._output import Output
 
 HELP = "show what a wheel bundles or links statically, what it needs, and what NVIDIA's wheels could provide"
 
@@ -73,21 +74,17 @@ def run(args: argparse.Namespace) -> int:
         with open_index_client(args) as client:
             build_ids = BuildIdSource(client, client.cache)
             reports = [confirm_report(report, catalog, build_ids) for report in reports]
-    return print_wheel_reports("show", catalog, reports, _render, as_json=args.json)
+    return print_wheel_reports("show", catalog, reports, _render, as_json=args.json, out=output_of(args))
 
 
-def _render(report: WheelReport) -> None:
-    from rich.table import Table
-
+def _render(report: WheelReport, settings: Output) -> None:
     from slimwheel.analysis import Resolution
 
-    out = console()
+    out = settings.console()
     out.print(
         f"[bold]{report.filename}[/bold]  {human_size(report.size)}  (catalog: {report.catalog_origin})"
     )
-    table = Table(title="ELF files", title_justify="left", show_lines=False)
-    for column in ("file", "size", "soname", "needs -> resolves to", "rpath / runpath"):
-        table.add_column(column, overflow="fold")
+    table = settings.table("ELF files", ("file", "size", "soname", "needs -> resolves to", "rpath / runpath"))
     for elf in report.elf_files:
         lines = [
             f"{n.soname} -> {n.resolution.value}"
@@ -109,9 +106,9 @@ def _render(report: WheelReport) -> None:
         )
     out.print(table)
     if report.vendored:
-        vendored = Table(title="Vendored NVIDIA libraries", title_justify="left")
-        for column in ("file", "original soname", "style", "size", "NVIDIA wheel", "match"):
-            vendored.add_column(column, overflow="fold")
+        vendored = settings.table(
+            "Vendored NVIDIA libraries", ("file", "original soname", "style", "size", "NVIDIA wheel", "match")
+        )
         for copy in report.vendored:
             found = copy.identified
             vendored.add_row(
@@ -124,9 +121,10 @@ def _render(report: WheelReport) -> None:
             )
         out.print(vendored)
     if report.static:
-        static = Table(title="NVIDIA code linked statically", title_justify="left")
-        for column in ("file", "library", "symbols", "~bytes", "exported", "version strings"):
-            static.add_column(column, overflow="fold")
+        static = settings.table(
+            "NVIDIA code linked statically",
+            ("file", "library", "symbols", "~bytes", "exported", "version strings"),
+        )
         for code in report.static:
             static.add_row(
                 code.path,
@@ -141,9 +139,7 @@ def _render(report: WheelReport) -> None:
     for path, size in fatbins:
         out.print(f"device code (.nv_fatbin) in {path}: {human_size(size)}")
     if report.findings:
-        findings = Table(title="Findings", title_justify="left")
-        for column in ("severity", "file", "finding"):
-            findings.add_column(column, overflow="fold")
+        findings = settings.table("Findings", ("severity", "file", "finding"))
         for finding in report.findings:
             findings.add_row(finding.severity.value, finding.path, finding.message)
         out.print(findings)

@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from slimwheel.cli._common import add_catalog_argument, console, load_catalog_from_args
+from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of
 
 if TYPE_CHECKING:
+    from slimwheel.cli._output import Output
     from slimwheel.verify import VerifyReport
 
 HELP = (
@@ -69,11 +70,13 @@ def run(args: argparse.Namespace) -> int:
         find_links=tuple(args.find_links),
         import_names=tuple(args.import_names),
         lowest=args.lowest,
+        progress=output_of(args).progress(),
     )
     if args.json:
-        print(dump_report("verify", {"catalog": catalog.origin, "ok": report.ok, **_fields(report)}))
+        document = {"catalog": catalog.origin, "ok": report.ok, **_fields(report)}
+        print(dump_report("verify", document), file=output_of(args).out)
     else:
-        _render(report)
+        _render(report, output_of(args))
     return 0 if report.ok else 1
 
 
@@ -87,11 +90,10 @@ def _fields(report: VerifyReport) -> dict[str, object]:
 _IMPORT_COLOURS = {"ok": "green", "failed": "red", "skipped": "yellow", "not-run": "red"}
 
 
-def _render(report: VerifyReport) -> None:
+def _render(report: VerifyReport, settings: Output) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
-    out = console()
+    out = settings.console()
     imported = ", ".join(dict.fromkeys(i.name for i in report.imports if i.status != "skipped"))
     out.print(
         f"[bold]{escape(report.wheel)}[/bold]  import {escape(imported)}  "
@@ -100,9 +102,7 @@ def _render(report: VerifyReport) -> None:
     if report.pins:
         out.print("lowest pins: " + escape(", ".join(f"{p.distribution}=={p.version}" for p in report.pins)))
     if report.imports:
-        table = Table(title="imports", title_justify="left")
-        for column in ("module", "from", "result"):
-            table.add_column(column, overflow="fold")
+        table = settings.table("imports", ("module", "from", "result"))
         for result in report.imports:
             colour = _IMPORT_COLOURS.get(result.status, "")
             status = f"[{colour}]{result.status}[/{colour}]" if colour else result.status
@@ -113,9 +113,7 @@ def _render(report: VerifyReport) -> None:
             )
         out.print(table)
     if report.libraries:
-        table = Table(title="NVIDIA libraries mapped", title_justify="left")
-        for column in ("library", "path", "distribution", "expected"):
-            table.add_column(column, overflow="fold")
+        table = settings.table("NVIDIA libraries mapped", ("library", "path", "distribution", "expected"))
         for library in report.libraries:
             owner = escape(library.distribution or "none")
             table.add_row(

