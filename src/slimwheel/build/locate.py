@@ -49,11 +49,14 @@ __all__ = [
     "Location",
     "NvccLocation",
     "cmake_dir",
+    "companion_headers",
     "header_requirement",
+    "installed_cuda_major",
     "library_requirement",
     "locate",
     "locate_nvcc",
     "main",
+    "nvcc_requirements",
     "read_link_record",
     "update_link_record",
 ]
@@ -174,6 +177,24 @@ def header_requirement(header: str, major: int | None) -> str:
     if major is not None and major <= 12:
         return _HEADER_CU12.get(header, f"the CUDA {major} wheel that ships {header}")
     return f"cuda-toolkit[{_HEADER_EXTRA.get(header, 'all')}]=={major or 13}.*"
+
+
+def companion_headers(stem: str) -> tuple[str, ...]:
+    """The headers from other wheels that ``stem``'s own headers include (the runtime's by default)."""
+    return COMPANION_HEADERS.get(stem, _RUNTIME_HEADERS)
+
+
+def nvcc_requirements(major: int) -> tuple[str, ...]:
+    """What compiling ``.cu`` sources with the wheels' nvcc needs: nvcc (with nvvm), crt, CCCL."""
+    headers = tuple(header_requirement(h, major) for h in ("crt/host_defines.h", "nv/target"))
+    if major >= 13:
+        return (f"cuda-toolkit[nvcc]=={major}.*", *headers)
+    return (f"nvidia-cuda-nvcc-cu{major}", *headers)
+
+
+def installed_cuda_major(paths: Sequence[str] | None = None) -> int | None:
+    """The one CUDA major the installed NVIDIA wheels agree on (None: none installed, or two)."""
+    return _Environment(WheelIndex(paths)).major()
 
 
 def locate(
@@ -305,7 +326,7 @@ class _Environment:
         own = self._include_roots(chosen)
         companions: list[tuple[str, str]] = []
         extra_dirs: list[str] = []
-        for header in COMPANION_HEADERS.get(name, _RUNTIME_HEADERS):
+        for header in companion_headers(name):
             hit = self._header(header, item_major)
             if hit is None:
                 raise LocateError(

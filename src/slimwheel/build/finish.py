@@ -1,0 +1,127 @@
+"""Finish a wheel scikit-build-core built: rename it, add the framework requirements, repair it.
+
+``rename_wheel`` writes the wheel anew under another distribution name (metadata ``Name``, the
+``.dist-info`` and ``.data`` folders, the file name) with ``Requires-Dist`` lines added, members
+copied as stored and RECORD rebuilt by ``WheelWriter``: no text substitution on METADATA, which a
+project name inside a description or another header would defeat.
+
+``finish_wheel`` then hands it to ``repair_wheel`` (the library call behind ``slimwheel repair``)
+with the versions the build recorded as linked (``slimwheel-linked.json``): Requires-Dist ranges
+from those versions, the manifest, the embedded loader when asked, the manylinux tag through
+auditwheel with the NVIDIA sonames excluded, and ``check`` on the result, or no wheel at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from slimwheel.errors import SlimwheelError
+
+__all__ = ["FinishError", "finish_wheel", "metadata_with", "rename_wheel", "wheel_name"]
+
+_RECORD_FILES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
+
+
+class FinishError(SlimwheelError):
+    """The built wheel could not be finished (renamed, required, repaired)."""
+
+
+def wheel_name(distribution: str) -> str:
+    """The distribution name as wheel file names and ``.dist-info`` folders spell it."""
+    return canonicalize_name(distribution).replace("-", "_")
+
+
+def metadata_with(metadata: bytes, *, name: str | None, requires: Sequence[str]) -> bytes:
+    """METADATA with the ``Name`` header's value replaced and ``Requires-Dist`` lines added after the
+    last header; every other byte kept."""
+    newline = b"\r\n" if b"\r\n" in metadata else b"\n"
+    head, separator, body = metadata.partition(newline + newline)
+    lines = head.split(newline)
+    if name is not None:
+        for index, line in enumerate(lines):
+            if line.lower().startswith(b"name:"):
+                lines[index] = b"Name: " + name.encode()
+                break
+        else:
+            raise FinishError("METADATA has no Name header")
+    present = {line.split(b":", 1)[1].strip() for line in lines if line.lower().startswith(b"requires-dist:")}
+    lines += [f"Requires-Dist: {r}".encode() for r in requires if r.encode() not in present]
+    return newline.join(lines) + (separator + body if separator else newline)
+
+
+def rename_wheel(source: Path, out_dir: Path, *, name: str | None, requires: Sequence[str] = ()) -> Path:
+    """``source`` written into ``out_dir`` as distribution ``name`` (None: kept) with ``requires`` added."""
+    from slimwheel.wheel import Wheel, WheelWriter, date_time_from_environment
+
+    with Wheel.open(source) as wheel:
+        old_dist_info = wheel.dist_info
+        old_stem = old_dist_info[: -len(".dist-info")]
+        version = old_stem.rpartition("-")[2]
+        new_stem = f"{wheel_name(name)}-{version}" if name is not None else old_stem
+        tags = source.name[: -len(".whl")].split("-")[-3:]
+        target = out_dir / f"{new_stem}-{'-'.join(tags)}.whl"
+        renames = {
+            f"{old_stem}.dist-info/": f"{new_stem}.dist-info/",
+            f"{old_stem}.data/": f"{new_stem}.data/",
+        }
+        records = {entry.path: entry for entry in wheel.record()}
+        newest = max((m.date_time for m in wheel.members), default=(1980, 1, 1, 0, 0, 0))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with WheelWriter(target, date_time=date_time_from_environment(os.environ) or newest) as writer:
+            for member in wheel.members:
+                if member.is_dir:
+                    continue
+                prefix = next((p for p in renames if member.name.startswith(p)), None)
+                if member.name.startswith(f"{old_stem}.dist-info/") and member.name.rpartition("/")[2] in (
+                    _RECORD_FILES
+                ):
+                    continue  # RECORD is rebuilt; a signature of the old one means nothing now
+                if member.name == f"{old_stem}.dist-info/METADATA":
+                    data = metadata_with(wheel.read_member(member.name), name=name, requires=requires)
+                    writer.add_bytes(f"{new_stem}.dist-info/METADATA", data, mode=member.unix_mode or 0o644)
+                elif prefix is not None and renames[prefix] != prefix:
+                    renamed = renames[prefix] + member.name[len(prefix) :]
+                    writer.add_bytes(renamed, wheel.read_member(member.name), mode=member.unix_mode or 0o644)
+                else:
+                    writer.copy_raw(wheel, member.name, record=records.get(member.name))
+            writer.close(f"{new_stem}.dist-info/RECORD")
+    return target
+
+
+def finish_wheel(
+    wheel: Path,
+    out_dir: Path,
+    linked: Mapping[str, Any],
+    *,
+    cuda_major: int,
+    embed_loader: bool,
+) -> Path:
+    """``repair_wheel`` on the built wheel with the versions the build linked; the path written."""
+    from slimwheel.catalog.store import load_catalog
+    from slimwheel.repair import RepairOptions
+    from slimwheel.repair.pipeline import repair_wheel
+
+    libraries = list(linked.get("libraries", []))
+    catalog = load_catalog()
+    unknown = sorted(
+        {e["distribution"] for e in libraries if catalog.release(e["distribution"], e["version"]) is None}
+    )
+    if unknown:
+        # A release newer than the shipped catalog: learned from the index pip itself uses.
+        from slimwheel.catalog.learn import learn_on_demand
+        from slimwheel.index import Cache, IndexClient, resolve_index_settings
+
+        with IndexClient(resolve_index_settings(), cache=Cache.default()) as client:
+            catalog = learn_on_demand(catalog, unknown, client)
+    options = RepairOptions(
+        cuda_major=cuda_major, linked_versions={e["name"]: e["version"] for e in libraries}
+    )
+    outcome = repair_wheel(wheel, out_dir, catalog, options=options, embed=() if embed_loader else None)
+    if outcome.output is None or not outcome.ok:
+        raise FinishError(f"repair wrote no passing wheel for {wheel.name}")
+    return outcome.output

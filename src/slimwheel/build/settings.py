@@ -1,0 +1,318 @@
+"""The build backend's settings: ``[tool.slimwheel]``, ``-C slimwheel.<key>=``, ``SLIMWHEEL_<KEY>``.
+
+Each key can be given in three places; the first that has it wins: the config setting
+(``pip wheel -C slimwheel.cuda=12``), the environment (``SLIMWHEEL_CUDA=12``), the file
+(``[tool.slimwheel] cuda = 12``). A key given nowhere is detected from the build environment:
+
+- ``cuda``: the one CUDA major the installed NVIDIA wheels agree on, else the newest of
+  ``cuda-majors``. An isolated build environment has no NVIDIA wheel when pip asks what to install
+  (``get_requires_for_build_wheel``) and then has exactly those, so both calls answer the same.
+- ``frameworks`` (``auto``): each framework declared in ``[tool.slimwheel.frameworks.<name>]``
+  whose module the build interpreter can find (not imported: finding is cheap and has no effects).
+
+Bad settings raise :class:`BuildSettingsError`, one line naming the key and where it came from.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slimwheel.errors import SlimwheelError
+
+__all__ = [
+    "CONFIG_PREFIX",
+    "FRAMEWORK_ALIASES",
+    "KEYS",
+    "BuildSettings",
+    "BuildSettingsError",
+    "Framework",
+    "env_name",
+    "load_pyproject",
+    "read_settings",
+]
+
+CONFIG_PREFIX = "slimwheel."
+# The keys of [tool.slimwheel] (besides the frameworks table), as config settings and variables.
+KEYS = ("cuda", "cuda-majors", "libraries", "frameworks", "name-suffix", "embed-loader")
+# TransformerEngine's NVTE_FRAMEWORK says "pytorch": accept its spelling for the same framework.
+FRAMEWORK_ALIASES = {"pytorch": "torch"}
+_FRAMEWORK_KEYS = (
+    "module",
+    "distribution",
+    "cmake-option",
+    "cmake-defines",
+    "build-requires",
+    "run-requires",
+)
+_DEFAULT_MAJORS = (13,)
+
+
+class BuildSettingsError(SlimwheelError):
+    """A ``[tool.slimwheel]`` setting, ``-C slimwheel.*`` option or ``SLIMWHEEL_*`` variable is wrong."""
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework extension a project can build: ``[tool.slimwheel.frameworks.<name>]``."""
+
+    name: str  # "torch"
+    module: str  # found (not imported) to detect it: "torch"
+    distribution: str  # its installed version fills run-requires' {version}, {major}, {minor}
+    cmake_option: str | None  # -D<option>=ON when selected, OFF when not
+    cmake_defines: tuple[tuple[str, str], ...]  # more -D<name>=<value> when selected
+    build_requires: tuple[str, ...]  # what the build installs for it: "torch>=2.4"
+    run_requires: tuple[str, ...]  # templates for Requires-Dist: "torch=={major}.{minor}.*"
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """What one build makes: for which CUDA major, with which frameworks, under which name."""
+
+    cuda: int
+    cuda_majors: tuple[int, ...]
+    libraries: tuple[str, ...]
+    frameworks: tuple[str, ...]  # selected, in declaration order
+    declared: tuple[Framework, ...]
+    name_suffix: str  # as given, "{major}" not yet filled: "-cu{major}"; "" for none
+    embed_loader: bool
+    sources: tuple[tuple[str, str], ...]  # (key, where its value came from), for messages
+
+    @property
+    def suffix(self) -> str:
+        """The name suffix for this build: ``-cu13``."""
+        return self.name_suffix.replace("{major}", str(self.cuda))
+
+    @property
+    def selected(self) -> tuple[Framework, ...]:
+        return tuple(f for f in self.declared if f.name in self.frameworks)
+
+    def source_of(self, key: str) -> str:
+        return dict(self.sources).get(key, "default")
+
+    def describe(self) -> str:
+        """``CUDA 13, frameworks: none``: what this build is, in messages."""
+        return f"CUDA {self.cuda}, frameworks: {', '.join(self.frameworks) or 'none'}"
+
+
+def env_name(key: str) -> str:
+    """``cuda-majors`` -> ``SLIMWHEEL_CUDA_MAJORS``."""
+    return "SLIMWHEEL_" + key.upper().replace("-", "_")
+
+
+def load_pyproject(project: Path) -> dict[str, Any]:
+    path = project / "pyproject.toml"
+    # tomllib is 3.11+; scikit-build-core depends on tomli below that, so a build always has one.
+    toml: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    try:
+        with path.open("rb") as handle:
+            document: dict[str, Any] = toml.load(handle)
+    except OSError as exc:
+        raise BuildSettingsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    except ValueError as exc:  # tomllib.TOMLDecodeError
+        raise BuildSettingsError(f"{path}: not valid TOML ({exc})") from exc
+    return document
+
+
+def read_settings(
+    project: Path,
+    config_settings: Mapping[str, str | list[str]] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    pyproject: Mapping[str, Any] | None = None,
+    installed_major: int | None = None,
+    detect: bool = True,
+) -> BuildSettings:
+    """The settings of a build of ``project`` (the folder holding pyproject.toml).
+
+    ``installed_major``: the CUDA major of the installed NVIDIA wheels (found when None and
+    ``detect``); ``detect=False`` leaves every undetected key at its default.
+    """
+    environ = os.environ if environ is None else environ
+    document = load_pyproject(project) if pyproject is None else pyproject
+    table = document.get("tool", {}).get("slimwheel", {})
+    if not isinstance(table, Mapping):
+        raise BuildSettingsError("pyproject.toml: [tool.slimwheel] must be a table")
+    unknown = sorted(set(table) - {*KEYS, "frameworks"})
+    if unknown:
+        raise BuildSettingsError(
+            f"pyproject.toml: [tool.slimwheel] has no key {unknown[0]!r} (known: {', '.join(KEYS)})"
+        )
+    config = _config(config_settings or {})
+    raw: dict[str, tuple[Any, str]] = {}
+    for key in KEYS:
+        if key in config:
+            raw[key] = (config[key], f"-C {CONFIG_PREFIX}{key}")
+        elif environ.get(env_name(key), "") != "":
+            raw[key] = (environ[env_name(key)], env_name(key))
+        elif key in table and not (key == "frameworks" and isinstance(table[key], Mapping)):
+            raw[key] = (table[key], f"[tool.slimwheel] {key}")
+    frameworks_table = table.get("frameworks", {})
+    declared = _frameworks(frameworks_table if isinstance(frameworks_table, Mapping) else {})
+    if "frameworks" in table and not isinstance(table["frameworks"], Mapping):
+        # frameworks = "torch" in the file selects; the declarations then cannot be in the same key.
+        raise BuildSettingsError(
+            "pyproject.toml: [tool.slimwheel] frameworks must be a table of "
+            "[tool.slimwheel.frameworks.<name>]; select with -C slimwheel.frameworks= or SLIMWHEEL_FRAMEWORKS"
+        )
+
+    majors = _majors(*raw["cuda-majors"]) if "cuda-majors" in raw else _DEFAULT_MAJORS
+    sources = [(key, where) for key, (_value, where) in raw.items()]
+    if "cuda" in raw:
+        cuda = _major(*raw["cuda"])
+        if cuda not in majors:
+            raise BuildSettingsError(
+                f"{raw['cuda'][1]}: CUDA {cuda} is not one this project builds for "
+                f"(cuda-majors: {', '.join(map(str, majors))})"
+            )
+    else:
+        if installed_major is None and detect:
+            from slimwheel.build.locate import installed_cuda_major
+
+            installed_major = installed_cuda_major()
+        if installed_major is not None and installed_major in majors:
+            cuda, where = installed_major, "the installed NVIDIA wheels"
+        else:
+            cuda, where = max(majors), "the newest of cuda-majors"
+        sources.append(("cuda", where))
+
+    selection = raw.get("frameworks", ("auto", "default"))
+    frameworks = _select(*selection, declared, detect=detect)
+    if "frameworks" not in raw:
+        sources.append(("frameworks", "detected by import"))
+    return BuildSettings(
+        cuda=cuda,
+        cuda_majors=majors,
+        libraries=_strings(*raw["libraries"]) if "libraries" in raw else (),
+        frameworks=frameworks,
+        declared=declared,
+        name_suffix=_suffix(*raw["name-suffix"]) if "name-suffix" in raw else "",
+        embed_loader=_bool(*raw["embed-loader"]) if "embed-loader" in raw else False,
+        sources=tuple(sources),
+    )
+
+
+def _config(config_settings: Mapping[str, str | list[str]]) -> dict[str, str]:
+    found = {}
+    for name, value in config_settings.items():
+        if not name.startswith(CONFIG_PREFIX):
+            continue
+        key = name[len(CONFIG_PREFIX) :]
+        if key not in KEYS:
+            raise BuildSettingsError(f"-C {name}: no such setting (known: {', '.join(KEYS)})")
+        # pip passes a key given twice as a list: the last one wins, as on a command line.
+        found[key] = value[-1] if isinstance(value, list) else value
+    return found
+
+
+def _frameworks(table: Mapping[str, Any]) -> tuple[Framework, ...]:
+    declared = []
+    for name, spec in table.items():
+        where = f"[tool.slimwheel.frameworks.{name}]"
+        if not isinstance(spec, Mapping):
+            raise BuildSettingsError(f"pyproject.toml: {where} must be a table")
+        unknown = sorted(set(spec) - set(_FRAMEWORK_KEYS))
+        if unknown:
+            raise BuildSettingsError(
+                f"pyproject.toml: {where} has no key {unknown[0]!r} (known: {', '.join(_FRAMEWORK_KEYS)})"
+            )
+        defines = spec.get("cmake-defines", {})
+        if not isinstance(defines, Mapping):
+            raise BuildSettingsError(f"pyproject.toml: {where} cmake-defines must be a table")
+        option = spec.get("cmake-option")
+        if option is not None and not isinstance(option, str):
+            raise BuildSettingsError(f"pyproject.toml: {where} cmake-option must be a string")
+        declared.append(
+            Framework(
+                name=name,
+                module=str(spec.get("module", name)),
+                distribution=str(spec.get("distribution", name)),
+                cmake_option=option,
+                cmake_defines=tuple((str(k), _define_value(v)) for k, v in defines.items()),
+                build_requires=_strings(spec.get("build-requires", []), f"{where} build-requires"),
+                run_requires=_strings(spec.get("run-requires", []), f"{where} run-requires"),
+            )
+        )
+    return tuple(declared)
+
+
+def _define_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    return str(value)
+
+
+def _select(value: Any, where: str, declared: Sequence[Framework], *, detect: bool) -> tuple[str, ...]:
+    names = [FRAMEWORK_ALIASES.get(n.lower(), n.lower()) for n in _strings(value, where)]
+    known = [f.name for f in declared]
+    if names in ([], ["none"]):
+        return ()
+    if names == ["all"]:
+        return tuple(known)
+    if names == ["auto"]:
+        if not detect:
+            return ()
+        return tuple(f.name for f in declared if importlib.util.find_spec(f.module) is not None)
+    for name in names:
+        if name in ("all", "none", "auto"):
+            raise BuildSettingsError(f"{where}: {name!r} cannot be combined with framework names")
+        if name not in known:
+            declared_text = ", ".join(known) or "none declared"
+            raise BuildSettingsError(
+                f"{where}: no framework {name!r} in [tool.slimwheel.frameworks] ({declared_text})"
+            )
+    return tuple(n for n in known if n in names)
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):  # a config setting or variable: a comma list
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise BuildSettingsError(f"{where}: expected a list of strings or a comma list, not {value!r}")
+
+
+def _major(value: Any, where: str) -> int:
+    text = str(value).strip().lower().removeprefix("cu")
+    if isinstance(value, bool) or not text.isdigit() or not 10 <= int(text) <= 99:
+        raise BuildSettingsError(f"{where}: {value!r} is not a CUDA major (12, 13)")
+    return int(text)
+
+
+def _majors(value: Any, where: str) -> tuple[int, ...]:
+    items = value if isinstance(value, list) else str(value).split(",")
+    majors = tuple(sorted({_major(item, where) for item in items if str(item).strip()}))
+    if not majors:
+        raise BuildSettingsError(f"{where}: name at least one CUDA major")
+    return majors
+
+
+def _suffix(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise BuildSettingsError(f"{where}: expected a string such as '-cu{{major}}', not {value!r}")
+    text = value.strip()
+    if text.lower() in ("", "none", "false"):
+        return ""
+    probe = text.replace("{major}", "13")
+    if "{" in probe or "}" in probe or not all(c.isalnum() or c in "-_." for c in probe):
+        raise BuildSettingsError(
+            f"{where}: {value!r} is not a name suffix (letters, digits, - _ . and {{major}}: '-cu{{major}}')"
+        )
+    return text
+
+
+def _bool(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise BuildSettingsError(f"{where}: {value!r} is not true or false")

@@ -1,0 +1,164 @@
+"""``build-backend = "slimwheel.build"`` builds the example for real (pip, scikit-build-core, CMake, gcc),
+with the system CUDA toolkit hidden (see ``conftest.HIDE``).
+
+A build without isolation (``build_python`` has what a CUDA 13 build needs) with ``frameworks=none``
+and with ``cuda=13`` plus a name suffix; a CUDA 12 build in that environment stops with one line
+naming the pip command; the sdist, installed by pip into a fresh venv (an isolated build there),
+imports and maps cuDSS from that venv. ``check`` passes on every wheel made.
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from email.parser import BytesParser
+from pathlib import Path
+
+import pytest
+from packaging.utils import canonicalize_name
+
+from slimwheel.cli import main
+from tests.build.conftest import EXAMPLE, can_hide_toolkit, hidden, run
+from tests.support.venvs import make_venv, run_probe, site_packages
+
+pytestmark = [
+    pytest.mark.network,
+    pytest.mark.slow,
+    pytest.mark.skipif(not can_hide_toolkit(), reason="hiding the system toolkit needs root and unshare"),
+]
+
+
+def _pip_wheel(out: Path, python: Path, *options: str) -> Path:
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "--python",
+        str(python),
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        str(out),
+        *options,
+        str(EXAMPLE),
+    ]
+    process = run(hidden(argv))
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-4000:]
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+def _metadata(wheel: Path) -> tuple[str, list[str]]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        message = BytesParser().parsebytes(archive.read(name))
+    return str(message["Name"]), list(message.get_all("Requires-Dist") or [])
+
+
+def _checks(wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(wheel), "--cuda", "13"]) == 0, capsys.readouterr().out[-3000:]
+    capsys.readouterr()
+
+
+def test_frameworks_none_builds_the_core_only(
+    tmp_path: Path, build_python: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = _pip_wheel(tmp_path, build_python, "-C", "slimwheel.frameworks=none")
+    assert wheel.name == "cudss_solver-0.1.0-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
+    name, requires = _metadata(wheel)
+    assert name == "cudss_solver"
+    assert not [r for r in requires if r.startswith("torch")]
+    # Ranges from the versions the build linked (conftest pins cuDSS 1.0.0.35), the runtime included.
+    assert any(r.startswith("nvidia-cudss-cu13>=1.0.0.35,<2") for r in requires), requires
+    assert any(r.startswith("nvidia-cuda-runtime>=13") for r in requires), requires
+    with zipfile.ZipFile(wheel) as archive:
+        assert "cudss_solver-0.1.0.dist-info/slimwheel.json" in archive.namelist()
+    _checks(wheel, capsys)
+
+
+def test_cuda13_with_name_suffix_renames_the_distribution(
+    tmp_path: Path, build_python: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = _pip_wheel(
+        tmp_path, build_python, "-C", "slimwheel.cuda=13", "-C", "slimwheel.name-suffix=-cu{major}"
+    )
+    assert wheel.name.startswith("cudss_solver_cu13-0.1.0-cp310-abi3-manylinux")
+    name, requires = _metadata(wheel)
+    assert canonicalize_name(name) == "cudss-solver-cu13"
+    assert any(r.startswith("nvidia-cudss-cu13>=") for r in requires)
+    with zipfile.ZipFile(wheel) as archive:
+        folders = {n.split("/", 1)[0] for n in archive.namelist()}
+    assert folders == {"cudss_solver", "cudss_solver_cu13-0.1.0.dist-info"}
+    _checks(wheel, capsys)
+
+
+def test_a_missing_requirement_without_isolation_is_one_line_with_the_pip_command(
+    tmp_path: Path, build_python: Path
+) -> None:
+    # build_python has the CUDA 13 wheels: a CUDA 12 build there lacks cuDSS and the runtime for 12.
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "--python",
+        str(build_python),
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        str(tmp_path),
+        "-C",
+        "slimwheel.cuda=12",
+        str(EXAMPLE),
+    ]
+    process = run(hidden(argv))
+    assert process.returncode != 0
+    output = process.stdout + process.stderr
+    assert "[1 lines of output]" in output, output[-3000:]
+    (line,) = [x.strip() for x in output.splitlines() if "slimwheel:" in x]
+    assert line.startswith("slimwheel: this build (CUDA 12, frameworks: none) needs")
+    assert f"{build_python} -m pip install 'nvidia-cudss-cu12' 'nvidia-cuda-runtime-cu12'" in line, line
+    assert not list(tmp_path.glob("*.whl"))
+
+
+def test_pip_install_from_the_sdist_builds_where_it_lands(
+    tmp_path: Path, build_python: Path, slimwheel_wheelhouse: Path
+) -> None:
+    # The sdist through the backend's own hook, run by build_python (pip's PEP 517 caller: no other
+    # frontend to install).
+    sdist_dir = tmp_path / "sdist"
+    sdist_dir.mkdir()
+    call = (
+        "import sys; from pip._vendor.pyproject_hooks import BuildBackendHookCaller as Caller; "
+        "caller = Caller(sys.argv[1], 'slimwheel.build', python_executable=sys.argv[3]); "
+        "print(caller.build_sdist(sys.argv[2]))"
+    )
+    process = run(hidden([sys.executable, "-c", call, str(EXAMPLE), str(sdist_dir), str(build_python)]))
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    (sdist,) = sdist_dir.glob("*.tar.gz")
+    assert sdist.name == "cudss_solver-0.1.0.tar.gz"
+
+    # An isolated build in pip: slimwheel from the wheelhouse, the CUDA 13 wheels the backend asks for.
+    python = make_venv(tmp_path / "venv")
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "--python",
+        str(python),
+        "install",
+        "--find-links",
+        str(slimwheel_wheelhouse),
+        str(sdist),
+    ]
+    process = run(hidden(argv))
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-4000:]
+    probe = run_probe(python, "cudss_solver", "cudss_version", cwd=tmp_path)
+    assert probe["value"][0] == 1
+    lib_dir = (site_packages(python) / "nvidia" / "cu13" / "lib").resolve()
+    mapped = {Path(p).name: Path(p).resolve() for p in probe["mapped"]}
+    assert mapped["libcudss.so.1"] == lib_dir / "libcudss.so.1", probe["mapped"]
