@@ -73,10 +73,24 @@ def _serve(argv: list[str], url: str, log: Path, cwd: Path | None = None) -> Ite
         process.wait(timeout=10)
 
 
+# moto's server, one request at a time. S3 applies a conditional write (If-Match, If-None-Match)
+# atomically; moto checks the condition and then writes, and its stock server runs each request in
+# its own thread, so two writers holding the same ETag can both pass the check and one update is lost
+# (seen: 8 publishers x 50 wheels lost listings). Serving requests one by one makes moto's check-then-
+# write as atomic as S3's, which is what the publishers' conditional writes rely on.
+_SERIAL_MOTO = """
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+run_simple(sys.argv[1], int(sys.argv[2]), DomainDispatcherApplication(create_backend_app), threaded=False,
+           request_handler=MotoRequestHandler)
+"""
+
+
 @contextmanager
 def moto_server(tmp: Path) -> Iterator[Served]:
     port = _free_port()
-    argv = [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)]
+    argv = [sys.executable, "-c", _SERIAL_MOTO, "127.0.0.1", str(port)]
     with _serve(argv, f"http://127.0.0.1:{port}", tmp / "moto.log") as served:
         yield served
 
