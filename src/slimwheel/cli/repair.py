@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import posixpath
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from slimwheel.errors import SlimwheelError, UsageError
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.cli._output import Output
-    from slimwheel.repair import EmbeddedLoader
+    from slimwheel.repair import EmbeddedLoader, RepairPlan
     from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
@@ -24,13 +23,6 @@ EXIT_CODES = (
     "exit status: 0 every wheel written (or, with --dry-run, would be) and passing check; 1 a wheel "
     "fails check (not written, unless --allow-broken); 2 bad usage or input (the worst of the wheels "
     "wins); 130 interrupted."
-)
-
-# plan_repair says this of every provider not installed in the build environment. Their own RPATHs
-# find what they need, so there is nothing to do: it is a note for -v, said once for all of them.
-_UNREAD_PROVIDER = re.compile(
-    r"^.+?: the NVIDIA libraries (?P<dist>\S+) itself needs are not listed in the manifest "
-    r"\(it is not installed here to read them\)"
 )
 
 
@@ -287,17 +279,12 @@ def _say_check(outcome: RepairOutcome, settings: Output) -> None:
     _say_problems(name, check, settings)
 
 
-def _warn_plan(warnings: Sequence[str], settings: Output) -> None:
+def _warn_plan(plan: RepairPlan, settings: Output) -> None:
     """The plan's warnings, each once; the providers not installed here to read, as one -v note."""
-    unread: list[str] = []
-    for line in warnings:
-        matched = _UNREAD_PROVIDER.match(line)
-        if matched:
-            unread.append(matched["dist"])
-        else:
-            settings.warn(line)
-    if unread:
-        names = ", ".join(dict.fromkeys(unread))
+    for line in plan.warnings:
+        settings.warn(line)
+    if plan.unread_providers:
+        names = ", ".join(plan.unread_providers)
         settings.warn(
             f"the NVIDIA libraries that {names} need in turn are not listed in the manifest: they are not "
             "installed here to read; their own RPATHs find them at run time, so nothing needs doing "
@@ -337,7 +324,7 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
         _render_embedded(loader, verb, settings)
     for line in plan.left_alone:
         out.print(f"  [yellow]left alone[/yellow] {line}")
-    _warn_plan(plan.warnings, settings)
+    _warn_plan(plan, settings)
     check = outcome.check
     if output is not None:
         after, before = human_size(outcome.size_after), human_size(outcome.size_before)

@@ -124,6 +124,9 @@ class RepairPlan:
     left_alone: tuple[str, ...]  # what could not be rewritten safely, and why
     embedded: tuple[EmbeddedLoader, ...] = ()  # --embed-loader: the run-time loader, per package
     kept_copies: tuple[str, ...] = ()  # vendored copies kept on purpose (--only/--exclude, named by code)
+    # Providers not installed where repair ran, so the NVIDIA libraries they need in turn could not be
+    # read into the manifest. Nothing to do about it: their own RPATHs find those at run time.
+    unread_providers: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -531,6 +534,7 @@ class _Draft:
     roots: list[tuple[str, Requirement]] = field(default_factory=list)
     made_hard: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
+    unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers
 
 
 def _decide_drops(
@@ -656,11 +660,10 @@ def _plan_distribution(
             )
         )
         environment = context.environment
-        if environment is None or not environment.has_file(choice.provider.library.path):
-            draft.warnings.append(
-                f"{choice.name}: the NVIDIA libraries {distribution} itself needs are not listed in the "
-                "manifest (it is not installed here to read them); its own RPATH finds them"
-            )
+        if (environment is None or not environment.has_file(choice.provider.library.path)) and (
+            distribution not in draft.unread_providers
+        ):
+            draft.unread_providers.append(distribution)
 
 
 def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) -> tuple[ManifestLibrary, ...]:
@@ -812,6 +815,7 @@ def plan_repair(
         manifest=manifest,
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
         warnings=tuple(draft.warnings),
+        unread_providers=tuple(draft.unread_providers),
         left_alone=tuple(draft.left_alone),
         embedded=embedded,
         kept_copies=tuple(sorted(draft.kept_copies)),
