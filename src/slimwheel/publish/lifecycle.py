@@ -169,7 +169,7 @@ def apply_promote(store: Store, plan: PromotePlan, *, now: float | None = None) 
     for entry in entries:
         _copy(store, source, target, plan.project, entry)
     promoted = tuple(replace(entry, upload_time=stamp, yanked=False) for entry in entries)
-    merge = partial(_add_missing, entries=promoted)
+    merge = partial(ProjectState.with_new_files, entries=promoted)
     state, etag, changed = update_project(store, target, plan.project, merge)
     sync_project_html(store, target, plan.project, state, etag, changed=changed)
     add_to_root(store, target, (plan.project,))
@@ -192,14 +192,3 @@ def _copy(store: Store, source: Layout, target: Layout, project: str, entry: Fil
         stored = store.sha256_of(to_key)
         if stored != sha256:
             raise ImmutableFileError(to_key.rsplit("/", 1)[-1], stored or "?", sha256)
-
-
-def _add_missing(old: ProjectState, *, entries: tuple[FileEntry, ...]) -> ProjectState:
-    new = []
-    for entry in entries:
-        listed = old.entry(entry.filename)
-        if listed is None:
-            new.append(entry)
-        elif listed.sha256 != entry.sha256:
-            raise ImmutableFileError(entry.filename, listed.sha256, entry.sha256)
-    return old.with_entries(tuple(new)) if new else old

@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from slimwheel.index.simple import JSON_CONTENT_TYPE, version_of_filename
-from slimwheel.publish.errors import IndexStateError
+from slimwheel.publish.errors import ImmutableFileError, IndexStateError
 
 __all__ = [
     "HTML_CONTENT_TYPE",
@@ -61,6 +61,18 @@ class ProjectState:
 
     def entry(self, filename: str) -> FileEntry | None:
         return next((entry for entry in self.files if entry.filename == filename), None)
+
+    def with_new_files(self, entries: tuple[FileEntry, ...]) -> ProjectState:
+        """``entries`` added; a file already listed keeps its entry (its upload time, its yank), and the
+        same name with other bytes is an ImmutableFileError: files never change."""
+        new = []
+        for entry in entries:
+            listed = self.entry(entry.filename)
+            if listed is None:
+                new.append(entry)
+            elif listed.sha256 != entry.sha256:
+                raise ImmutableFileError(entry.filename, listed.sha256, entry.sha256)
+        return self.with_entries(tuple(new)) if new else self
 
     def with_entries(self, entries: tuple[FileEntry, ...]) -> ProjectState:
         """This state with ``entries`` added or replacing those of the same name."""

@@ -241,7 +241,7 @@ def apply_publish(
                     metadata_sha256=wheel.metadata_sha256,
                 )
             )
-        merge = partial(_merge, entries=tuple(entries))
+        merge = partial(ProjectState.with_new_files, entries=tuple(entries))
         state, etag, changed = update_project(store, layout, project, merge)
         sync_project_html(store, layout, project, state, etag, changed=changed)
         if changed:
@@ -299,15 +299,3 @@ def _store_files(store: Store, layout: Layout, wheel: WheelFacts) -> list[str]:
                 metadata_key.rsplit("/", 1)[-1], stored or "?", wheel.metadata_sha256
             ) from None
     return written
-
-
-def _merge(old: ProjectState, *, entries: tuple[FileEntry, ...]) -> ProjectState:
-    """Add ``entries`` to ``old``; a file already listed keeps its entry (its upload time, its yank)."""
-    new = []
-    for entry in entries:
-        listed = old.entry(entry.filename)
-        if listed is None:
-            new.append(entry)
-        elif listed.sha256 != entry.sha256:
-            raise ImmutableFileError(entry.filename, listed.sha256, entry.sha256)
-    return old.with_entries(tuple(new)) if new else old
