@@ -147,3 +147,26 @@ def test_public_name_is_refused_unless_allowed(
     assert main([*publish, "--allow-public-name", "demo-pkg"]) == 0
     (private,) = wheels(tmp_path / "dist", "only-here", ["1.0"])
     assert main(["publish", str(private), "--to", str(root), "--no-verify"]) == 0
+
+
+def test_a_wheel_that_does_not_import_is_not_published(tmp_path: Path) -> None:
+    """verify runs before anything is written (the wheel installed from the staged index into a fresh
+    venv and imported): a wheel whose import fails is refused and the index stays as it was."""
+    from tests.support.wheels import make_wheel
+
+    root = tmp_path / "index"
+    good = wheels(tmp_path / "dist", "demo-pkg", ["1.0"])
+    assert main(["publish", *map(str, good), "--to", str(root), "--offline"]) == 0
+    before = _files_of(root)
+    broken = make_wheel(
+        tmp_path / "dist",
+        "demo-pkg",
+        "2.0",
+        {"demo_pkg/__init__.py": b"raise ImportError('this build is broken')\n"},
+        metadata_extra=[("Requires-Python", ">=3.8")],
+    )
+    assert main(["publish", str(broken), "--to", str(root), "--offline"]) == 1
+    assert _files_of(root) == before
+    assert check_consistency(folder_fetch(root), (root / "simple").as_uri() + "/") == {
+        "demo-pkg": {good[0].name}
+    }
