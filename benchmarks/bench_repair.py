@@ -50,7 +50,15 @@ from benchmarks._measure import Measurement, measure
 # libonnxruntime_providers_cuda.so (284 MB) and ..._tensorrt.so; repair exits 1 with --allow-broken
 # since the TensorRT provider needs libnvinfer.so.10, which no NVIDIA wheel here provides (the input
 # had that too). auditwheel cannot repair it without the CUDA libraries installed: they are excluded.
+# torchvision 0.20.1 (cp311, 7 MB): the other kind, renamed copies of libcudart and libnvjpeg that
+# repair drops (and an RPATH edit of the small extensions); a torch extension, so torch counts as
+# loaded first, and auditwheel is told to leave torch's and the CUDA libraries alone.
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
+    "torchvision": (
+        ("--preloaded", "torch"),
+        frozenset({0}),
+        ("--exclude", "libc10*", "--exclude", "libtorch*", "--exclude", "libcu*", "--exclude", "libnv*"),
+    ),
     "onnxruntime-gpu": (
         ("--allow-broken",),
         frozenset({0, 1}),

@@ -18,11 +18,12 @@ def _content(size: int) -> bytes:
     return rng.randbytes(size).translate(table)
 
 
+@pytest.mark.parametrize("small", [False, True])
 @pytest.mark.parametrize("size", [0, 1, 1000, (1 << 20) + 7])
-def test_round_trip_and_size_bound(size: int) -> None:
+def test_round_trip_and_size_bound(size: int, small: bool) -> None:
     data = _content(size)
     chunks = [data[i : i + 65_537] for i in range(0, len(data), 65_537)] or [b""]
-    compressed = b"".join(deflate_pieces(chunks, piece_size=256 << 10))
+    compressed = b"".join(deflate_pieces(chunks, piece_size=256 << 10, small=small))
     decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
     assert decompressor.decompress(compressed) + decompressor.flush() == data
     assert decompressor.eof
@@ -60,3 +61,10 @@ def test_add_stream_refuses_a_wrong_size(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="holds 3 bytes"), WheelWriter(target) as writer:
         writer.add_stream("pkg/blob.bin", iter([b"abc"]), 4, mode=0o644)
     assert list(tmp_path.iterdir()) == []  # nothing under the final name, no temporary left
+
+
+def test_small_content_is_deflated_as_zlib_level_6_does() -> None:
+    """Small members are worth zlib's level 6: in one piece, the very bytes zlib gives."""
+    data = _content(300_000)
+    reference = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    assert b"".join(deflate_pieces([data], small=True)) == reference.compress(data) + reference.flush()

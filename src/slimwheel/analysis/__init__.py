@@ -12,7 +12,7 @@ copies and their releases), :mod:`~slimwheel.analysis.static` (static NVIDIA cod
 
 from __future__ import annotations
 
-from slimwheel.analysis.inspect import PARALLEL_BYTES
+from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache
 from slimwheel.analysis.libraries import (
     DRIVER_LIBRARY_NAMES,
     api_library_of,
@@ -43,6 +43,7 @@ __all__ = [
     "Finding",
     "FindingKind",
     "IdentifiedRelease",
+    "InspectionCache",
     "LazyLoad",
     "NeededLibrary",
     "Resolution",

@@ -8,7 +8,7 @@ import os
 import posixpath
 from collections.abc import Iterable, Mapping
 
-from slimwheel.analysis.inspect import PARALLEL_BYTES, _read_members
+from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache, _read_members
 from slimwheel.analysis.libraries import is_driver_library, is_system_library
 from slimwheel.analysis.model import (
     ElfReport,
@@ -40,6 +40,7 @@ def analyse_wheel(
     jobs: int | None = None,
     parallel_bytes: int = PARALLEL_BYTES,
     unread: Iterable[str] = (),
+    cache: InspectionCache | None = None,
 ) -> WheelReport:
     """Analyse every ELF member of ``wheel`` against what NVIDIA's wheels provide.
 
@@ -47,12 +48,13 @@ def analyse_wheel(
     (default: the CPUs, at most 4; 1: none). Members named in ``unread`` are taken as ELF files without
     reading them: repair passes the copies it will drop (see :func:`named_like_copies`), which their
     RECORD hash, their name and their consumers' version needs identify, since inflating a 500 MB copy
-    would be most of its time.
+    would be most of its time. ``cache``: what earlier analyses sharing it read (see
+    :class:`InspectionCache`); members it knows are not read again, those read are added to it.
     """
     if jobs is None:
         jobs = min(os.cpu_count() or 1, 4)
     elf_members, findings, others = _read_members(
-        wheel, scan_strings, jobs, parallel_bytes, frozenset(unread)
+        wheel, scan_strings, jobs, parallel_bytes, frozenset(unread), cache=cache
     )
     vendored = _find_vendored(wheel, catalog, elf_members, findings)
     glibc = manylinux_level(wheel.platform_tags)  # the host libraries a wheel may use depend on its level

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from packaging.utils import canonicalize_name
 
-from slimwheel.analysis import analyse_wheel
+from slimwheel.analysis import WheelReport, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.check.diagnose import CARRIED, Diagnosis
 from slimwheel.check.model import CheckReport, ProviderRelease
@@ -33,6 +33,7 @@ def check_wheel(
     dist_files: DistFileSource | None = None,
     preloaded: Iterable[str] = (),
     kept_copies: Iterable[str] = (),
+    report: WheelReport | None = None,
 ) -> CheckReport:
     """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
 
@@ -45,9 +46,14 @@ def check_wheel(
     library files count as already loaded when this wheel's are (``torch``, whose import loads
     ``torch/lib``): a soname they ship is found even off the search path, with a warning.
     ``kept_copies``: vendored copies (member paths) kept on purpose (``repair --exclude``, or named by
-    the package's Python code): still reported, as warnings rather than errors.
+    the package's Python code): still reported, as warnings rather than errors. ``report``: an
+    ``analyse_wheel`` of these same bytes against this catalog that the caller already made (repair
+    passes the one it planned from), so that the members are not read again; None: made here.
     """
-    report = analyse_wheel(source, catalog, scan_strings=False)
+    if report is None:
+        report = analyse_wheel(source, catalog, scan_strings=False)
+    elif report.filename != source.filename or report.size != source.file_size:
+        raise ValueError(f"the report given is of {report.filename}, not of {source.filename}")
     target = Target(
         platform_of(source.filename, source.platform_tags, (e.machine for e in report.elf_files), platform),
         cuda_major,

