@@ -216,7 +216,12 @@ def _build(wheel_directory: Path, config_settings: ConfigSettings | None, *, edi
             built = rename_wheel(built, scratch / "renamed", name=name, requires=requires)
         wheel_directory.mkdir(parents=True, exist_ok=True)
         finished = finish_wheel(
-            built, wheel_directory, linked, cuda_major=settings.cuda, embed_loader=settings.embed_loader
+            built,
+            wheel_directory,
+            linked,
+            cuda_major=settings.cuda,
+            embed_loader=settings.embed_loader,
+            frameworks=tuple(f.distribution for f in settings.selected),
         )
     return finished.name
 

@@ -9,20 +9,39 @@ project name inside a description or another header would defeat.
 with the versions the build recorded as linked (``slimwheel-linked.json``): Requires-Dist ranges
 from those versions, the manifest, the embedded loader when asked, the manylinux tag through
 auditwheel with the NVIDIA sonames excluded, and ``check`` on the result, or no wheel at all.
+
+A framework extension (``_cudss_torch.so`` needing ``libc10.so``) needs libraries that the
+framework's own wheel installs and the extension's run requirement (``torch==2.13.*``) brings: they
+are neither bundled nor unresolved. Their files are read from the framework distributions installed
+in the build environment (the release the build compiled against), given to ``check`` as the files
+of that requirement, and their sonames are excluded from auditwheel, which runs here first for a
+wheel that needs it (``repair_wheel`` excludes only the NVIDIA sonames).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
 
 from slimwheel.errors import SlimwheelError
 
-__all__ = ["FinishError", "finish_wheel", "metadata_with", "rename_wheel", "wheel_name"]
+if TYPE_CHECKING:
+    from slimwheel.catalog.model import Catalog
+    from slimwheel.dist_files import ReleaseFiles
+
+__all__ = [
+    "FinishError",
+    "finish_wheel",
+    "framework_files",
+    "metadata_with",
+    "rename_wheel",
+    "wheel_name",
+]
 
 _RECORD_FILES = frozenset({"RECORD", "RECORD.jws", "RECORD.p7s"})
 
@@ -93,6 +112,42 @@ def rename_wheel(source: Path, out_dir: Path, *, name: str | None, requires: Seq
     return target
 
 
+def framework_files(distributions: Sequence[str]) -> tuple[ReleaseFiles, ...]:
+    """The shared library files each installed distribution's RECORD lists (``torch/lib/libc10.so``)."""
+    from packaging.utils import canonicalize_name
+
+    from slimwheel.dist_files import ReleaseFiles, is_library_path
+
+    found = []
+    for name in distributions:
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise FinishError(f"framework distribution {name} is not installed for the build") from exc
+        files = sorted({str(f) for f in distribution.files or () if is_library_path(str(f))})
+        canonical = canonicalize_name(name)
+        version = distribution.version
+        found.append(ReleaseFiles(canonical, version, f"{canonical}-{version} (installed)", tuple(files)))
+    return tuple(found)
+
+
+def _audit_first(wheel: Path, scratch: Path, frameworks: Sequence[ReleaseFiles], catalog: Catalog) -> Path:
+    """auditwheel on a ``linux_*`` wheel with the NVIDIA sonames and the frameworks' excluded; the
+    wheel itself when it needs no auditwheel."""
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.wheel import Wheel
+
+    with Wheel.open(wheel) as opened:
+        report = analyse_wheel(opened, catalog)
+    if not needs_auditwheel(report):
+        return wheel
+    theirs = {path.rsplit("/", 1)[-1] for release in frameworks for path in release.files}
+    needed = {needed.soname for elf in report.elf_files for needed in elf.needed}
+    excluded = sorted({*nvidia_sonames_to_exclude(report), *(needed & theirs)})
+    return run_auditwheel(wheel, scratch, excluded)
+
+
 def finish_wheel(
     wheel: Path,
     out_dir: Path,
@@ -100,9 +155,15 @@ def finish_wheel(
     *,
     cuda_major: int,
     embed_loader: bool,
+    frameworks: Sequence[str] = (),
 ) -> Path:
-    """``repair_wheel`` on the built wheel with the versions the build linked; the path written."""
+    """``repair_wheel`` on the built wheel with the versions the build linked; the path written.
+
+    ``frameworks``: the distributions of the selected frameworks (``torch``), installed here, whose
+    libraries the wheel's extensions may need through their run requirement."""
+    from slimwheel._scratch import scratch_folder
     from slimwheel.catalog.store import load_catalog
+    from slimwheel.dist_files import StaticDistFiles
     from slimwheel.repair import RepairOptions
     from slimwheel.repair.pipeline import repair_wheel
 
@@ -121,7 +182,20 @@ def finish_wheel(
     options = RepairOptions(
         cuda_major=cuda_major, linked_versions={e["name"]: e["version"] for e in libraries}
     )
-    outcome = repair_wheel(wheel, out_dir, catalog, options=options, embed=() if embed_loader else None)
+    releases = framework_files(frameworks)
+    with scratch_folder("slimwheel-finish-") as scratch:
+        audited = _audit_first(wheel, scratch, releases, catalog) if releases else wheel
+        outcome = repair_wheel(
+            audited,
+            out_dir,
+            catalog,
+            options=options,
+            embed=() if embed_loader else None,
+            # check: the framework's files as its requirement installs them (torch/lib), and loaded
+            # first, as the package's Python imports the framework before its extension.
+            dist_files=StaticDistFiles({r.distribution: [r] for r in releases}) if releases else None,
+            preloaded=tuple(r.distribution for r in releases),
+        )
     if outcome.output is None or not outcome.ok:
         raise FinishError(f"repair wrote no passing wheel for {wheel.name}")
     return outcome.output

@@ -1,0 +1,184 @@
+"""The example's torch binding through ``build-backend = "slimwheel.build"``, built for real (pip,
+scikit-build-core, CMake, g++ against torch's CPU wheel), with the system CUDA toolkit hidden.
+
+In one build environment that has torch 2.13 (the CPU wheel in /opt/wheels, as pip's find-links
+list it) besides what a CUDA 13 build needs: ``frameworks=torch`` adds ``cudss_solver/_cudss_torch.so``
+(linked against libc10/libtorch from torch and libcudss/libcudart from the NVIDIA wheels) and
+``Requires-Dist: torch==2.13.*``; ``frameworks=none`` has neither. ``check`` passes on both. The
+torch wheel installed by pip into a fresh venv with torch imports ``cudss_solver.torch``, registers
+the operator, and refuses a CPU tensor with a clear error (there is no GPU here to solve on). An
+isolated build (``-C slimwheel.frameworks=torch``) has pip install torch for it, and gives the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from slimwheel.cli import main
+from tests.build.conftest import BUILD_REQUIREMENTS, EXAMPLE, can_hide_toolkit, hidden, run
+from tests.build.test_backend import _metadata
+from tests.support.venvs import make_venv
+
+pytestmark = [
+    pytest.mark.network,
+    pytest.mark.slow,
+    pytest.mark.skipif(not can_hide_toolkit(), reason="hiding the system toolkit needs root and unshare"),
+]
+
+# The one torch release this machine keeps on disk: no other is fetched (they are GBs).
+TORCH_WHEELS = Path("/opt/wheels")
+TORCH = "torch==2.13.0"
+EXTENSION = "cudss_solver/_cudss_torch.so"
+
+needs_torch_wheel = pytest.mark.skipif(
+    not list(TORCH_WHEELS.glob("torch-2.13.0*.whl")), reason=f"no torch 2.13.0 wheel in {TORCH_WHEELS}"
+)
+
+
+def _pip(python: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "--disable-pip-version-check",
+        "--python",
+        str(python),
+        *args,
+    ]
+
+
+@pytest.fixture(scope="module")
+def torch_build_python(tmp_path_factory: pytest.TempPathFactory, slimwheel_wheelhouse: Path) -> Path:
+    """A venv for a build without isolation: slimwheel, the CUDA 13 build wheels and torch 2.13 (CPU)."""
+    python = make_venv(tmp_path_factory.mktemp("torch-build-venv") / "venv")
+    argv = _pip(
+        python,
+        "install",
+        "--find-links",
+        str(slimwheel_wheelhouse),
+        "--find-links",
+        str(TORCH_WHEELS),
+        "slimwheel",
+        *BUILD_REQUIREMENTS,
+        TORCH,
+    )
+    process = run(argv)
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr
+    return python
+
+
+def _build(out: Path, python: Path, frameworks: str) -> Path:
+    argv = _pip(
+        python, "wheel", "--no-deps", "--no-build-isolation", "-w", str(out),
+        "-C", f"slimwheel.frameworks={frameworks}", str(EXAMPLE),
+    )  # fmt: skip
+    process = run(hidden(argv))
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-4000:]
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def torch_wheel(tmp_path_factory: pytest.TempPathFactory, torch_build_python: Path) -> Path:
+    return _build(tmp_path_factory.mktemp("torch-wheel"), torch_build_python, "torch")
+
+
+def _members(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+@needs_torch_wheel
+def test_frameworks_torch_adds_the_extension_and_the_torch_requirement(
+    torch_wheel: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert torch_wheel.name.startswith("cudss_solver-0.1.0-cp310-abi3-manylinux")
+    members = _members(torch_wheel)
+    assert {EXTENSION, "cudss_solver/torch.py", "cudss_solver/_cudss_solver.abi3.so"} <= members
+    _name, requires = _metadata(torch_wheel)
+    # The minor the build compiled against ([tool.slimwheel.frameworks.torch] run-requires).
+    assert "torch==2.13.*" in requires, requires
+    assert any(r.startswith("nvidia-cudss-cu13>=1.0.0.35,<2") for r in requires), requires
+    # check: libc10/libtorch resolve in torch's files (read from the index) through $ORIGIN/../torch/lib.
+    assert main(["check", str(torch_wheel), "--cuda", "13", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    text = json.dumps(report)
+    assert "torch/lib/libc10.so" in text, text[:3000]
+
+
+@needs_torch_wheel
+def test_frameworks_none_in_the_same_environment_has_no_torch_part(
+    tmp_path: Path, torch_build_python: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = _build(tmp_path, torch_build_python, "none")
+    members = _members(wheel)
+    assert EXTENSION not in members
+    assert "cudss_solver/_cudss_solver.abi3.so" in members
+    _name, requires = _metadata(wheel)
+    assert not [r for r in requires if r.startswith("torch")], requires
+    assert main(["check", str(wheel), "--cuda", "13"]) == 0, capsys.readouterr().out[-3000:]
+
+
+PROBE = """
+import json, sys, warnings
+warnings.simplefilter("ignore")  # torch's CPU wheel warns that numpy is missing
+import torch
+import cudss_solver.torch as binding
+result = {"op": str(binding.load_library().solve_csr.default._schema)}
+a = torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]),
+                            torch.tensor([2.0, 4.0], dtype=torch.float64), size=(2, 2))
+try:
+    binding.solve(a, torch.ones(2, dtype=torch.float64))
+except RuntimeError as error:
+    result["error"] = str(error).splitlines()[0]
+with open("/proc/self/maps") as maps:
+    result["mapped"] = sorted({line.split()[-1] for line in maps if ".so" in line and "/" in line})
+print(json.dumps(result))
+"""
+
+
+@needs_torch_wheel
+@pytest.mark.install
+def test_the_torch_wheel_installs_imports_and_refuses_a_cpu_tensor(torch_wheel: Path, tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv")
+    process = run(_pip(python, "install", "--find-links", str(TORCH_WHEELS), str(torch_wheel), TORCH))
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    process = run([str(python), "-c", PROBE], cwd=tmp_path)
+    assert process.returncode == 0, process.stderr[-3000:]
+    result = json.loads(process.stdout)
+    assert result["op"].startswith("cudss_solver::solve_csr(Tensor crow_indices")
+    assert result["error"].startswith("cudss_solver: A must be on a CUDA device, not cpu"), result
+    site = Path(str(python)).parent.parent
+    mapped = {Path(p).name: p for p in result["mapped"]}
+    # The extension's libraries from the venv's wheels: torch's, and cuDSS and the runtime from NVIDIA's.
+    for name in ("libc10.so", "libtorch_cpu.so", "libcudss.so.1", "libcudart.so.13"):
+        assert mapped[name].startswith(str(site)), (name, mapped.get(name))
+
+
+@needs_torch_wheel
+def test_an_isolated_build_installs_torch_itself_and_requires_its_minor(
+    tmp_path: Path, slimwheel_wheelhouse: Path
+) -> None:
+    # The backend asks pip for the framework's build requirement (torch>=2.4); this machine's pip
+    # would pick its newest torch, a CUDA build with GBs of NVIDIA wheels: a constraint keeps it to
+    # the CPU wheel on disk (pip passes PIP_CONSTRAINT on to the isolated environment's install).
+    constraints = tmp_path / "constraints.txt"
+    system = Path("/etc/xdg/pip/constraints.txt")  # this machine's caps, which PIP_CONSTRAINT replaces
+    constraints.write_text((system.read_text() if system.is_file() else "") + "\ntorch==2.13.0+cpu\n")
+    python = make_venv(tmp_path / "venv")
+    argv = _pip(
+        python, "wheel", "--no-deps", "-w", str(tmp_path / "out"), "--find-links", str(slimwheel_wheelhouse),
+        "-C", "slimwheel.frameworks=torch", str(EXAMPLE),
+    )  # fmt: skip
+    process = run(hidden(argv), env={**os.environ, "PIP_CONSTRAINT": str(constraints)})
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-4000:]
+    (wheel,) = (tmp_path / "out").glob("*.whl")
+    assert EXTENSION in _members(wheel)
+    _name, requires = _metadata(wheel)
+    assert "torch==2.13.*" in requires, requires
