@@ -1,4 +1,5 @@
-"""Versioned JSON reports: every command's ``--json`` document is ``{"schema": "slimwheel.<cmd>/1", ...}``."""
+"""Versioned JSON reports: every command's ``--json`` document is ``{"schema": "slimwheel.<cmd>/1", ...}``;
+and the rows of show's ELF table, one fact per row, which the terminal and the HTML page both print."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import dataclasses
 import enum
 import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from slimwheel.runtime._record import Record
 
-__all__ = ["dump_report", "to_jsonable"]
+if TYPE_CHECKING:
+    from slimwheel.analysis import WheelReport
+
+__all__ = ["ElfRow", "dump_report", "elf_rows", "human_size", "to_jsonable"]
 
 
 def to_jsonable(value: Any) -> Any:
@@ -36,3 +41,70 @@ def to_jsonable(value: Any) -> Any:
 def dump_report(command: str, payload: Mapping[str, Any]) -> str:
     document = {"schema": f"slimwheel.{command}/1", **to_jsonable(payload)}
     return json.dumps(document, indent=2, sort_keys=False)
+
+
+def human_size(size: int | None) -> str:
+    """``1536`` -> ``1.5 KiB``."""
+    if size is None:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+@dataclass(frozen=True)
+class ElfRow:
+    """One fact of show's ELF table: a file needs one library, which resolves to one place. The file's
+    own facts (size, soname, search path) ride on every row; a renderer may print them once."""
+
+    file: str
+    size: str
+    soname: str
+    needs: str
+    resolves_to: str
+    search_path: str
+    first: bool  # the file's first row
+
+
+def elf_rows(report: WheelReport) -> list[ElfRow]:
+    """Show's ELF table, one row per DT_NEEDED that is not the host's (those are counted in one row),
+    so that no cell holds several facts whose wrapped lines could drift from their neighbours'."""
+    from slimwheel.analysis import Resolution
+
+    rows: list[ElfRow] = []
+    for elf in report.elf_files:
+        paths = []
+        if elf.rpath:
+            paths.append("RPATH " + ":".join(elf.rpath))
+        if elf.runpath:
+            paths.append("RUNPATH " + ":".join(elf.runpath))
+        facts: list[tuple[str, str]] = []
+        for need in elf.needed:
+            if need.resolution is Resolution.SYSTEM:
+                continue
+            where = need.resolution.value
+            if need.provided_by:
+                more = len(need.provided_by) - 3
+                where += ": " + ", ".join(need.provided_by[:3]) + (f" and {more} more" if more > 0 else "")
+            facts.append((need.soname, where))
+        system = sum(1 for n in elf.needed if n.resolution is Resolution.SYSTEM)
+        if system:
+            facts.append((f"+ {system} system {'library' if system == 1 else 'libraries'}", "system"))
+        if not facts:
+            facts.append(("", elf.error or "needs nothing"))
+        for index, (needs, where) in enumerate(facts):
+            rows.append(
+                ElfRow(
+                    elf.path,
+                    human_size(elf.size),
+                    elf.soname or "",
+                    needs,
+                    where,
+                    " ".join(paths),
+                    index == 0,
+                )
+            )
+    return rows

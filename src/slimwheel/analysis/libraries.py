@@ -5,11 +5,19 @@ symbol name belongs to.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from slimwheel.names import NameStyle, parse_library_file_name
 from slimwheel.policy import host_sonames
 
-__all__ = ["DRIVER_LIBRARY_NAMES", "api_library_of", "is_driver_library", "is_system_library"]
+__all__ = [
+    "DRIVER_LIBRARY_NAMES",
+    "NvidiaProduct",
+    "api_library_of",
+    "is_driver_library",
+    "is_system_library",
+    "nvidia_product_of",
+]
 
 
 # The driver's user-space libraries: they come with the host's driver and never from a wheel.
@@ -61,3 +69,62 @@ def is_system_library(soname: str, glibc: tuple[int, int] | None = None) -> bool
     """The manylinux whitelist (auditwheel's policy) for the wheel's level ``glibc`` (None: any
     level), or a dynamic loader: what the host provides."""
     return soname in host_sonames(glibc) or bool(_LOADER.match(soname))
+
+
+@dataclass(frozen=True)
+class NvidiaProduct:
+    """An NVIDIA library family by the name its users know, and the pip distribution that ships it."""
+
+    name: str  # "TensorRT"
+    # "tensorrt-cu<major>-libs": <major> stands for the CUDA major the wheel is built for.
+    distribution: str
+    sdist_only: bool = False  # the public index serves its libraries only as sdists (no wheel to learn)
+    # ``slimwheel catalog update`` learns it without being named (cuda-toolkit's extras and the seeds).
+    seeded: bool = True
+
+
+# Sonames NVIDIA ships in pip distributions, by soname stem, so that a library the catalog does not
+# list is still called NVIDIA's (TensorRT's libnvinfer.so.10 is not "some unknown library"). Checked in
+# order: cuQuantum's cutensornet before cuTENSOR's cutensor.
+_PRODUCTS: tuple[tuple[re.Pattern[str], NvidiaProduct], ...] = tuple(
+    (re.compile(pattern), product)
+    for pattern, product in (
+        (
+            r"nvinfer(_.+)?|nvonnxparser|nvparsers",
+            NvidiaProduct("TensorRT", "tensorrt-cu<major>-libs", sdist_only=True),
+        ),
+        (
+            r"custatevec|cutensornet|cudensitymat",
+            NvidiaProduct("cuQuantum", "cuquantum-cu<major>", seeded=False),
+        ),
+        (r"cutensor(Mg)?", NvidiaProduct("cuTENSOR", "cutensor-cu<major>")),
+        (r"nvshmem(_.+)?", NvidiaProduct("NVSHMEM", "nvidia-nvshmem-cu<major>")),
+        (r"cusparseLt", NvidiaProduct("cuSPARSELt", "nvidia-cusparselt-cu<major>")),
+        (r"nvcomp(_.+)?", NvidiaProduct("nvCOMP", "nvidia-nvcomp-cu<major>", seeded=False)),
+        (r"cudnn(_.+)?", NvidiaProduct("cuDNN", "nvidia-cudnn-cu<major>")),
+        (r"cudss(_.+)?", NvidiaProduct("cuDSS", "nvidia-cudss-cu<major>")),
+        (r"nccl", NvidiaProduct("NCCL", "nvidia-nccl-cu<major>")),
+        (r"nvimgcodec(_.+)?", NvidiaProduct("nvImageCodec", "nvidia-nvimgcodec-cu<major>", seeded=False)),
+        (r"nvjpeg2k", NvidiaProduct("nvJPEG2000", "nvidia-nvjpeg2k-cu<major>", seeded=False)),
+        (r"nvtiff", NvidiaProduct("nvTIFF", "nvidia-nvtiff-cu<major>", seeded=False)),
+        (r"cufftMp", NvidiaProduct("cuFFTMp", "nvidia-cufftmp-cu<major>", seeded=False)),
+        (r"cublasmp", NvidiaProduct("cuBLASMp", "nvidia-cublasmp-cu<major>", seeded=False)),
+        (
+            r"cudart|cublas(Lt)?|cufftw?|curand|cusolver(Mg)?|cusparse|nvrtc(-builtins)?|nvJitLink|cupti|"
+            r"nvToolsExt|nvperf_(host|target)|npp[a-z]*|nvjpeg|nvfatbin|cufile(_rdma)?|cudla|nvblas",
+            NvidiaProduct("CUDA toolkit", "the cuda-toolkit extra that ships it (cuda-toolkit[cublas], ...)"),
+        ),
+    )
+)  # fmt: skip
+
+
+def nvidia_product_of(soname: str) -> NvidiaProduct | None:
+    """The NVIDIA family a soname belongs to (``libnvinfer.so.10`` -> TensorRT), whether or not a
+    catalog lists its wheels; None for a name NVIDIA's pip wheels are not known to ship."""
+    parsed = parse_library_file_name(soname)
+    if parsed is None or parsed.style is NameStyle.WINDOWS:
+        return None
+    for pattern, product in _PRODUCTS:
+        if pattern.fullmatch(parsed.stem):
+            return product
+    return None

@@ -9,7 +9,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 
 from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache, _read_members
-from slimwheel.analysis.libraries import is_driver_library, is_system_library
+from slimwheel.analysis.libraries import is_driver_library, is_system_library, nvidia_product_of
 from slimwheel.analysis.model import (
     ElfReport,
     LazyLoad,
@@ -25,11 +25,11 @@ from slimwheel.analysis.vendored import _find_vendored
 from slimwheel.catalog.model import Catalog
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
-from slimwheel.names import parse_library_file_name
+from slimwheel.names import parse_library_file_name, soname_stem
 from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
-__all__ = ["analyse_wheel"]
+__all__ = ["analyse_wheel", "zip_member_overhead"]
 
 
 def analyse_wheel(
@@ -86,7 +86,7 @@ def analyse_wheel(
                         FindingKind.UNRESOLVED_NEEDED,
                         Severity.WARNING,
                         item.member.name,
-                        f"needs {need.soname}: not in the wheel, not an NVIDIA wheel's, not a system library",
+                        _unresolved_message(need.soname, catalog),
                     )
                 )
         findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
@@ -132,7 +132,7 @@ def analyse_wheel(
         )
 
     removable = [copy for copy in vendored.values() if copy.identified is not None]
-    saved = sum(copy.compressed_size + _zip_overhead(copy.path) for copy in removable)
+    saved = sum(copy.compressed_size + zip_member_overhead(copy.path) for copy in removable)
     order = {kind: i for i, kind in enumerate(Severity)}
     findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value))
     return WheelReport(
@@ -152,7 +152,33 @@ def analyse_wheel(
     )
 
 
-def _zip_overhead(name: str) -> int:
+def _unresolved_message(soname: str, catalog: Catalog) -> str:
+    """What an unresolved DT_NEEDED is, in words a user knows: NVIDIA's libraries by their product's
+    name (TensorRT's libnvinfer.so.10 has no wheel to learn on the public index), and what to do."""
+    product = nvidia_product_of(soname)
+    if product is None:
+        return f"needs {soname}: not in the wheel, not an NVIDIA wheel's, not a system library"
+    known = f"needs {soname}: NVIDIA's {product.name}"
+    if catalog.providers(name=soname_stem(soname)):
+        return (
+            f"{known}, but no wheel the catalog lists ships this soname (only other versions of it): "
+            "link against a version NVIDIA's wheels ship, or add the distribution that ships it to "
+            "Requires-Dist yourself"
+        )
+    if product.sdist_only:
+        return (
+            f"{known}, whose wheels the catalog does not list (on the public index only as sdists): "
+            f"add {product.distribution} to Requires-Dist yourself, or learn its wheels from an index "
+            "that serves them (slimwheel catalog update --index-url URL)"
+        )
+    update = "slimwheel catalog update" + ("" if product.seeded else f" {product.distribution}")
+    return (
+        f"{known}, whose wheels the catalog does not list: add {product.distribution} to Requires-Dist "
+        f"yourself, or learn its wheels ({update})"
+    )
+
+
+def zip_member_overhead(name: str) -> int:
     """Local header + central directory entry of one member, without extra fields."""
     return 30 + 46 + 2 * len(name.encode())
 

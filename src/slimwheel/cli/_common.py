@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from slimwheel.cli._output import Output
+from slimwheel.report import human_size
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
@@ -70,14 +71,3 @@ def output_of(args: argparse.Namespace) -> Output:
     if isinstance(found, Output):
         return found
     return Output(getattr(args, "command", None) or "", json=bool(getattr(args, "json", False)))
-
-
-def human_size(size: int | None) -> str:
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"

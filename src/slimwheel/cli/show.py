@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,8 +17,14 @@ from slimwheel.cli._common import (
 from slimwheel.cli._index import add_index_arguments, open_index_client
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.table import Table
+
     from slimwheel.analysis import IdentifiedRelease, WheelReport
+    from slimwheel.catalog.model import Catalog
     from slimwheel.cli._output import Output
+    from slimwheel.html_report import RepairOutlook
 
 HELP = "show what a wheel bundles or links statically, what it needs, and what NVIDIA's wheels could provide"
 
@@ -31,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a .whl, a single ELF file, or a folder of files",
     )
     parser.add_argument("--json", action="store_true", help="print a slimwheel.show/1 JSON document")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write one self-contained HTML page: a size map of each wheel (area = bytes) before and "
+        "after repair, coloured by what repair would do, and these tables (with --json too)",
+    )
     parser.add_argument("--verify", action="store_true", help="also check every member against RECORD")
     parser.add_argument(
         "--no-strings", action="store_true", help="skip scanning .rodata for NVIDIA version strings (faster)"
@@ -57,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     from slimwheel.sources import check_stored_elf_members, open_source
     from slimwheel.wheel import Wheel
 
+    if args.html is not None:
+        from slimwheel.html_report import check_html_path
+
+        check_html_path(args.html)  # a bad path is refused before minutes of analysis, not after
     catalog = load_catalog_from_args(args)
     reports = []
     for path in args.wheels:
@@ -74,52 +92,59 @@ def run(args: argparse.Namespace) -> int:
         with open_index_client(args) as client:
             build_ids = BuildIdSource(client, client.cache)
             reports = [confirm_report(report, catalog, build_ids) for report in reports]
+    if args.html is not None:
+        _write_page(args.html, args.wheels, reports, catalog)
+        output_of(args).note(f"wrote {args.html}")
     return print_wheel_reports("show", catalog, reports, _render, as_json=args.json, out=output_of(args))
 
 
+def _write_page(page: Path, paths: Sequence[Path], reports: Sequence[WheelReport], catalog: Catalog) -> None:
+    from slimwheel import __version__
+    from slimwheel.html_report import render_html, write_html
+
+    items = [(report, _outlook(path, report, catalog)) for path, report in zip(paths, reports, strict=True)]
+    write_html(page, render_html(items, generator=f"slimwheel {__version__} show --html"))
+
+
+def _outlook(path: Path, report: WheelReport, catalog: Catalog) -> RepairOutlook:
+    """What repair would leave, from repair's own planning (pure and offline: no build environment,
+    no index); the report's projection where repair would not plan (not a wheel, or it refuses)."""
+    from slimwheel.errors import SlimwheelError
+    from slimwheel.html_report import outlook_from_plan, outlook_from_report
+    from slimwheel.repair.pipeline import python_sources
+    from slimwheel.repair.plan import plan_repair
+    from slimwheel.sources import open_source
+    from slimwheel.wheel import Wheel
+
+    with open_source(path) as source:
+        if not isinstance(source, Wheel):
+            return outlook_from_report(report, "not a wheel, so repair would not plan")
+        try:
+            plan = plan_repair(
+                report,
+                catalog,
+                requires_dist=source.requires_dist(),
+                dist_info=source.dist_info,
+                python_sources=python_sources(source),
+            )
+        except SlimwheelError as exc:
+            return outlook_from_report(report, f"repair would refuse: {exc}")
+    return outlook_from_plan(report, plan)
+
+
 def _render(report: WheelReport, settings: Output) -> None:
-    from slimwheel.analysis import Resolution
+    from rich.markup import escape
 
     out = settings.console()
     out.print(
-        f"[bold]{report.filename}[/bold]  {human_size(report.size)}  (catalog: {report.catalog_origin})"
+        f"[bold]{escape(report.filename)}[/bold]  {human_size(report.size)}  "
+        f"(catalog: {escape(report.catalog_origin)})"
     )
-    table = settings.table("ELF files", ("file", "size", "soname", "needs -> resolves to", "rpath / runpath"))
-    for elf in report.elf_files:
-        lines = [
-            f"{n.soname} -> {n.resolution.value}"
-            + (f" ({', '.join(n.provided_by[:3])})" if n.provided_by else "")
-            for n in elf.needed
-            if n.resolution is not Resolution.SYSTEM
-        ]
-        system = sum(1 for n in elf.needed if n.resolution is Resolution.SYSTEM)
-        if system:
-            lines.append(f"+ {system} system libraries")
-        needs = "\n".join(lines)
-        paths = []
-        if elf.rpath:
-            paths.append("RPATH " + ":".join(elf.rpath))
-        if elf.runpath:
-            paths.append("RUNPATH " + ":".join(elf.runpath))
-        table.add_row(
-            elf.path, human_size(elf.size), elf.soname or "", needs or (elf.error or ""), "\n".join(paths)
-        )
-    out.print(table)
+    # On a terminal a file's name is broken after a "/" rather than mid-name where it can be.
+    path_width = max(16, out.width // 3 - 4) if settings.terminal else 0
+    out.print(_elf_table(report, settings, path_width))
     if report.vendored:
-        vendored = settings.table(
-            "Vendored NVIDIA libraries", ("file", "original soname", "style", "size", "NVIDIA wheel", "match")
-        )
-        for copy in report.vendored:
-            found = copy.identified
-            vendored.add_row(
-                copy.path,
-                copy.original_soname,
-                copy.style.value,
-                human_size(copy.size),
-                f"{found.distribution} {found.version}\n{found.official_path}" if found else "none known",
-                _match_text(found),
-            )
-        out.print(vendored)
+        out.print(_vendored_table(report, settings, path_width))
     if report.static:
         static = settings.table(
             "NVIDIA code linked statically",
@@ -127,21 +152,23 @@ def _render(report: WheelReport, settings: Output) -> None:
         )
         for code in report.static:
             static.add_row(
-                code.path,
-                code.library,
+                escape(code.path),
+                escape(code.library),
                 str(code.symbols),
                 human_size(code.symbol_bytes),
                 "yes" if code.exported else "no",
-                ", ".join(code.version_strings),
+                escape(", ".join(code.version_strings)),
             )
         out.print(static)
     fatbins = [(elf.path, elf.fatbin_size) for elf in report.elf_files if elf.fatbin_size]
     for path, size in fatbins:
-        out.print(f"device code (.nv_fatbin) in {path}: {human_size(size)}")
+        out.print(f"device code (.nv_fatbin) in {escape(path)}: {human_size(size)}")
     if report.findings:
         findings = settings.table("Findings", ("severity", "file", "finding"))
         for finding in report.findings:
-            findings.add_row(finding.severity.value, finding.path, finding.message)
+            findings.add_row(
+                finding.severity.value, escape(_lines(finding.path, path_width)), escape(finding.message)
+            )
         out.print(findings)
     saved = report.size - report.projected_size
     share = f" ({100 * saved / report.size:.0f}% smaller)" if report.size else ""
@@ -149,6 +176,90 @@ def _render(report: WheelReport, settings: Output) -> None:
         f"projected size once slimmed: {human_size(report.projected_size)} "
         f"(now {human_size(report.size)}){share}"
     )
+
+
+def _elf_table(report: WheelReport, settings: Output, path_width: int) -> Table:
+    from rich.markup import escape
+
+    from slimwheel.report import elf_rows
+
+    # One row per fact (a file needs one library, found in one place), so that no cell's wrapped lines
+    # can drift beside another's. On a terminal the file's own facts (size, soname, search path) stand
+    # under its name on its first row (more columns would squeeze the answers at 80 columns); in a pipe
+    # the file's name is on every row (grep finds its needs) and its facts have columns, on its first row.
+    if settings.terminal:
+        table = settings.table("ELF files", ("file", "needs", "resolves to"), no_wrap=("needs",))
+    else:
+        table = settings.table(
+            "ELF files", ("file", "size", "soname", "needs", "resolves to", "rpath / runpath")
+        )
+    rows = elf_rows(report)
+    for index, row in enumerate(rows):
+        last = index + 1 == len(rows) or rows[index + 1].first
+        if settings.terminal:
+            label = ""
+            if row.first:
+                facts = ", ".join(filter(None, (row.size, row.soname and f"soname {row.soname}")))
+                label = escape(_lines(row.file, path_width)) + f"\n[dim]{escape(facts)}[/dim]"
+                if row.search_path:
+                    label += f"\n[dim]{escape(row.search_path)}[/dim]"
+            table.add_row(label, escape(row.needs), escape(row.resolves_to), end_section=last)
+        else:
+            first = row.first
+            table.add_row(
+                escape(row.file),
+                row.size if first else "",
+                escape(row.soname) if first else "",
+                escape(row.needs),
+                escape(row.resolves_to),
+                escape(row.search_path) if first else "",
+            )
+    return table
+
+
+def _vendored_table(report: WheelReport, settings: Output, path_width: int) -> Table:
+    from rich.markup import escape
+
+    columns: tuple[str, ...] = ("file", "original soname", "size", "NVIDIA wheel", "match")
+    if not settings.terminal:
+        columns = ("file", "original soname", "style", "size", "NVIDIA wheel", "installs as", "match")
+    vendored = settings.table("Vendored NVIDIA libraries", columns, no_wrap=("original soname",))
+    for copy in report.vendored:
+        found = copy.identified
+        release = f"{found.distribution} {found.version}" if found else "none known"
+        if settings.terminal:
+            # The naming style is the file's own fact: under its name, as the ELF table does.
+            vendored.add_row(
+                escape(_lines(copy.path, path_width)) + f"\n[dim]{copy.style.value} copy[/dim]",
+                escape(copy.original_soname),
+                human_size(copy.size),
+                escape(release),
+                escape(_match_text(found)),
+            )
+        else:
+            vendored.add_row(
+                escape(copy.path),
+                escape(copy.original_soname),
+                copy.style.value,
+                human_size(copy.size),
+                escape(release),
+                escape(found.official_path) if found else "",
+                escape(_match_text(found)),
+            )
+    return vendored
+
+
+def _lines(path: str, width: int) -> str:
+    """``path`` in lines of at most ``width`` characters, each broken after a "/" (a name longer than
+    ``width`` stays whole here, and the table folds it); ``width`` 0: one line."""
+    if width <= 0:
+        return path
+    lines = [""]
+    for part in re.split(r"(?<=/)", path):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
 
 
 def _match_text(found: IdentifiedRelease | None) -> str:

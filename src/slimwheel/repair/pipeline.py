@@ -277,7 +277,9 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
     )
 
 
-def _python_sources(wheel: Wheel) -> dict[str, bytes]:
+def python_sources(wheel: Wheel) -> dict[str, bytes]:
+    """The package's Python code (files under 1 MiB, the embedded loader left out), which planning
+    reads for names of vendored copies loaded by path."""
     from slimwheel.repair.embed import is_loader_file
 
     return {
@@ -371,7 +373,7 @@ def repair_wheel(
                 catalog,
                 requires_dist=wheel.requires_dist(),
                 dist_info=wheel.dist_info,
-                python_sources=_python_sources(wheel),
+                python_sources=python_sources(wheel),
                 options=options,
                 # Read once, as plain data: the plan itself touches no file system.
                 environment=None
