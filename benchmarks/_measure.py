@@ -37,7 +37,11 @@ def _tree(pid: int) -> list[int]:
     while pending:
         current = pending.pop()
         found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*/children"):
+        try:
+            tasks = list(Path(f"/proc/{current}/task").glob("*/children"))
+        except OSError:
+            continue  # the process ended while it was listed
+        for task in tasks:
             try:
                 pending += [int(child) for child in task.read_text().split()]
             except OSError:

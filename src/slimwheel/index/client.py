@@ -33,6 +33,7 @@ from slimwheel.index.errors import HashMismatchError, ProjectNotFoundError
 from slimwheel.index.lazy import RangeFile
 from slimwheel.index.simple import (
     DistributionFile,
+    FileFilter,
     ParsedPage,
     ProjectPage,
     file_url_to_path,
@@ -96,10 +97,11 @@ class IndexClient:
 
     # -- project pages ----------------------------------------------------------------------------
 
-    def project(self, name: str, *, refresh: bool = False) -> ProjectPage:
+    def project(self, name: str, *, refresh: bool = False, keep: FileFilter | None = None) -> ProjectPage:
         """Files of ``name`` from every index, then every find-links location, merged.
 
-        ``refresh`` revalidates cached pages even when they are still fresh.
+        ``refresh`` revalidates cached pages even when they are still fresh. ``keep``: only the files
+        whose name it accepts are parsed and listed (``ProjectPage.skipped`` counts the others).
         """
         if not _VALID_NAME.fullmatch(name):
             raise UsageError(f"{name!r} is not a valid project name")
@@ -111,12 +113,15 @@ class IndexClient:
             searched.append(page_url)
             page = self._index_page(page_url, refresh=refresh)
             if page is not None:
-                found.append((page_url, parse_page(page.body, page.content_type, page.page_url, index_url)))
+                parsed = parse_page(page.body, page.content_type, page.page_url, index_url, keep=keep)
+                found.append((page_url, parsed))
         for location in self.settings.find_links:
             searched.append(location)
             files = self._find_links(location, canonical, refresh=refresh)
             if files:
-                found.append((location, ParsedPage(tuple(files), None)))
+                # Filtered after the project's own: a location that lists only other projects adds nothing.
+                kept = tuple(file for file in files if keep is None or keep(file.filename))
+                found.append((location, ParsedPage(kept, None, len(files) - len(kept))))
         if not found:
             raise ProjectNotFoundError(name, searched)
         return merge_pages(canonical, found)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import httpx
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag, parse_tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -42,7 +43,7 @@ from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
 if TYPE_CHECKING:
     from slimwheel.index.simple import ProjectPage
 
-__all__ = ["IndexDistFiles", "OfflineError", "wheel_rank"]
+__all__ = ["IndexDistFiles", "OfflineError", "WheelFilter", "wheel_rank"]
 
 _FORMAT = 1
 
@@ -124,9 +125,13 @@ class IndexDistFiles:
         text = str(requirement)
         where = f"{platform.key}" + (f", Python {python}" if python else "")
         try:
-            page = self.client.project(name, refresh=self._refresh)
+            # Only the wheels that could be chosen are parsed: numpy's page lists over 4,000 files.
+            wanted = WheelFilter(requirement.specifier, platform, python)
+            page = self.client.project(name, refresh=self._refresh, keep=wanted)
             installable = _installable(page, requirement, platform, python)
             if not installable:
+                # The message names the newest releases of all the files: those need the whole page.
+                page = self.client.project(name)
                 newest = ", ".join(_versions_of(page)[-3:]) or "none"
                 return RequirementFiles(
                     text,
@@ -211,6 +216,10 @@ def wheel_rank(filename: str, platform: Platform, python: str | None) -> tuple[i
         _, _, _, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
         return None
+    return _rank_tags(tags, platform, python)
+
+
+def _rank_tags(tags: frozenset[Tag], platform: Platform, python: str | None) -> tuple[int, int, int] | None:
     best: tuple[int, int, int] | None = None
     for tag in tags:
         if tag.platform != "any" and platform_of_tag(tag.platform) != platform:
@@ -238,18 +247,78 @@ def _interpreter_rank(interpreter: str, abi: str, python: str | None) -> int | N
     return None
 
 
+class WheelFilter:
+    """Which file names of a project page could be the wheel ``_installable`` picks: a ``FileFilter``.
+
+    It says False only for a name that ``_installable`` would leave out (not a wheel, a wheel with no
+    tag for the target, a version the specifier excludes) and True whenever in doubt (a name it cannot
+    read), so that filtering first chooses the same files. The tag triple and the version of a name
+    repeat across a page's files, so each distinct one is judged once; ``judged`` counts those.
+    """
+
+    def __init__(self, specifier: SpecifierSet, platform: Platform, python: str | None) -> None:
+        self._specifier = specifier
+        self._platform = platform
+        self._python = python
+        self._tags: dict[str, bool] = {}
+        self._versions: dict[str, bool] = {}
+
+    @property
+    def judged(self) -> int:
+        return len(self._tags) + len(self._versions)
+
+    def __call__(self, filename: str) -> bool:
+        if not filename.endswith(".whl"):
+            return False
+        stem = filename[:-4]
+        dashes = stem.count("-")
+        if dashes not in (4, 5):
+            return False  # not a wheel name parse_wheel_filename accepts
+        # name-version[-build]-python-abi-platform, as parse_wheel_filename splits it
+        parts = stem.split("-", dashes - 2)
+        fits = self._tags.get(parts[-1])
+        if fits is None:
+            fits = self._tags[parts[-1]] = self._fits(parts[-1])
+        if not fits:
+            return False
+        allowed = self._versions.get(parts[1])
+        if allowed is None:
+            allowed = self._versions[parts[1]] = self._allows(parts[1])
+        return allowed
+
+    def _fits(self, tags: str) -> bool:
+        try:
+            return _rank_tags(parse_tag(tags), self._platform, self._python) is not None
+        except ValueError:
+            return True  # unreadable here: left to parse_wheel_filename's verdict
+
+    def _allows(self, version: str) -> bool:
+        try:
+            normalized = str(Version(version))
+        except InvalidVersion:
+            return True
+        # Prereleases pass: whether they count depends on the other versions, which
+        # ``SpecifierSet.filter`` decides later over the wheels kept.
+        return self._specifier.contains(normalized, prereleases=True)
+
+
 def _installable(
     page: ProjectPage, requirement: Requirement, platform: Platform, python: str | None
 ) -> dict[str, DistributionFile]:
     """version -> the wheel pip would pick for the target, for each version the requirement allows."""
     pinned = any(spec.operator in ("==", "===") and "*" not in spec.version for spec in requirement.specifier)
     best: dict[str, tuple[tuple[int, int, int], str, DistributionFile]] = {}
+    python_allows: dict[str, bool] = {}  # a page names a few Requires-Python for thousands of files
     for file in page.wheels:
         version = file.version
         if version is None or (file.is_yanked and not pinned):  # PEP 592: yanked only when pinned
             continue
-        if python and file.requires_python and not _python_allowed(python, file.requires_python):
-            continue
+        if python and file.requires_python:
+            allows = python_allows.get(file.requires_python)
+            if allows is None:
+                allows = python_allows[file.requires_python] = _python_allowed(python, file.requires_python)
+            if not allows:
+                continue
         rank = wheel_rank(file.filename, platform, python)
         if rank is None:
             continue

@@ -6,7 +6,7 @@ import json
 import re
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,6 +27,7 @@ from slimwheel.errors import IndexUnavailableError
 __all__ = [
     "JSON_CONTENT_TYPE",
     "DistributionFile",
+    "FileFilter",
     "ParsedPage",
     "ProjectPage",
     "file_url_to_path",
@@ -42,6 +43,10 @@ JSON_CONTENT_TYPE = "application/vnd.pypi.simple.v1+json"
 _JSON_TYPES = frozenset({JSON_CONTENT_TYPE, "application/vnd.pypi.simple.latest+json"})
 _FRAGMENT_HASH = re.compile(r"(sha1|sha224|sha384|sha256|sha512|md5)=([0-9a-fA-F]+)")
 _SUPPORTED_MAJOR = 1
+
+FileFilter = Callable[[str], bool]
+"""Which file names of a page to keep. Big projects list about 9,000 files; a caller that wants a few
+of them (one requirement's wheels for one target) says so before a ``DistributionFile`` is made."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,9 @@ class ProjectPage:
     files: tuple[DistributionFile, ...]
     versions: tuple[str, ...]
     sources: tuple[str, ...]  # the URLs that answered
+    # Entries a ``FileFilter`` left out unread. With a filter, ``files`` are only those it kept, and so
+    # are ``versions`` where no page gave PEP 700's list.
+    skipped: int = 0
 
     @property
     def wheels(self) -> tuple[DistributionFile, ...]:
@@ -109,14 +117,20 @@ class ParsedPage:
 
     files: tuple[DistributionFile, ...]
     versions: tuple[str, ...] | None  # PEP 700, when the page gave them
+    skipped: int = 0  # entries ``keep`` left out
 
 
-def parse_page(body: bytes, content_type: str, page_url: str, index_url: str) -> ParsedPage:
-    """Parse a project page in whichever encoding its Content-Type names."""
+def parse_page(
+    body: bytes, content_type: str, page_url: str, index_url: str, *, keep: FileFilter | None = None
+) -> ParsedPage:
+    """Parse a project page in whichever encoding its Content-Type names.
+
+    ``keep``: only files whose name it accepts are made into ``DistributionFile`` objects.
+    """
     media_type, _, parameters = content_type.partition(";")
     media_type = media_type.strip().lower()
     if media_type in _JSON_TYPES:
-        return parse_json_page(body, page_url, index_url)
+        return parse_json_page(body, page_url, index_url, keep=keep)
     if media_type.startswith("application/vnd.pypi.simple.v") and media_type.endswith("+json"):
         raise IndexUnavailableError(
             page_url, f"unsupported simple API {media_type}", hint="upgrade slimwheel or use another index"
@@ -127,7 +141,7 @@ def parse_page(body: bytes, content_type: str, page_url: str, index_url: str) ->
         text = body.decode(encoding, errors="replace")
     except LookupError:
         text = body.decode("utf-8", errors="replace")
-    return parse_html_page(text, page_url, index_url)
+    return parse_html_page(text, page_url, index_url, keep=keep)
 
 
 class _AnchorParser(HTMLParser):
@@ -143,13 +157,16 @@ class _AnchorParser(HTMLParser):
             self.anchors.append(dict(attrs))
 
 
-def parse_html_page(text: str, page_url: str, index_url: str) -> ParsedPage:
+def parse_html_page(
+    text: str, page_url: str, index_url: str, *, keep: FileFilter | None = None
+) -> ParsedPage:
     """PEP 503 (with PEP 592 yanking, PEP 658/714 metadata): one anchor per file."""
     parser = _AnchorParser()
     parser.feed(text)
     parser.close()
     base_url = urllib.parse.urljoin(page_url, parser.base) if parser.base else page_url
     files = []
+    skipped = 0
     for anchor in parser.anchors:
         href = anchor.get("href")
         if not href:
@@ -157,6 +174,9 @@ def parse_html_page(text: str, page_url: str, index_url: str) -> ParsedPage:
         url, fragment = urllib.parse.urldefrag(urllib.parse.urljoin(base_url, href.strip()))
         filename = _filename_of_url(url)
         if not filename:
+            continue
+        if keep is not None and not keep(filename):
+            skipped += 1
             continue
         hashes = _FRAGMENT_HASH.fullmatch(fragment)
         # PEP 714 renamed the attribute; servers may send either or both.
@@ -177,7 +197,7 @@ def parse_html_page(text: str, page_url: str, index_url: str) -> ParsedPage:
                 core_metadata_hashes=metadata_hashes,
             )
         )
-    return ParsedPage(tuple(files), None)
+    return ParsedPage(tuple(files), None, skipped)
 
 
 def _html_metadata(value: str | None, present: bool) -> tuple[bool, tuple[tuple[str, str], ...]]:
@@ -187,18 +207,28 @@ def _html_metadata(value: str | None, present: bool) -> tuple[bool, tuple[tuple[
     return True, (((found.group(1), found.group(2).lower()),) if found else ())
 
 
-def parse_json_page(body: bytes, page_url: str, index_url: str) -> ParsedPage:
+def parse_json_page(
+    body: bytes, page_url: str, index_url: str, *, keep: FileFilter | None = None
+) -> ParsedPage:
     """PEP 691 (with PEP 700's sizes, upload times and versions, PEP 714's core-metadata)."""
     try:
         document = json.loads(body)
         version = str(document.get("meta", {}).get("api-version", "1.0"))
         if int(version.split(".", maxsplit=1)[0]) != _SUPPORTED_MAJOR:
             raise IndexUnavailableError(page_url, f"unsupported simple API version {version}")
-        files = tuple(_json_file(entry, page_url, index_url) for entry in document["files"])
+        entries = document["files"]
+        if keep is None:
+            files = tuple(_json_file(entry, page_url, index_url) for entry in entries)
+        else:
+            # The URL join and the object per file cost more than the JSON decode: only for kept ones.
+            files = tuple(
+                _json_file(entry, page_url, index_url) for entry in entries if keep(str(entry["filename"]))
+            )
+        skipped = len(entries) - len(files)
         versions = document.get("versions")
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         raise IndexUnavailableError(page_url, f"malformed JSON project page ({error})") from error
-    return ParsedPage(files, tuple(str(v) for v in versions) if isinstance(versions, list) else None)
+    return ParsedPage(files, tuple(str(v) for v in versions) if isinstance(versions, list) else None, skipped)
 
 
 def _json_file(entry: Mapping[str, Any], page_url: str, index_url: str) -> DistributionFile:
@@ -228,8 +258,10 @@ def merge_pages(name: str, pages: Iterable[tuple[str, ParsedPage]]) -> ProjectPa
     files: dict[str, DistributionFile] = {}
     versions: set[str] = set()
     sources = []
+    skipped = 0
     for source, page in pages:
         sources.append(source)
+        skipped += page.skipped
         for file in page.files:
             files.setdefault(file.filename, file)
         if page.versions is not None:
@@ -241,6 +273,7 @@ def merge_pages(name: str, pages: Iterable[tuple[str, ParsedPage]]) -> ProjectPa
         files=tuple(files.values()),
         versions=tuple(sorted(versions, key=_version_key)),
         sources=tuple(sources),
+        skipped=skipped,
     )
 
 
