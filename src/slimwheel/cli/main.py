@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, Protocol
@@ -28,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "promote": "slimwheel.cli.promote",
     "yank": "slimwheel.cli.yank",
     "reindex": "slimwheel.cli.reindex",
+    "completion": "slimwheel.cli.completion",
 }
 
 
@@ -94,6 +96,8 @@ def _add_output_options(parser: argparse.ArgumentParser, *, epilog: str, nested:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    if argv is None and "_ARGCOMPLETE" in os.environ:
+        _complete(parser)  # the shell asks for completions (slimwheel completion): answered, then exit
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except _UsageError as exc:
@@ -119,6 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         args.out.flush_warnings()  # after the result, grouped, each once
     return result
+
+
+def _complete(parser: argparse.ArgumentParser) -> None:
+    try:
+        import argcomplete
+    except ImportError:
+        return  # completion was set up where argcomplete was installed: nothing to offer here
+    argcomplete.autocomplete(parser)
 
 
 def console_main() -> None:
