@@ -31,6 +31,9 @@ class CorpusWheel:
     # What its maintainer would pass to repair and check: a torch extension counts on `import torch`
     # having loaded libc10.so and libtorch*.so (none of them has an RPATH into torch/lib).
     options: tuple[str, ...] = ()
+    # The CUDA major repair's plan must choose (in its --json document, written or refused), where a
+    # wrong one once ended the repair.
+    cuda_major: int | None = None
 
     @property
     def id(self) -> str:
@@ -127,6 +130,33 @@ CORPUS: tuple[CorpusWheel, ...] = (
         ),
         install_mb=100,  # NVRTC and cudart for CUDA 11, numpy, sympy, pccm
         must_repair=True,
+    ),
+    CorpusWheel(
+        project="ctranslate2",
+        filename="ctranslate2-4.5.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="89db5b18dfc7f7bf84cafaf7cc36e885aafcaeac936977eefd3e4768fd7b2879",
+        size=38_615_237,
+        vendors=(
+            "auditwheel copy ctranslate2.libs/libcudnn-74a4c495.so.9.1.0 (cuDNN 9's 123 KiB dispatcher, "
+            "with the relative RPATH 'ctranslate2.libs'), needed by a 69 MiB libctranslate2 that deflates "
+            "well: re-deflated at ISA-L's fast level it grew the wheel by 7%"
+        ),
+        install_mb=1100,  # cuDNN 9 for CUDA 12 (its cuBLAS and NVRTC come with it), numpy, pyyaml
+        must_repair=True,
+        cuda_major=12,
+    ),
+    CorpusWheel(
+        project="cupy-cuda11x",
+        filename="cupy_cuda11x-12.3.0-cp311-cp311-manylinux2014_x86_64.whl",
+        sha256="4173486906388c91a70f639003313b96e9449cb8a008137e8ac4bcd872bcf34c",
+        size=89_879_647,
+        vendors=(
+            "nothing vendored; CUDA 11 DT_NEEDED (libcublas.so.11, libcudart.so.11.0, ...) plus "
+            "libcudnn.so.8, libcutensor.so.1 and libnccl.so.2, which the catalog knows only from CUDA 12 "
+            "wheels: it was refused as needing several CUDA majors (exit 2)"
+        ),
+        install_mb=1300,  # seven CUDA 11 NVIDIA wheels, fastrlock, numpy
+        cuda_major=11,
     ),
 )
 

@@ -101,6 +101,16 @@ def test_a_major_that_cannot_be_chosen_is_refused(
         _plan(_report(*sonames), **options)
 
 
+def test_a_library_the_catalog_knows_for_no_other_major_does_not_rule_that_major_out() -> None:
+    """cupy-cuda11x 12.3.0 links libcublas.so.11 and libcudnn.so.8; the catalog learns CUDA 11's
+    toolkit wheels but not nvidia-cudnn-cu11, so cuDNN's silence about CUDA 11 is no answer: CUDA 11
+    it is, and cuDNN is left alone (it was refused as needing "several CUDA majors", exit 2)."""
+    plan = _plan(_report("libcudart.so.11.0", "libcudnn.so.9"))
+    assert plan.cuda_major == 11
+    assert [r.distribution for r in plan.requirements] == ["nvidia-cuda-runtime-cu11"]
+    assert any("libcudnn.so.9: no NVIDIA wheel provides it for CUDA 11" in note for note in plan.left_alone)
+
+
 def test_one_range_for_every_library_of_a_distribution() -> None:
     """cupy needs libcutensor.so.2 and libcutensorMg.so.2; 2.8.0 dropped the second."""
     plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), linked_versions={"cutensor": "2.0.0"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -192,6 +193,34 @@ def _majors_providing(catalog: Catalog, soname: str, platform: Platform) -> set[
     }
 
 
+_CUDA_SUFFIX = re.compile(r"-cu\d+(?=-libs$|$)")
+
+
+def _family(distribution: str) -> str:
+    """``nvidia-cudnn-cu12`` -> ``nvidia-cudnn``: one library's wheels across CUDA majors."""
+    return _CUDA_SUFFIX.sub("", canonicalize_name(distribution))
+
+
+def _majors_not_ruled_out(
+    by_soname: Mapping[str, set[int]], catalog: Catalog, platform: Platform
+) -> set[int]:
+    """The majors every soname allows, where the catalog's silence is no answer: it learns CUDA 11's
+    toolkit wheels but not ``nvidia-cudnn-cu11`` or ``cutensor-cu11``, so ``libcudnn.so.8`` (found only
+    in ``nvidia-cudnn-cu12``) must not rule out CUDA 11 for a wheel whose cuBLAS is ``libcublas.so.11``.
+    A soname rules a major out only when the catalog knows its library's wheels for that major."""
+    candidates = set().union(*by_soname.values())
+    known: dict[str, set[int]] = {}  # family -> the majors the catalog has releases of it for
+    for distribution in catalog.distributions:
+        majors = {r.cuda_major for r in catalog.releases_of(distribution) if r.cuda_major is not None}
+        known.setdefault(_family(distribution), set()).update(majors)
+    possible = set(candidates)
+    for soname, majors in by_soname.items():
+        families = {_family(p.distribution) for p in catalog.providers(soname=soname, platform=platform)}
+        covered = set().union(*(known.get(f, set()) for f in families))
+        possible &= majors | (candidates - covered)
+    return possible
+
+
 def _choose_major(
     needs: Mapping[str, _Need],
     catalog: Catalog,
@@ -223,6 +252,8 @@ def _choose_major(
         possible = set(majors) if possible is None else possible & majors
     if possible is None:
         return None
+    if not possible:
+        possible = _majors_not_ruled_out(by_soname, catalog, platform)
     if not possible:
         # bitsandbytes ships one library per CUDA major and loads the one that fits at run time:
         # requiring every major's wheels would install them all.
