@@ -2,9 +2,13 @@
 with the system CUDA toolkit hidden (see ``conftest.HIDE``).
 
 A build without isolation (``build_python`` has what a CUDA 13 build needs) with ``frameworks=none``
-and with ``cuda=13`` plus a name suffix; a CUDA 12 build in that environment stops with one line
-naming the pip command; the sdist, installed by pip into a fresh venv (an isolated build there),
-imports and maps cuDSS from that venv. ``check`` passes on every wheel made.
+and with ``cuda=13`` plus a name suffix, then the metapackage from the same tree
+(``distribution=meta``), through which pip installs ``cudss_solver[cu13]``; a CUDA 12 build in that
+environment stops with one line naming the pip command; a CUDA 11 build (cuDSS has no wheel there,
+nor a static archive) stops with one line, with and without ``static-fallback``; the sdist,
+installed by pip into a fresh venv (an isolated build there), imports and maps cuDSS from that venv.
+``check`` and ``verify`` (installed into a fresh venv with its real dependencies, imported,
+``/proc/self/maps`` read) pass on every wheel made.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
+from slimwheel.catalog.store import load_catalog
 from slimwheel.cli import main
+from slimwheel.verify import verify_wheel
 from tests.build.conftest import EXAMPLE, can_hide_toolkit, hidden, run
 from tests.support.venvs import make_venv, run_probe, site_packages
 
@@ -60,6 +66,20 @@ def _metadata(wheel: Path) -> tuple[str, list[str]]:
 def _checks(wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(wheel), "--cuda", "13"]) == 0, capsys.readouterr().out[-3000:]
     capsys.readouterr()
+    verified(wheel)
+
+
+def verified(wheel: Path) -> None:
+    """``slimwheel verify``: pip installs the wheel with its real dependencies into a fresh venv, a fresh
+    process imports every module of it, and each NVIDIA library mapped comes from its provider there."""
+    report = verify_wheel(wheel, load_catalog())
+    assert report.ok, [problem.message for problem in report.problems]
+    assert {"cudss_solver", "cudss_solver._cudss_solver"} <= {
+        i.name for i in report.imports if i.status == "ok"
+    }
+    mapped = {library.soname: library for library in report.libraries}
+    assert mapped["libcudss.so.1"].distribution == "nvidia-cudss-cu13", report.libraries
+    assert mapped["libcudart.so.13"].ok, report.libraries
 
 
 def test_frameworks_none_builds_the_core_only(
@@ -93,6 +113,30 @@ def test_cuda13_with_name_suffix_renames_the_distribution(
     assert folders == {"cudss_solver", "cudss_solver_cu13-0.1.0.dist-info"}
     _checks(wheel, capsys)
 
+    # The metapackage from the same tree ([tool.slimwheel.distributions.meta]): a pure wheel, CMake
+    # not run, whose extras name the core wheel of each major; "cudss_solver[cu13]" installs it.
+    meta = _pip_wheel(tmp_path / "meta", build_python, "-C", "slimwheel.distribution=meta")
+    assert meta.name == "cudss_solver-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(meta) as archive:
+        assert sorted(archive.namelist()) == [
+            f"cudss_solver-0.1.0.dist-info/{n}" for n in ("METADATA", "RECORD", "WHEEL")
+        ]
+        message = BytesParser().parsebytes(archive.read("cudss_solver-0.1.0.dist-info/METADATA"))
+    assert message.get_all("Provides-Extra") == ["cu12", "cu13"]
+    assert message.get_all("Requires-Dist") == [
+        'cudss-solver-cu12==0.1.0; extra == "cu12"',
+        'cudss-solver-cu13==0.1.0; extra == "cu13"',
+    ]
+    python = make_venv(tmp_path / "venv")
+    links = ["--find-links", str(tmp_path), "--find-links", str(tmp_path / "meta")]
+    argv = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python), "install",
+            *links, "cudss_solver[cu13]==0.1.0"]  # fmt: skip
+    process = run(argv)
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    installed = {p.name.split("-")[0] for p in site_packages(python).glob("*.dist-info")}
+    assert {"cudss_solver", "cudss_solver_cu13", "nvidia_cudss_cu13"} <= installed, installed
+    assert run_probe(python, "cudss_solver", "cudss_version", cwd=tmp_path)["value"][0] == 1
+
 
 def test_a_missing_requirement_without_isolation_is_one_line_with_the_pip_command(
     tmp_path: Path, build_python: Path
@@ -121,6 +165,29 @@ def test_a_missing_requirement_without_isolation_is_one_line_with_the_pip_comman
     (line,) = [x.strip() for x in output.splitlines() if "slimwheel:" in x]
     assert line.startswith("slimwheel: this build (CUDA 12, frameworks: none) needs")
     assert f"{build_python} -m pip install 'nvidia-cudss-cu12' 'nvidia-cuda-runtime-cu12'" in line, line
+    assert not list(tmp_path.glob("*.whl"))
+
+
+def test_a_target_with_no_wheel_and_no_static_archive_is_one_line(tmp_path: Path, build_python: Path) -> None:
+    # cuDSS has no wheel for CUDA 11 (slimwheel plan: "none: link statically here"); static-fallback
+    # would link libcudss_static.a, which no installed wheel ships (cuDSS's wheels have shared ones only).
+    argv = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(build_python),
+            "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path),
+            "-C", "slimwheel.cuda-majors=11,12,13", "-C", "slimwheel.cuda=11"]  # fmt: skip
+    process = run(hidden([*argv, "-C", "slimwheel.static-fallback=true", str(EXAMPLE)]))
+    assert process.returncode != 0
+    output = process.stdout + process.stderr
+    (line,) = [x.strip() for x in output.splitlines() if "slimwheel:" in x]
+    assert line == (
+        "slimwheel: cudss: no NVIDIA wheel for CUDA 11 on manylinux_x86_64 and no installed wheel ships "
+        "libcudss_static.a: nothing to link it from (static-fallback); build for another of cuda-majors"
+    ), output[-3000:]
+    # Without static-fallback: one line before pip is asked for a wheel that does not exist.
+    process = run(hidden([*argv, str(EXAMPLE)]))
+    output = process.stdout + process.stderr
+    (line,) = [x.strip() for x in output.splitlines() if "slimwheel:" in x]
+    assert "cudss: no NVIDIA wheel for CUDA 11 on manylinux_x86_64 (slimwheel plan: none)" in line, line
+    assert "set static-fallback = true" in line
     assert not list(tmp_path.glob("*.whl"))
 
 

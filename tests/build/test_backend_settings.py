@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from slimwheel.build.backend import scikit_build_settings
+from slimwheel.build.finish import metadata_with
 from slimwheel.build.requires import build_requirements, has_cuda_sources, missing_requirements
 from slimwheel.build.settings import BuildSettingsError, read_settings
+from slimwheel.build.static import static_libraries, wheelless_libraries
 from slimwheel.errors import SlimwheelError
 
 PYPROJECT = """
@@ -159,3 +161,82 @@ def test_locate_does_not_import_the_backend() -> None:
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     # run as __main__ (the only slimwheel.build module loaded is the package, for its __path__)
     assert process.stdout.strip().splitlines()[-1] == "[]", process.stderr
+
+
+def test_static_fallback_takes_the_targets_with_no_wheel_out_of_the_requirements(tmp_path: Path) -> None:
+    # The shipped catalog: cuDSS has wheels for CUDA 12 and 13, none for CUDA 11; cudart has all three.
+    text = PYPROJECT.replace("cuda-majors = [12, 13]", "cuda-majors = [11, 12, 13]")
+    project = _project(tmp_path, text)
+    cu13 = read_settings(project, {"slimwheel.static-fallback": "true"}, {}, detect=False)
+    assert cu13.static_fallback
+    assert static_libraries(cu13, "manylinux_x86_64") == ()
+    assert wheelless_libraries(["cudss", "cudart"], 11, "manylinux_x86_64") == ("cudss",)
+    cu11 = read_settings(project, {"slimwheel.cuda": "11"}, {"SLIMWHEEL_STATIC_FALLBACK": "1"}, detect=False)
+    static = static_libraries(cu11, "manylinux_x86_64")
+    assert static == ("cudss",)
+    # No wheel asked for cuDSS; the runtime and crt headers its header needs are CUDA 11's.
+    assert build_requirements(cu11, cuda_sources=False, static=static) == (
+        "nvidia-cuda-runtime-cu11",
+        "nvidia-cuda-nvcc-cu11",
+    )
+    assert scikit_build_settings({}, cu11, None, static)["cmake.define.SLIMWHEEL_STATIC_LIBRARIES"] == "cudss"
+    without = read_settings(project, {"slimwheel.cuda": "11"}, {}, detect=False)
+    assert not without.static_fallback
+    with pytest.raises(BuildSettingsError) as caught:
+        static_libraries(without, "manylinux_x86_64")
+    assert str(caught.value) == (
+        "cudss: no NVIDIA wheel for CUDA 11 on manylinux_x86_64 (slimwheel plan: none): build for another "
+        "of cuda-majors, or set static-fallback = true to link a static archive instead"
+    )
+
+
+DISTRIBUTIONS = """
+[tool.slimwheel.distributions.core]
+name = "demo-cu{major}"
+
+[tool.slimwheel.distributions.meta]
+metapackage = true
+requires = ["demo-common=={version}"]
+extras = { cu12 = ["demo-cu12=={version}"], cu13 = ["demo-cu13=={version}; sys_platform == 'linux'"] }
+"""
+
+
+def test_distributions_from_one_tree(tmp_path: Path) -> None:
+    project = _project(tmp_path, PYPROJECT + DISTRIBUTIONS)
+    plain = read_settings(project, {}, {}, detect=False)
+    assert plain.distribution is None
+    core = read_settings(project, {"slimwheel.distribution": "core", "slimwheel.cuda": "12"}, {})
+    assert core.distribution is not None
+    assert core.render(core.distribution.name or "", "1.0") == "demo-cu12"
+    meta = read_settings(project, {}, {"SLIMWHEEL_DISTRIBUTION": "meta"}, detect=False)
+    assert meta.distribution is not None
+    assert meta.distribution.metapackage
+    assert build_requirements(meta, cuda_sources=True) == ()  # no CMake, no NVIDIA wheel
+    assert dict(meta.distribution.extras)["cu13"] == ("demo-cu13=={version}; sys_platform == 'linux'",)
+    metadata = metadata_with(
+        b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+        name=None,
+        requires=["demo-common==1.0"],
+        extras=[("cu13", ["demo-cu13==1.0; sys_platform == 'linux'"])],
+    )
+    assert metadata.decode().splitlines()[3:] == [
+        "Requires-Dist: demo-common==1.0",
+        "Provides-Extra: cu13",
+        'Requires-Dist: demo-cu13==1.0; (sys_platform == "linux") and extra == "cu13"',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"slimwheel.distribution": "wheel"}, "-C slimwheel.distribution: no distribution 'wheel'"),
+        ({"slimwheel.static-fallback": "sometimes"}, "'sometimes' is not true or false"),
+    ],
+)
+def test_bad_distribution_settings_are_one_line(
+    tmp_path: Path, config: dict[str, str], expected: str
+) -> None:
+    with pytest.raises(BuildSettingsError) as caught:
+        read_settings(_project(tmp_path, PYPROJECT + DISTRIBUTIONS), config, {}, detect=False)
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)

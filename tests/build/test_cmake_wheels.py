@@ -232,6 +232,37 @@ def test_cmake_written_for_a_system_toolkit_builds_unchanged(tmp_path: Path, bui
     assert {"libcudart.so.13", "libcublas.so.13", "libcudss.so.1", "libnvrtc.so.13"} <= set(facts.needed)
 
 
+STATIC_LISTS = """cmake_minimum_required(VERSION 3.18)
+project(static_runtime LANGUAGES C)
+include(slimwheel)
+add_library(runtime_probe SHARED probe.c)
+slimwheel_link_nvidia(runtime_probe PRIVATE cudart INSTALL_DIR pkg)
+"""
+STATIC_SOURCE = """#include <cuda_runtime_api.h>
+int probe(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }
+"""
+
+
+def test_static_libraries_link_from_the_wheels_static_archive(tmp_path: Path, build_python: Path) -> None:
+    # What static-fallback asks of CMake (SLIMWHEEL_STATIC_LIBRARIES), on the one static archive NVIDIA's
+    # CUDA 13 wheels ship: libcudart_static.a from nvidia-cuda-runtime.
+    record = tmp_path / "linked.json"
+    build = _cmake_build(
+        tmp_path, build_python, STATIC_LISTS, {"probe.c": STATIC_SOURCE},
+        "-DSLIMWHEEL_STATIC_LIBRARIES=cudart", f"-DSLIMWHEEL_LINK_RECORD={record}",
+    )  # fmt: skip
+    facts = read_elf_file(build / "libruntime_probe.so", symbols=False)
+    assert not [n for n in facts.needed if n.startswith("libcudart")], facts.needed
+    assert tuple(facts.rpath) == ()  # nothing to find at run time
+    document = json.loads(record.read_text())
+    assert document["libraries"] == []  # so no Requires-Dist, no manifest entry
+    (static,) = document["static"]
+    assert static["linkage"] == "static"
+    assert static["archive"].endswith("/nvidia/cu13/lib/libcudart_static.a")
+    assert static["distribution"] == "nvidia-cuda-runtime"
+    assert document["targets"]["runtime_probe"]["static"] == ["cudart"]
+
+
 BAD_LISTS = """cmake_minimum_required(VERSION 3.18)
 project(bad LANGUAGES C)
 include(slimwheel)

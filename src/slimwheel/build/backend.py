@@ -33,7 +33,13 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from slimwheel.build.settings import CONFIG_PREFIX, BuildSettings, BuildSettingsError, read_settings
+from slimwheel.build.settings import (
+    CONFIG_PREFIX,
+    BuildSettings,
+    BuildSettingsError,
+    Distribution,
+    read_settings,
+)
 from slimwheel.errors import SlimwheelError
 
 __all__ = [
@@ -69,16 +75,22 @@ def _settings(config_settings: ConfigSettings | None) -> BuildSettings:
 
 
 def scikit_build_settings(
-    config_settings: ConfigSettings | None, settings: BuildSettings, link_record: Path | None
+    config_settings: ConfigSettings | None,
+    settings: BuildSettings,
+    link_record: Path | None,
+    static: tuple[str, ...] = (),
 ) -> dict[str, str | list[str]]:
     """scikit-build-core's config settings: ours taken out, the CUDA major, the frameworks' CMake
-    options and the link record's path defined (a define the caller gave wins)."""
+    options, the libraries to link statically and the link record's path defined (a define the
+    caller gave wins)."""
     passed: dict[str, str | list[str]] = {
         k: v for k, v in (config_settings or {}).items() if not k.startswith(CONFIG_PREFIX)
     }
     defines = {"SLIMWHEEL_CUDA_MAJOR": str(settings.cuda)}
     if link_record is not None:
         defines["SLIMWHEEL_LINK_RECORD"] = str(link_record)
+    if static:
+        defines["SLIMWHEEL_STATIC_LIBRARIES"] = ";".join(static)
     for framework in settings.declared:
         chosen = framework.name in settings.frameworks
         if framework.cmake_option:
@@ -99,11 +111,15 @@ def _plain(config_settings: ConfigSettings | None) -> dict[str, str | list[str]]
 
 def _requires(config_settings: ConfigSettings | None, *, editable: bool) -> list[str]:
     from slimwheel.build.requires import build_requirements, has_cuda_sources
+    from slimwheel.build.static import static_libraries
 
     settings = _settings(config_settings)
+    if settings.distribution is not None and settings.distribution.metapackage:
+        return []  # written by slimwheel itself: no CMake, no compiler, no NVIDIA wheel
     hook = "get_requires_for_build_editable" if editable else "get_requires_for_build_wheel"
     theirs: list[str] = getattr(_scikit_build(), hook)(scikit_build_settings(config_settings, settings, None))
-    ours = build_requirements(settings, cuda_sources=has_cuda_sources(Path.cwd()))
+    static = static_libraries(settings)
+    ours = build_requirements(settings, cuda_sources=has_cuda_sources(Path.cwd()), static=static)
     return list(dict.fromkeys([*theirs, *ours]))
 
 
@@ -120,10 +136,10 @@ def get_requires_for_build_sdist(config_settings: ConfigSettings | None = None) 
     return requires
 
 
-def _check_installed(settings: BuildSettings) -> None:
+def _check_installed(settings: BuildSettings, static: tuple[str, ...]) -> None:
     from slimwheel.build.requires import build_requirements, has_cuda_sources, missing_requirements
 
-    needed = build_requirements(settings, cuda_sources=has_cuda_sources(Path.cwd()))
+    needed = build_requirements(settings, cuda_sources=has_cuda_sources(Path.cwd()), static=static)
     missing = missing_requirements(needed)
     if missing:
         what = "; ".join(f"{m.requirement} ({m.reason})" for m in missing)
@@ -192,15 +208,29 @@ def _build(wheel_directory: Path, config_settings: ConfigSettings | None, *, edi
     from slimwheel.build.finish import finish_wheel, rename_wheel
     from slimwheel.build.locate import read_link_record
     from slimwheel.build.settings import load_pyproject
+    from slimwheel.build.static import check_archives, static_libraries
 
     settings = _settings(config_settings)
-    _check_installed(settings)
-    project_name = load_pyproject(Path.cwd()).get("project", {}).get("name")
+    project = load_pyproject(Path.cwd()).get("project", {})
+    project_name = project.get("name")
     if settings.suffix and not isinstance(project_name, str):
         raise BuildSettingsError("name-suffix needs [project] name in pyproject.toml")
+    name, requires, extras = _distribution_metadata(settings, project)
+    if settings.distribution is not None and settings.distribution.metapackage:
+        from slimwheel.build.finish import metapackage_wheel
+
+        return metapackage_wheel(
+            wheel_directory, project, name=name or str(project_name), requires=requires, extras=extras
+        ).name
+    # Before pip or CMake: a library with neither a wheel nor an archive for this target is one line.
+    static = static_libraries(settings)
+    for line in check_archives(settings, static):
+        sys.stdout.write(line + "\n")  # the build log's line for each static link
+        sys.stdout.flush()
+    _check_installed(settings, static)
     with scratch_folder("slimwheel-build-") as scratch:
         record = _record_path(config_settings, scratch)
-        passed = scikit_build_settings(config_settings, settings, record)
+        passed = scikit_build_settings(config_settings, settings, record, static)
         hook = "build_editable" if editable else "build_wheel"
         built_dir = scratch / "built"
         built_dir.mkdir()
@@ -210,10 +240,11 @@ def _build(wheel_directory: Path, config_settings: ConfigSettings | None, *, edi
             raise BuildSettingsError(
                 f"the build linked CUDA {linked['cuda_major']} libraries, asked for CUDA {settings.cuda}"
             )
-        name = f"{project_name}{settings.suffix}" if settings.suffix else None
-        requires = _run_requirements(settings)
-        if name is not None or requires:
-            built = rename_wheel(built, scratch / "renamed", name=name, requires=requires)
+        if name is None and settings.suffix:
+            name = f"{project_name}{settings.suffix}"
+        requires = (*_run_requirements(settings), *requires)
+        if name is not None or requires or extras:
+            built = rename_wheel(built, scratch / "renamed", name=name, requires=requires, extras=extras)
         wheel_directory.mkdir(parents=True, exist_ok=True)
         finished = finish_wheel(
             built,
@@ -224,6 +255,31 @@ def _build(wheel_directory: Path, config_settings: ConfigSettings | None, *, edi
             frameworks=tuple(f.distribution for f in settings.selected),
         )
     return finished.name
+
+
+def _distribution_metadata(
+    settings: BuildSettings, project: Mapping[str, Any]
+) -> tuple[str | None, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The chosen distribution's name (None: the project's, suffixed), Requires-Dist and extras, with
+    ``{major}`` and ``{version}`` filled."""
+    chosen = settings.distribution
+    if chosen is None:
+        return None, (), ()
+    version = project.get("version")
+    if not isinstance(version, str) and any("{version}" in t for t in _templates(chosen)):
+        raise BuildSettingsError(
+            f"[tool.slimwheel.distributions.{chosen.key}] uses {{version}}: "
+            "it needs a static [project] version"
+        )
+    text = version if isinstance(version, str) else ""
+    name = settings.render(chosen.name, text) if chosen.name else None
+    requires = tuple(settings.render(t, text) for t in chosen.requires)
+    extras = tuple((extra, tuple(settings.render(t, text) for t in lines)) for extra, lines in chosen.extras)
+    return name, requires, extras
+
+
+def _templates(chosen: Distribution) -> list[str]:
+    return [*(chosen.name or "",), *chosen.requires, *(t for _extra, lines in chosen.extras for t in lines)]
 
 
 def _prepare(metadata_directory: str, config_settings: ConfigSettings | None, *, editable: bool) -> str:

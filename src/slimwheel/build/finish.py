@@ -36,9 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FinishError",
+    "extra_requirement",
     "finish_wheel",
     "framework_files",
     "metadata_with",
+    "metapackage_wheel",
     "rename_wheel",
     "wheel_name",
 ]
@@ -55,12 +57,32 @@ def wheel_name(distribution: str) -> str:
     return canonicalize_name(distribution).replace("-", "_")
 
 
-def metadata_with(metadata: bytes, *, name: str | None, requires: Sequence[str]) -> bytes:
-    """METADATA with the ``Name`` header's value replaced and ``Requires-Dist`` lines added after the
-    last header; every other byte kept."""
+def extra_requirement(line: str, extra: str) -> str:
+    """``line`` required only under ``extra``: ``pkg==1; extra == "torch"`` (its own marker kept)."""
+    from packaging.requirements import Requirement
+
+    requirement = Requirement(line)
+    marker = f'extra == "{extra}"'
+    if requirement.marker is not None:
+        marker = f"({requirement.marker}) and {marker}"
+    requirement.marker = None
+    return f"{requirement}; {marker}"
+
+
+def metadata_with(
+    metadata: bytes,
+    *,
+    name: str | None,
+    requires: Sequence[str],
+    extras: Sequence[tuple[str, Sequence[str]]] = (),
+) -> bytes:
+    """METADATA with the ``Name`` header's value replaced and ``Requires-Dist`` lines (and, per extra,
+    ``Provides-Extra`` and its requirements) added after the last header; every other byte kept."""
     newline = b"\r\n" if b"\r\n" in metadata else b"\n"
     head, separator, body = metadata.partition(newline + newline)
     lines = head.split(newline)
+    while lines and not lines[-1]:  # headers only, ending in a newline: no empty header line kept
+        lines.pop()
     if name is not None:
         for index, line in enumerate(lines):
             if line.lower().startswith(b"name:"):
@@ -70,11 +92,22 @@ def metadata_with(metadata: bytes, *, name: str | None, requires: Sequence[str])
             raise FinishError("METADATA has no Name header")
     present = {line.split(b":", 1)[1].strip() for line in lines if line.lower().startswith(b"requires-dist:")}
     lines += [f"Requires-Dist: {r}".encode() for r in requires if r.encode() not in present]
+    for extra, extra_requires in extras:
+        lines.append(f"Provides-Extra: {extra}".encode())
+        lines += [f"Requires-Dist: {extra_requirement(r, extra)}".encode() for r in extra_requires]
     return newline.join(lines) + (separator + body if separator else newline)
 
 
-def rename_wheel(source: Path, out_dir: Path, *, name: str | None, requires: Sequence[str] = ()) -> Path:
-    """``source`` written into ``out_dir`` as distribution ``name`` (None: kept) with ``requires`` added."""
+def rename_wheel(
+    source: Path,
+    out_dir: Path,
+    *,
+    name: str | None,
+    requires: Sequence[str] = (),
+    extras: Sequence[tuple[str, Sequence[str]]] = (),
+) -> Path:
+    """``source`` written into ``out_dir`` as distribution ``name`` (None: kept) with ``requires``
+    (and ``extras``: (extra, requirements)) added."""
     from slimwheel.wheel import Wheel, WheelWriter, date_time_from_environment
 
     with Wheel.open(source) as wheel:
@@ -101,7 +134,9 @@ def rename_wheel(source: Path, out_dir: Path, *, name: str | None, requires: Seq
                 ):
                     continue  # RECORD is rebuilt; a signature of the old one means nothing now
                 if member.name == f"{old_stem}.dist-info/METADATA":
-                    data = metadata_with(wheel.read_member(member.name), name=name, requires=requires)
+                    data = metadata_with(
+                        wheel.read_member(member.name), name=name, requires=requires, extras=extras
+                    )
                     writer.add_bytes(f"{new_stem}.dist-info/METADATA", data, mode=member.unix_mode or 0o644)
                 elif prefix is not None and renames[prefix] != prefix:
                     renamed = renames[prefix] + member.name[len(prefix) :]
@@ -199,3 +234,38 @@ def finish_wheel(
     if outcome.output is None or not outcome.ok:
         raise FinishError(f"repair wrote no passing wheel for {wheel.name}")
     return outcome.output
+
+
+def metapackage_wheel(
+    out_dir: Path,
+    project: Mapping[str, Any],
+    *,
+    name: str,
+    requires: Sequence[str],
+    extras: Sequence[tuple[str, Sequence[str]]],
+) -> Path:
+    """A pure wheel (``py3-none-any``) of metadata only: ``name`` at ``[project]`` version, with
+    ``requires`` and ``extras``; no CMake, no files of the project (those are the other
+    distributions')."""
+    from slimwheel.wheel import WheelWriter, date_time_from_environment
+
+    version = project.get("version")
+    if not isinstance(version, str):
+        raise FinishError("a metapackage needs a static [project] version (the others are pinned to it)")
+    headers = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    if isinstance(project.get("description"), str):
+        headers.append(f"Summary: {project['description']}")
+    if isinstance(project.get("requires-python"), str):
+        headers.append(f"Requires-Python: {project['requires-python']}")
+    metadata = metadata_with(
+        ("\n".join(headers) + "\n").encode(), name=None, requires=requires, extras=extras
+    )
+    stem = f"{wheel_name(name)}-{version}"
+    wheel_file = b"Wheel-Version: 1.0\nGenerator: slimwheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{stem}-py3-none-any.whl"
+    with WheelWriter(target, date_time=date_time_from_environment(os.environ)) as writer:
+        writer.add_bytes(f"{stem}.dist-info/METADATA", metadata, mode=0o644)
+        writer.add_bytes(f"{stem}.dist-info/WHEEL", wheel_file, mode=0o644)
+        writer.close(f"{stem}.dist-info/RECORD")
+    return target

@@ -52,12 +52,14 @@ __all__ = [
     "companion_headers",
     "header_requirement",
     "installed_cuda_major",
+    "installed_library_majors",
     "library_requirement",
     "locate",
     "locate_nvcc",
     "main",
     "nvcc_requirements",
     "read_link_record",
+    "static_archive_name",
     "update_link_record",
 ]
 
@@ -130,6 +132,9 @@ class LocatedLibrary:
     include_dirs: tuple[str, ...]  # its own headers', then its companions'
     companions: tuple[tuple[str, str], ...]  # (header, distribution that ships it)
     rpath: str | None  # $ORIGIN-relative entry from the install dir, when one was given
+    # Linked from the archive ``path`` (lib<name>_static.a) into the target: nothing to load at run
+    # time, so no soname, RPATH entry or Requires-Dist for it (static-fallback).
+    static: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,7 +180,11 @@ def library_requirement(stem: str, major: int | None) -> str:
 
 def header_requirement(header: str, major: int | None) -> str:
     if major is not None and major <= 12:
-        return _HEADER_CU12.get(header, f"the CUDA {major} wheel that ships {header}")
+        # CUDA 11's companion wheels are CUDA 12's under the -cu11 name.
+        known = _HEADER_CU12.get(header)
+        return (
+            known.replace("-cu12", f"-cu{major}") if known else f"the CUDA {major} wheel that ships {header}"
+        )
     return f"cuda-toolkit[{_HEADER_EXTRA.get(header, 'all')}]=={major or 13}.*"
 
 
@@ -192,6 +201,17 @@ def nvcc_requirements(major: int) -> tuple[str, ...]:
     return (f"nvidia-cuda-nvcc-cu{major}", *headers)
 
 
+def installed_library_majors(stem: str, paths: Sequence[str] | None = None) -> set[int | None]:
+    """The CUDA majors of the installed wheels that ship ``lib<stem>.so.N`` (None: a wheel of no major)."""
+    environment = _Environment(WheelIndex(paths))
+    return {environment.major_of(item) for item in environment.library_candidates(stem)}
+
+
+def static_archive_name(stem: str) -> str:
+    """The static archive NVIDIA names beside ``lib<stem>.so``: ``libcudart_static.a``."""
+    return f"lib{stem}_static.a"
+
+
 def installed_cuda_major(paths: Sequence[str] | None = None) -> int | None:
     """The one CUDA major the installed NVIDIA wheels agree on (None: none installed, or two)."""
     return _Environment(WheelIndex(paths)).major()
@@ -204,19 +224,23 @@ def locate(
     install_dir: str | None = None,
     optional: bool = False,
     paths: Sequence[str] | None = None,
+    static: Sequence[str] = (),
 ) -> Location:
     """Each library's versioned file, headers and provider in the environment of ``paths``
     (default: this interpreter's ``sys.path``); raises :class:`LocateError` with one line.
-    ``optional``: libraries no installed wheel ships are left out (FindCUDAToolkit's set)."""
+    ``optional``: libraries no installed wheel ships are left out (FindCUDAToolkit's set).
+    ``static``: those of ``names`` to link from their ``lib<name>_static.a`` instead."""
     index = WheelIndex(paths)
     environment = _Environment(index)
-    found = {name: environment.library_candidates(name) for name in _unique(names)}
+    static_names = [name for name in _unique(names) if name in static]
+    found = {name: environment.library_candidates(name) for name in _unique(names) if name not in static}
     if optional:
         found = {name: items for name, items in found.items() if items}
     major = cuda if cuda is not None else _single_major(found)
     if major is None:  # nothing asked for is installed: the environment's major words the message
         major = environment.major()
     libraries = tuple(environment.library(name, found[name], major, install_dir) for name in found)
+    libraries += tuple(environment.static_library(name, major) for name in static_names)
     return Location(
         cuda_major=major if major is not None else _first_major(libraries),
         python=sys.executable,
@@ -279,6 +303,51 @@ class _Environment:
     def __init__(self, index: WheelIndex) -> None:
         self.index = index
         self._records: list[tuple[str, str, str, str, list[str]]] | None = None
+
+    def static_library(self, name: str, major: int | None) -> LocatedLibrary:
+        """``lib<name>_static.a`` from an installed wheel of ``major``, with its wheel's headers and
+        the companions its headers need."""
+        archive = static_archive_name(name)
+        hits = [h for h in self.record_files(archive) if major is None or h.major in (None, major)]
+        if not hits:
+            raise LocateError(
+                f"{name}: no installed wheel ships {archive}"
+                + (f" for CUDA {major}" if major is not None else "")
+                + f" (looked in the RECORD of every distribution on {sys.executable}'s sys.path): "
+                "nothing to link it statically from"
+            )
+        hit = hits[0]
+        item_major = hit.major if major is None else major
+        own = [
+            os.path.normpath(os.path.join(site, head, "include"))
+            for site, _dist_info, dist, _version, paths in self._iter_records()
+            if dist == hit.distribution
+            for head, marker, _tail in (p.partition("/include/") for p in paths)
+            if marker
+        ]
+        extra = []
+        companions = []
+        for header in companion_headers(name):
+            found = self._header(header, item_major)
+            if found is not None:  # a static link may need fewer headers: only what is there is added
+                companions.append((header, found.distribution))
+                extra.append(found.root)
+        path = os.path.join(hit.root, archive)
+        return LocatedLibrary(
+            name=name,
+            soname="",
+            path=path,
+            folder=hit.root,
+            site_folder="",
+            distribution=hit.distribution,
+            version=hit.version,
+            cuda_major=item_major,
+            requirement="",
+            include_dirs=_unique([*sorted(set(own)), *extra]),
+            companions=tuple(companions),
+            rpath=None,
+            static=True,
+        )
 
     def library_candidates(self, name: str) -> list[InstalledFile]:
         files = [n for n in self.index.by_name if soname_version(n, name) not in (None, ())]
@@ -460,7 +529,13 @@ def _unique(items: Iterable[str | None]) -> tuple[str, ...]:
 def read_link_record(path: Path) -> dict[str, Any]:
     """The build tree's record of what was linked (``slimwheel-linked.json``), or an empty one."""
     if not path.is_file():
-        return {"schema": LINK_RECORD_SCHEMA, "cuda_major": None, "libraries": [], "targets": {}}
+        return {
+            "schema": LINK_RECORD_SCHEMA,
+            "cuda_major": None,
+            "libraries": [],
+            "static": [],
+            "targets": {},
+        }
     document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return document
 
@@ -470,7 +545,18 @@ def update_link_record(path: Path, target: str, location: Location, install_dir:
     repair and the backend turn into Requires-Dist and the manifest)."""
     record = read_link_record(path)
     libraries = {entry["name"]: entry for entry in record.get("libraries", [])}
+    static = {entry["name"]: entry for entry in record.get("static", [])}
     for library in location.libraries:
+        if library.static:
+            # Not in "libraries": nothing of it is loaded at run time, so no Requires-Dist, no manifest.
+            static[library.name] = {
+                "name": library.name,
+                "linkage": "static",
+                "archive": library.path,
+                "distribution": library.distribution,
+                "version": library.version,
+            }
+            continue
         libraries[library.name] = {
             "name": library.name,
             "soname": library.soname,
@@ -484,13 +570,19 @@ def update_link_record(path: Path, target: str, location: Location, install_dir:
     targets[target] = {
         "install_dir": install_dir if install_dir is not None else previous.get("install_dir"),
         "libraries": list(
-            _unique([*previous.get("libraries", []), *(lib.name for lib in location.libraries)])
+            _unique(
+                [*previous.get("libraries", []), *(lib.name for lib in location.libraries if not lib.static)]
+            )
+        ),
+        "static": list(
+            _unique([*previous.get("static", []), *(lib.name for lib in location.libraries if lib.static)])
         ),
     }
     document = {
         "schema": LINK_RECORD_SCHEMA,
         "cuda_major": location.cuda_major if location.cuda_major is not None else record.get("cuda_major"),
         "libraries": [libraries[name] for name in sorted(libraries)],
+        "static": [static[name] for name in sorted(static)],
         "targets": {name: targets[name] for name in sorted(targets)},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -525,6 +617,7 @@ def cmake_script(location: Location) -> str:
             f"set({prefix}_VERSION {_cmake_quote(lib.version)})",
             f"set({prefix}_INCLUDE_DIRS {_cmake_list(lib.include_dirs)})",
             f"set({prefix}_RPATH {_cmake_quote(lib.rpath or '')})",
+            f"set({prefix}_STATIC {'TRUE' if lib.static else 'FALSE'})",
         ]
     return "\n".join(lines) + "\n"
 
@@ -550,6 +643,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--install-dir", help="where the linking target is installed, relative to the wheel")
     parser.add_argument("--nvcc", action="store_true", help="locate nvcc instead of libraries")
     parser.add_argument("--optional", action="store_true", help="leave out libraries no wheel ships")
+    parser.add_argument(
+        "--static", action="append", default=[], metavar="LIB", help="link LIB from lib<LIB>_static.a"
+    )
     parser.add_argument("--cmake", type=Path, metavar="FILE", help="write CMake set() lines to FILE")
     parser.add_argument("--record", type=Path, metavar="FILE", help=f"update a {LINK_RECORD_NAME} file")
     parser.add_argument("--target", default="", help="the CMake target, for --record")
@@ -564,7 +660,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.libraries:
                 raise LocateError("name at least one library (a soname stem such as cudss)")
             location = locate(
-                args.libraries, cuda=args.cuda, install_dir=args.install_dir, optional=args.optional
+                args.libraries,
+                cuda=args.cuda,
+                install_dir=args.install_dir,
+                optional=args.optional,
+                static=[n for item in args.static for n in item.replace(";", ",").split(",") if n],
             )
             payload = {**asdict(location), "include_dirs": list(location.include_dirs)}
             script = cmake_script(location)

@@ -67,13 +67,20 @@ def has_cuda_sources(project: Path) -> bool:
     return False
 
 
-def build_requirements(settings: BuildSettings, *, cuda_sources: bool) -> tuple[str, ...]:
+def build_requirements(
+    settings: BuildSettings, *, cuda_sources: bool, static: Sequence[str] = ()
+) -> tuple[str, ...]:
     """The NVIDIA wheels (with their headers' companions, and nvcc for ``.cu`` sources) for the
-    build's CUDA major, then the selected frameworks' build requirements."""
+    build's CUDA major, then the selected frameworks' build requirements. ``static``: libraries with
+    no wheel for this target (static-fallback), whose wheel is not asked for; a metapackage needs
+    nothing."""
+    if settings.distribution is not None and settings.distribution.metapackage:
+        return ()
     major = settings.cuda
     nvidia: list[str] = []
     for library in settings.libraries:
-        nvidia.append(library_requirement(library, major))
+        if library not in static:
+            nvidia.append(library_requirement(library, major))
         nvidia.extend(header_requirement(header, major) for header in companion_headers(library))
     if cuda_sources:
         nvidia.extend(nvcc_requirements(major))

@@ -32,6 +32,7 @@ __all__ = [
     "KEYS",
     "BuildSettings",
     "BuildSettingsError",
+    "Distribution",
     "Framework",
     "env_name",
     "load_pyproject",
@@ -40,7 +41,16 @@ __all__ = [
 
 CONFIG_PREFIX = "slimwheel."
 # The keys of [tool.slimwheel] (besides the frameworks table), as config settings and variables.
-KEYS = ("cuda", "cuda-majors", "libraries", "frameworks", "name-suffix", "embed-loader")
+KEYS = (
+    "cuda",
+    "cuda-majors",
+    "libraries",
+    "frameworks",
+    "name-suffix",
+    "embed-loader",
+    "static-fallback",
+    "distribution",
+)
 # TransformerEngine's NVTE_FRAMEWORK says "pytorch": accept its spelling for the same framework.
 FRAMEWORK_ALIASES = {"pytorch": "torch"}
 _FRAMEWORK_KEYS = (
@@ -51,6 +61,7 @@ _FRAMEWORK_KEYS = (
     "build-requires",
     "run-requires",
 )
+_DISTRIBUTION_KEYS = ("name", "metapackage", "requires", "extras")
 _DEFAULT_MAJORS = (13,)
 
 
@@ -72,6 +83,20 @@ class Framework:
 
 
 @dataclass(frozen=True)
+class Distribution:
+    """One of the distributions a source tree makes: ``[tool.slimwheel.distributions.<name>]``,
+    chosen per build with ``distribution = <name>``. Templates take ``{version}`` (the project's) and
+    ``{major}`` (the build's CUDA major)."""
+
+    key: str  # the table's name: "core", "meta"
+    name: str | None  # the distribution name template, "cudss-solver-cu{major}"; None: the project's
+    # A pure wheel of metadata only, CMake not run: what pip installs for "mypkg[torch]".
+    metapackage: bool
+    requires: tuple[str, ...]  # Requires-Dist templates
+    extras: tuple[tuple[str, tuple[str, ...]], ...]  # (extra, Requires-Dist templates)
+
+
+@dataclass(frozen=True)
 class BuildSettings:
     """What one build makes: for which CUDA major, with which frameworks, under which name."""
 
@@ -83,6 +108,14 @@ class BuildSettings:
     name_suffix: str  # as given, "{major}" not yet filled: "-cu{major}"; "" for none
     embed_loader: bool
     sources: tuple[tuple[str, str], ...]  # (key, where its value came from), for messages
+    # A library with no NVIDIA wheel for this target is linked from its lib<name>_static.a (when an
+    # installed wheel ships one) rather than failing the build.
+    static_fallback: bool = False
+    distribution: Distribution | None = None  # None: the project as [project] declares it
+
+    def render(self, template: str, version: str) -> str:
+        """A distribution template with ``{major}`` and ``{version}`` filled."""
+        return template.replace("{major}", str(self.cuda)).replace("{version}", version)
 
     @property
     def suffix(self) -> str:
@@ -139,7 +172,7 @@ def read_settings(
     table = document.get("tool", {}).get("slimwheel", {})
     if not isinstance(table, Mapping):
         raise BuildSettingsError("pyproject.toml: [tool.slimwheel] must be a table")
-    unknown = sorted(set(table) - {*KEYS, "frameworks"})
+    unknown = sorted(set(table) - {*KEYS, "frameworks", "distributions"})
     if unknown:
         raise BuildSettingsError(
             f"pyproject.toml: [tool.slimwheel] has no key {unknown[0]!r} (known: {', '.join(KEYS)})"
@@ -151,7 +184,7 @@ def read_settings(
             raw[key] = (config[key], f"-C {CONFIG_PREFIX}{key}")
         elif environ.get(env_name(key), "") != "":
             raw[key] = (environ[env_name(key)], env_name(key))
-        elif key in table and not (key == "frameworks" and isinstance(table[key], Mapping)):
+        elif key in table and not (key in ("frameworks", "distribution") and isinstance(table[key], Mapping)):
             raw[key] = (table[key], f"[tool.slimwheel] {key}")
     frameworks_table = table.get("frameworks", {})
     declared = _frameworks(frameworks_table if isinstance(frameworks_table, Mapping) else {})
@@ -162,6 +195,7 @@ def read_settings(
             "[tool.slimwheel.frameworks.<name>]; select with -C slimwheel.frameworks= or SLIMWHEEL_FRAMEWORKS"
         )
 
+    distribution = _distribution(raw.get("distribution"), table.get("distributions", {}))
     majors = _majors(*raw["cuda-majors"]) if "cuda-majors" in raw else _DEFAULT_MAJORS
     sources = [(key, where) for key, (_value, where) in raw.items()]
     if "cuda" in raw:
@@ -195,6 +229,8 @@ def read_settings(
         name_suffix=_suffix(*raw["name-suffix"]) if "name-suffix" in raw else "",
         embed_loader=_bool(*raw["embed-loader"]) if "embed-loader" in raw else False,
         sources=tuple(sources),
+        static_fallback=_bool(*raw["static-fallback"]) if "static-fallback" in raw else False,
+        distribution=distribution,
     )
 
 
@@ -240,6 +276,44 @@ def _frameworks(table: Mapping[str, Any]) -> tuple[Framework, ...]:
             )
         )
     return tuple(declared)
+
+
+def _distribution(chosen: tuple[Any, str] | None, table: Any) -> Distribution | None:
+    if not isinstance(table, Mapping):
+        raise BuildSettingsError("pyproject.toml: [tool.slimwheel] distributions must be a table")
+    if chosen is None or str(chosen[0]).strip() in ("", "none"):
+        return None
+    key, where = str(chosen[0]).strip(), chosen[1]
+    if key not in table:
+        declared = ", ".join(table) or "none declared"
+        raise BuildSettingsError(
+            f"{where}: no distribution {key!r} in [tool.slimwheel.distributions] ({declared})"
+        )
+    spec = table[key]
+    here = f"pyproject.toml: [tool.slimwheel.distributions.{key}]"
+    if not isinstance(spec, Mapping):
+        raise BuildSettingsError(f"{here} must be a table")
+    unknown = sorted(set(spec) - set(_DISTRIBUTION_KEYS))
+    if unknown:
+        raise BuildSettingsError(f"{here} has no key {unknown[0]!r} (known: {', '.join(_DISTRIBUTION_KEYS)})")
+    name = spec.get("name")
+    if name is not None and (
+        not isinstance(name, str)
+        or not name.replace("{major}", "13").replace("-", "").replace("_", "").replace(".", "").isalnum()
+    ):
+        raise BuildSettingsError(f"{here} name: {name!r} is not a distribution name ('mypkg-cu{{major}}')")
+    extras = spec.get("extras", {})
+    if not isinstance(extras, Mapping):
+        raise BuildSettingsError(f"{here} extras must be a table of extra = [requirements]")
+    return Distribution(
+        key=key,
+        name=name,
+        metapackage=_bool(spec.get("metapackage", False), f"{here} metapackage"),
+        requires=_strings(spec.get("requires", []), f"{here} requires"),
+        extras=tuple(
+            (str(extra), _strings(lines, f"{here} extras.{extra}")) for extra, lines in extras.items()
+        ),
+    )
 
 
 def _define_value(value: object) -> str:

@@ -14,7 +14,8 @@
 # machine that runs the code; link nothing for it and load it at run time).
 #
 # Variables: SLIMWHEEL_CUDA_MAJOR (cache; empty: the one installed), SLIMWHEEL_INSTALL_DIR (the
-# default INSTALL_DIR), SLIMWHEEL_LINK_RECORD (where what was linked is recorded, as JSON).
+# default INSTALL_DIR), SLIMWHEEL_LINK_RECORD (where what was linked is recorded, as JSON),
+# SLIMWHEEL_STATIC_LIBRARIES (libraries linked from their lib<name>_static.a: static-fallback).
 
 include_guard(GLOBAL)
 if(CMAKE_VERSION VERSION_LESS 3.18)
@@ -76,7 +77,19 @@ endfunction()
 # slimwheel::<name>: an IMPORTED SHARED target on the versioned file, from the variables an
 # included locator script set.
 macro(_slimwheel_define_target name)
-  if(NOT TARGET slimwheel::${name})
+  if(NOT TARGET slimwheel::${name} AND _SLIMWHEEL_${name}_STATIC)
+    # lib<name>_static.a (SLIMWHEEL_STATIC_LIBRARIES, the backend's static-fallback): linked into the
+    # target, so nothing to load at run time. NVIDIA's static archives need the dynamic loader,
+    # threads and librt from the C library, as their documentation says.
+    add_library(slimwheel::${name} STATIC IMPORTED GLOBAL)
+    set_target_properties(slimwheel::${name} PROPERTIES
+      IMPORTED_LOCATION "${_SLIMWHEEL_${name}_PATH}"
+      INTERFACE_INCLUDE_DIRECTORIES "${_SLIMWHEEL_${name}_INCLUDE_DIRS}"
+      INTERFACE_LINK_LIBRARIES "pthread;dl;rt"
+      SLIMWHEEL_DISTRIBUTION "${_SLIMWHEEL_${name}_DISTRIBUTION}"
+      SLIMWHEEL_VERSION "${_SLIMWHEEL_${name}_VERSION}"
+      SLIMWHEEL_FOLDER "${_SLIMWHEEL_${name}_FOLDER}")
+  elseif(NOT TARGET slimwheel::${name})
     add_library(slimwheel::${name} SHARED IMPORTED GLOBAL)
     set_target_properties(slimwheel::${name} PROPERTIES
       IMPORTED_LOCATION "${_SLIMWHEEL_${name}_PATH}"
@@ -131,8 +144,12 @@ function(slimwheel_link_nvidia target)
   if(DEFINED arg_INSTALL_DIR)
     set(install_args --install-dir "${arg_INSTALL_DIR}")
   endif()
+  set(static_args)
+  foreach(name IN LISTS SLIMWHEEL_STATIC_LIBRARIES)
+    list(APPEND static_args --static "${name}")
+  endforeach()
   _slimwheel_locate(ok script --record "${SLIMWHEEL_LINK_RECORD}" --target "${target}" ${install_args}
-                    ${libraries})
+                    ${static_args} ${libraries})
   if(NOT ok)
     message(FATAL_ERROR "${_SLIMWHEEL_LAST_ERROR}")
   endif()
@@ -144,6 +161,12 @@ function(slimwheel_link_nvidia target)
     if(name STREQUAL "cudart")
       # The runtime is linked as a shared library: nvcc must not add its static copy too.
       set_property(TARGET "${target}" PROPERTY CUDA_RUNTIME_LIBRARY None)
+    endif()
+    if(_SLIMWHEEL_${name}_STATIC)
+      # One line in the build log: this library is inside the target, not required at run time.
+      message(STATUS "slimwheel: ${target} links ${name} statically from ${_SLIMWHEEL_${name}_PATH} "
+                     "(${_SLIMWHEEL_${name}_DISTRIBUTION} ${_SLIMWHEEL_${name}_VERSION})")
+      continue()
     endif()
     list(APPEND rpath "${_SLIMWHEEL_${name}_RPATH}")
     message(STATUS "slimwheel: ${target} links ${_SLIMWHEEL_${name}_SONAME} from "
