@@ -4,6 +4,8 @@ post-condition still judges the edited members by the output's bytes."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from slimwheel.analysis import InspectionCache, analyse_wheel
 from slimwheel.catalog.store import read_catalog
 from slimwheel.check import check_wheel
+from slimwheel.progress import Advance
 from slimwheel.repair import RepairOptions
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
@@ -123,3 +126,40 @@ def test_an_edited_member_broken_in_the_output_is_still_caught(
     ]
     assert refused.value.outcome.reads.output == 1
     assert list(out.iterdir()) == []
+
+
+class _Recorded:
+    """A Progress that keeps what it is told (a real implementation of the interface, not a stand-in
+    for some other part): each step's description, total, unit and every value it was advanced to."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, int | None, str, list[int]]] = []
+
+    @contextlib.contextmanager
+    def step(self, description: str, *, total: int | None = None, unit: str = "steps") -> Iterator[Advance]:
+        seen: list[int] = []
+        self.steps.append((description, total, unit, seen))
+        yield seen.append
+
+
+def test_writing_reports_progress_member_by_member(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    wheel = _wheel(tmp_path, elf_zoo)
+    recorded = _Recorded()
+    repair_wheel(
+        wheel,
+        tmp_path / "out",
+        read_catalog(own_catalog),
+        options=RepairOptions(cuda_major=13),
+        allow_broken=True,
+        progress=recorded,
+    )
+    (writing,) = [step for step in recorded.steps if step[0].startswith("writing ")]
+    _, total, unit, seen = writing
+    assert (total, unit) == (wheel.stat().st_size, "bytes")
+    with Wheel.open(wheel) as source:
+        members = len(source.members)
+    assert len(seen) == members + 1  # once before each member, then the whole
+    assert seen == sorted(seen)
+    assert seen[-1] == total

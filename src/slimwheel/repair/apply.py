@@ -33,7 +33,7 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -245,9 +245,11 @@ def apply_plan(
     *,
     environ: Mapping[str, str] | None = None,
     patchelf: str | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> Path:
     """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
     every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
+    ``advance``: told the compressed bytes of the input done so far, member by member (progress).
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -269,8 +271,12 @@ def apply_plan(
         newest = max((m.date_time for m in wheel.members), default=(1980, 1, 1, 0, 0, 0))
         date_time = date_time_from_environment(env) or newest
         skipped = {*_unrecorded(wheel), plan.manifest_path, *dropped, *replaced, *added}
+        done = 0
         with WheelWriter(target, date_time=date_time) as writer:
             for member in wheel.members:
+                if advance is not None:
+                    advance(done)
+                done += member.compress_size
                 name = member.name
                 if name in skipped:
                     continue

@@ -277,6 +277,17 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
     )
 
 
+def _write(path: Path, plan: RepairPlan, staging: Path, patchelf: str | None, progress: Progress) -> Path:
+    """apply_plan, its progress in bytes of the input, member by member."""
+    from slimwheel.repair.apply import apply_plan
+
+    size = path.stat().st_size
+    with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
+        staged = apply_plan(path, plan, staging, patchelf=patchelf, advance=advance)
+        advance(size)
+    return staged
+
+
 def python_sources(wheel: Wheel) -> dict[str, bytes]:
     """The package's Python code (files under 1 MiB, the embedded loader left out), which planning
     reads for names of vendored copies loaded by path."""
@@ -324,7 +335,7 @@ def repair_wheel(
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
     from slimwheel.analysis import InspectionCache, analyse_wheel
-    from slimwheel.repair.apply import apply_plan, checked_record
+    from slimwheel.repair.apply import checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.repair.embed import embed_request
     from slimwheel.repair.plan import plan_repair
@@ -402,8 +413,7 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
-            with progress.step(f"writing {plan.output_name}"):
-                staged = apply_plan(path, plan, staging, patchelf=patchelf)
+            staged = _write(path, plan, staging, patchelf, progress)
             with progress.step("checking input and output"):
                 verdict, reads = _prove(
                     wheel_path,
