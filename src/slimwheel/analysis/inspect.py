@@ -5,6 +5,7 @@ after that is plain data.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -15,7 +16,7 @@ from typing import BinaryIO, cast
 from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
-from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, scan_symbols
+from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, scan_symbols, table_ranges
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import parse_library_file_name
@@ -38,6 +39,8 @@ PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs
 _VIEW_HEAD = 16 * 1024 * 1024
 _VIEW_TAIL = 16 * 1024 * 1024
 _PEEK_ABOVE = 4 * 1024 * 1024  # bigger members are first checked for the ELF magic with one chunk
+_EXTRA_LIMIT = 32 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
+_VIEW_PASSES = 3  # inflating passes of a view that missed a range, before spooling instead
 
 
 @dataclass(frozen=True)
@@ -92,15 +95,30 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
         with wheel.open_member(name) as start:
             if start.read(4) != ELF_MAGIC:
                 return None
-    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as raw_view:
-        view = cast(BinaryIO, raw_view)
-        if view.read(4) != ELF_MAGIC:
-            return None
-        view.seek(0)
-        try:
-            return _inspect(view, name, scan_strings)
-        except MissingRangeError:
-            pass
+    extra: list[tuple[int, int]] = []
+
+    def keep(prefix: bytes) -> list[tuple[int, int]]:
+        return [*ranges_to_keep(prefix), *extra]
+
+    # Tables outside the kept ranges (moved by an earlier patchelf; a .rodata to scan) are kept on
+    # another pass, with every table the section headers name, while they are small; else the
+    # member is spooled to disk.
+    for _ in range(_VIEW_PASSES):
+        with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=keep) as raw_view:
+            view = cast(BinaryIO, raw_view)
+            if view.read(4) != ELF_MAGIC:
+                return None
+            view.seek(0)
+            try:
+                return _inspect(view, name, scan_strings)
+            except MissingRangeError as missing:
+                wanted = [*extra, (missing.offset, missing.length)]
+                if not extra:
+                    with contextlib.suppress(MissingRangeError):  # no section headers kept: the miss only
+                        wanted.extend(table_ranges(view))
+        if sum(length for _, length in wanted) > _EXTRA_LIMIT:
+            break
+        extra[:] = wanted
     with wheel.seekable_member(name) as stream:
         return _inspect(stream, name, scan_strings)
 

@@ -24,7 +24,7 @@ The package holds :mod:`~slimwheel.elf.format` (the numbers and struct layouts o
 """
 
 from slimwheel.elf.format import ELF_MAGIC, is_elf
-from slimwheel.elf.keep import ranges_to_keep
+from slimwheel.elf.keep import ranges_to_keep, table_ranges
 from slimwheel.elf.reader import ElfFacts, Section, Symbol, VersionNeed, read_elf, read_elf_file, read_section
 from slimwheel.elf.scan import scan_symbols
 
@@ -40,4 +40,5 @@ __all__ = [
     "read_elf_file",
     "read_section",
     "scan_symbols",
+    "table_ranges",
 ]

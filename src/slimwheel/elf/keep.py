@@ -5,10 +5,43 @@ bytes, the ranges the reader will need besides its start and end.
 from __future__ import annotations
 
 import struct
+from typing import Protocol
 
-from slimwheel.elf.format import _PT_DYNAMIC, _PT_NOTE, is_elf
+from slimwheel.elf.format import (
+    _PT_DYNAMIC,
+    _PT_NOTE,
+    _SHT_DYNAMIC,
+    _SHT_DYNSYM,
+    _SHT_GNU_VERDEF,
+    _SHT_GNU_VERNEED,
+    _SHT_GNU_VERSYM,
+    _SHT_NOTE,
+    _SHT_STRTAB,
+    _SHT_SYMTAB,
+    is_elf,
+)
 
-__all__ = ["ranges_to_keep"]
+__all__ = ["ranges_to_keep", "table_ranges"]
+
+# Sections the readers of this package parse (names, symbols, versions, notes).
+_TABLE_TYPES = frozenset(
+    {
+        _SHT_SYMTAB,
+        _SHT_STRTAB,
+        _SHT_DYNAMIC,
+        _SHT_NOTE,
+        _SHT_DYNSYM,
+        _SHT_GNU_VERDEF,
+        _SHT_GNU_VERNEED,
+        _SHT_GNU_VERSYM,
+    }
+)
+
+
+class _Readable(Protocol):
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def read(self, size: int = -1, /) -> bytes | None: ...
 
 
 def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
@@ -37,5 +70,38 @@ def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
         fields = program.unpack_from(prefix, phoff + index * phentsize)
         kind, offset, size = (fields[0], fields[2], fields[5]) if wide else (fields[0], fields[1], fields[4])
         if kind in (_PT_DYNAMIC, _PT_NOTE) and size:
+            ranges.append((offset, size))
+    return ranges
+
+
+def table_ranges(stream: _Readable) -> list[tuple[int, int]]:
+    """(offset, length) of every symbol, string, version, note and dynamic section, from a file whose
+    ELF header and section header table ``stream`` can read (a view that kept its ends). For a second
+    pass when a first one missed a table: in libraries an earlier patchelf rewrote (PyTorch 1.13's
+    ``libtorch_cuda_cu.so``) ``.shstrtab``, ``.symtab`` and ``.strtab`` sit before a 10 MB tail.
+    Anything unreadable gives ``[]``."""
+    stream.seek(0)
+    header = stream.read(64) or b""
+    if len(header) < 52 or not is_elf(header) or header[4] not in (1, 2) or header[5] not in (1, 2):
+        return []
+    wide = header[4] == 2
+    order = "<" if header[5] == 1 else ">"
+    if wide:
+        (shoff,) = struct.unpack_from(order + "Q", header, 40)
+        shentsize, shnum = struct.unpack_from(order + "HH", header, 58)
+        section = struct.Struct(order + "IIQQQQIIQQ")  # name, type, flags, addr, offset, size, ...
+    else:
+        (shoff,) = struct.unpack_from(order + "I", header, 32)
+        shentsize, shnum = struct.unpack_from(order + "HH", header, 46)
+        section = struct.Struct(order + "IIIIIIIIII")
+    if not shoff or not shnum or shentsize < section.size:
+        return []
+    stream.seek(shoff)
+    table = stream.read(shentsize * shnum) or b""
+    ranges: list[tuple[int, int]] = []
+    for index in range(min(shnum, len(table) // shentsize)):
+        fields = section.unpack_from(table, index * shentsize)
+        kind, offset, size = fields[1], fields[4], fields[5]
+        if kind in _TABLE_TYPES and size:
             ranges.append((offset, size))
     return ranges

@@ -9,8 +9,11 @@ final name, and the input is never touched.
 ELF edits are planned before the output is opened. Most are made by ``slimwheel.elf.edit`` on the
 streamed bytes: the member is inflated once to read its tables (keeping its ends in memory, not the
 whole file) and to hash it against RECORD, then inflated again as it is written, the patch applied
-to the chunks as they pass and the result deflated by ``WheelWriter.add_stream``: a 1 GB library is
-never in memory or on disk whole. A member whose edit would change nothing is copied raw. Only what
+to the chunks as they pass. ``WheelWriter.add_spliced`` re-deflates only the deflate blocks around
+the edits and copies every other compressed bit of the input (``slimwheel.wheel.splice``): the
+member keeps its size and costs an inflate, not a deflate; where that cannot be (no zlib shared
+library, a stored member) the content is deflated whole by ``WheelWriter.add_stream``. A 1 GB
+library is never in memory or on disk whole. A member whose edit would change nothing is copied raw. Only what
 that module cannot do (no section headers, no spare DT_NULL slot for a new search path, both RPATH
 and RUNPATH, an executable that needs room) is copied out to a scratch file for patchelf.
 
@@ -33,6 +36,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -47,12 +51,14 @@ from slimwheel.wheel import (
     SIGNATURE_FILE_NAMES,
     RecordEntry,
     Wheel,
+    WheelMember,
     WheelWriter,
     date_time_from_environment,
     encode_digest,
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 from slimwheel.wheel.record import record_line_problem
+from slimwheel.wheel.splice import SPLICE_AVAILABLE
 from slimwheel.wheel.view import MissingRangeError
 from slimwheel.wheel.writer import RECORD_HINT
 
@@ -69,6 +75,7 @@ _COPY_CHUNK = 1 << 20  # patched ELF files are copied out of the wheel in pieces
 # edited, near its end); PT_DYNAMIC and the section headers are kept wherever they are.
 _PLAN_HEAD = 32 << 20
 _PLAN_TAIL = 8 << 20
+_PLAN_PASSES = 3  # inflating passes to find an edit's tables before patchelf makes it
 
 
 def find_patchelf() -> str:
@@ -194,23 +201,40 @@ def _patch(wheel: Wheel, edit: ElfEdit, hashed: _Hashed, target: Path, patchelf:
     return target
 
 
-def _planned(wheel: Wheel, edit: ElfEdit, hashed: _Hashed) -> ElfPatch | None:
-    """The streamed patch that makes ``edit``, from one inflating pass over the member (hashed
-    against its RECORD line on the way); None when patchelf must make it."""
+def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | None:
+    """The streamed patch that makes ``edit``, from an inflating pass over the member (hashed
+    against its RECORD line on the way); None when patchelf must make it.
 
-    def update(_offset: int, chunk: bytes) -> None:
-        hashed.update(chunk)
+    The pass keeps the member's start and end and the ranges its program headers name. A table
+    elsewhere (a ``.dynstr`` that an earlier patchelf moved between the section headers and a
+    10 MB tail, as in PyTorch 1.13's ``libtorch_cuda_cu.so``) costs another pass keeping it too."""
+    extra: list[tuple[int, int]] = []
 
-    with wheel.member_view(
-        edit.path, head=_PLAN_HEAD, tail=_PLAN_TAIL, keep=ranges_to_keep, on_chunk=update
-    ) as view:
-        hashed.check()
-        try:
-            return plan_edit(
-                view, replace_needed=edit.replace_needed, search_path=edit.search_path, runpath=edit.runpath
-            )
-        except (EditUnsupportedError, MissingRangeError, struct.error, ValueError):
-            return None  # patchelf makes it, or says clearly why it cannot
+    def keep(prefix: bytes) -> list[tuple[int, int]]:
+        return [*ranges_to_keep(prefix), *extra]
+
+    for _ in range(_PLAN_PASSES):
+        hashed = _Hashed(wheel, record)
+
+        def update(_offset: int, chunk: bytes, hashed: _Hashed = hashed) -> None:
+            hashed.update(chunk)
+
+        with wheel.member_view(
+            edit.path, head=_PLAN_HEAD, tail=_PLAN_TAIL, keep=keep, on_chunk=update
+        ) as view:
+            hashed.check()
+            try:
+                return plan_edit(
+                    view,
+                    replace_needed=edit.replace_needed,
+                    search_path=edit.search_path,
+                    runpath=edit.runpath,
+                )
+            except MissingRangeError as missing:
+                extra.append((missing.offset, missing.length))
+            except (EditUnsupportedError, struct.error, ValueError):
+                return None  # patchelf makes it, or says clearly why it cannot
+    return None
 
 
 def _edits(
@@ -222,7 +246,7 @@ def _edits(
     patched: dict[str, Path] = {}
     for i, edit in enumerate(plan.edits):
         # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
-        planned = None if patchelf else _planned(wheel, edit, _Hashed(wheel, records[edit.path]))
+        planned = None if patchelf else _planned(wheel, edit, records[edit.path])
         if planned is not None:
             streamed[edit.path] = planned
             continue
@@ -230,6 +254,19 @@ def _edits(
         target = scratch / f"{i}-{Path(edit.path).name}"
         patched[edit.path] = _patch(wheel, edit, _Hashed(wheel, records[edit.path]), target, tool)
     return streamed, patched
+
+
+def _write_patched(writer: WheelWriter, wheel: Wheel, member: WheelMember, patch: ElfPatch) -> None:
+    """Add an edited member: spliced (re-deflated only around the edits, every other compressed bit
+    the input's) where it can be, else streamed through ``patch.apply`` and deflated whole. Either
+    way its content is CRC-checked as it streams: the bytes the planning pass hashed."""
+    mode = member.unix_mode or 0o755
+    if SPLICE_AVAILABLE and member.compress_type == zipfile.ZIP_DEFLATED:
+        patches = [(p.offset, p.data) for p in patch.patches]
+        writer.add_spliced(wheel, member.name, patches=patches, appended=patch.appended, mode=mode)
+        return
+    chunks = patch.apply(wheel.iter_member_chunks(member.name))
+    writer.add_stream(member.name, chunks, patch.size, mode=mode)
 
 
 def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
@@ -288,9 +325,7 @@ def apply_plan(
                         continue  # a folder left empty by the drops
                     writer.copy_raw(wheel, name, record=None)
                 elif name in streamed and streamed[name].changes_anything:
-                    patch = streamed[name]
-                    chunks = patch.apply(wheel.iter_member_chunks(name))  # CRC-checked: the bytes hashed
-                    writer.add_stream(name, chunks, patch.size, mode=member.unix_mode or 0o755)
+                    _write_patched(writer, wheel, member, streamed[name])
                 elif name in streamed:  # the edit would change nothing: the member as it is
                     writer.copy_raw(wheel, name, record=records[name])
                 elif name in patched:

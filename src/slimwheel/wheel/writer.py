@@ -28,13 +28,14 @@ import csv
 import datetime
 import hashlib
 import io
+import itertools
 import os
 import re
 import secrets
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
@@ -46,6 +47,7 @@ from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
+from slimwheel.wheel.splice import SPLICE_AVAILABLE, splice_deflate
 
 __all__ = [
     "RECORD_HINT",
@@ -286,7 +288,8 @@ class WheelWriter:
             if mode is None:
                 mode = 0o755 if status.st_mode & 0o111 else 0o644
             chunks = _read_chunks(handle, file_path, status.st_size)
-            self._add(name, chunks, status.st_size, _check_mode(mode))
+            # A big file (a library patchelf edited) is deflated in pieces on two threads.
+            self._add(name, chunks, status.st_size, _check_mode(mode), fast=status.st_size > SMALL_CONTENT)
 
     def add_stream(self, name: str, chunks: Iterable[bytes], size: int, *, mode: int) -> None:
         """Add a file whose content ``chunks`` yields (``size`` bytes, else a ValueError and a broken
@@ -297,6 +300,50 @@ class WheelWriter:
         self._check_open()
         self._check_name(name, file=True)
         self._add(name, _exactly(chunks, size, name), size, _check_mode(mode), fast=True)
+
+    def add_spliced(
+        self,
+        source: Wheel,
+        name: str,
+        *,
+        patches: Sequence[tuple[int, bytes]],
+        appended: bytes,
+        mode: int,
+    ) -> None:
+        """Add member ``name`` of ``source`` with ``patches`` ((offset, bytes), later ones winning
+        where they overlap) written over its content and ``appended`` after it, re-deflating only
+        around the changes (``slimwheel.wheel.splice``): every other compressed bit is the
+        source's, so the member comes out the size it was and costs an inflate, not a deflate.
+
+        Only for a deflated member, and only where ``SPLICE_AVAILABLE``. The source's CRC-32 and
+        size are checked as it streams: a mismatch is a WheelError naming the source (and breaks
+        the writer, as a member is half written)."""
+        self._check_open()
+        self._check_name(name, file=True)
+        member = source.member(name)
+        if not SPLICE_AVAILABLE or member.compress_type != zipfile.ZIP_DEFLATED:
+            raise ValueError(
+                f"{name} cannot be spliced (deflated: {member.compress_type == 8}, zlib loaded: "
+                f"{SPLICE_AVAILABLE}); add its content with add_stream"
+            )
+        label = _source_label(source)
+        raw = source.iter_raw_chunks(name, CHUNK_SIZE)
+        first = next(raw, b"")  # reads the source's local header: a bad one leaves the writer usable
+
+        def produce(consume: Callable[[bytes | memoryview], None]) -> Iterator[bytes]:
+            try:
+                yield from splice_deflate(
+                    itertools.chain([first], raw),
+                    size=member.file_size,
+                    crc=member.crc,
+                    patches=patches,
+                    appended=appended,
+                    on_content=consume,
+                )
+            except InflateError as exc:
+                raise WheelError(label, f"cannot copy {name}: {exc}") from exc
+
+        self._add_deflated(name, produce, member.file_size + len(appended), _check_mode(mode))
 
     def close(self, record_path: str) -> None:
         """Write RECORD as the last member (``record_path``, e.g. ``pkg-1.0.dist-info/RECORD``) and the
@@ -332,36 +379,51 @@ class WheelWriter:
         """Deflate ``chunks`` into a new member, hashing them for its RECORD line (unless not
         ``record``). ``size``, the content's size, decides zip64 before anything is written.
         ``fast``: deflate with ``deflate_pieces`` instead of zlib at ``compresslevel``."""
+
+        def produce(consume: Callable[[bytes | memoryview], None]) -> Iterator[bytes]:
+            if fast:
+                yield from deflate_pieces(_seen(chunks, consume), small=size <= SMALL_CONTENT)
+                return
+            compressor = zlib.compressobj(self._compresslevel, zlib.DEFLATED, -zlib.MAX_WBITS)
+            for chunk in chunks:
+                consume(chunk)
+                yield compressor.compress(chunk)
+            yield compressor.flush()
+
+        self._add_deflated(name, produce, size, mode, record=record)
+
+    def _add_deflated(
+        self,
+        name: str,
+        produce: Callable[[Callable[[bytes | memoryview], None]], Iterable[bytes]],
+        size: int,
+        mode: int,
+        *,
+        record: bool = True,
+    ) -> None:
+        """Write a deflated member whose raw deflate data ``produce(consume)`` yields, calling
+        ``consume`` with the content in order (hashed here for the RECORD line and the CRC-32)."""
         info = self._new_info(name, self._date_time, (stat.S_IFREG | mode) << 16)
         info.compress_type = zipfile.ZIP_DEFLATED
         zip64 = size * _ZIP64_MARGIN > zipfile.ZIP64_LIMIT
-        compressor = zlib.compressobj(self._compresslevel, zlib.DEFLATED, -zlib.MAX_WBITS)
         hasher = hashlib.sha256()
         crc = 0
         length = 0
+
+        def consume(chunk: bytes | memoryview) -> None:
+            nonlocal crc, length
+            hasher.update(chunk)
+            crc = crc32(chunk, crc)
+            length += len(chunk)
+
         with self._writing(name) as file:
             info.header_offset = file.tell()
             file.write(info.FileHeader(zip64))  # a placeholder of the final header's length
             data_start = file.tell()
-            if fast:
-
-                def hashed() -> Iterator[bytes | memoryview]:
-                    nonlocal crc, length
-                    for chunk in chunks:
-                        hasher.update(chunk)
-                        crc = crc32(chunk, crc)
-                        length += len(chunk)
-                        yield chunk
-
-                for piece in deflate_pieces(hashed(), small=size <= SMALL_CONTENT):
-                    file.write(piece)
-            else:
-                for chunk in chunks:
-                    hasher.update(chunk)
-                    crc = crc32(chunk, crc)
-                    length += len(chunk)
-                    file.write(compressor.compress(chunk))
-                file.write(compressor.flush())
+            for piece in produce(consume):
+                file.write(piece)
+            if length != size:
+                raise ValueError(f"the content of {name} holds {length} bytes, not the {size} announced")
             end = file.tell()
             info.CRC = crc
             info.file_size = length
@@ -516,6 +578,14 @@ def _content_of_raw_copy(
             yield from source.iter_member_chunks(member.name)
     except InflateError as exc:
         raise WheelError(label, f"cannot copy {member.name}: {exc}") from exc
+
+
+def _seen(
+    chunks: Iterable[bytes | memoryview], consume: Callable[[bytes | memoryview], None]
+) -> Iterator[bytes | memoryview]:
+    for chunk in chunks:
+        consume(chunk)
+        yield chunk
 
 
 def _exactly(chunks: Iterable[bytes], size: int, name: str) -> Iterator[bytes]:
