@@ -7,14 +7,18 @@ and with ``cuda=13`` plus a name suffix, then the metapackage from the same tree
 environment stops with one line naming the pip command; a CUDA 11 build (cuDSS has no wheel there,
 nor a static archive) stops with one line, with and without ``static-fallback``; the sdist,
 installed by pip into a fresh venv (an isolated build there), imports and maps cuDSS from that venv.
-``check`` and ``verify`` (installed into a fresh venv with its real dependencies, imported,
+An editable wheel (the backend's ``build_editable``) passes ``check`` and ``verify``, and ``pip install
+-e`` (isolated) gives a venv whose ``cudss_solver`` is the tree's and whose extension maps cuDSS from
+that venv. ``check`` and ``verify`` (installed into a fresh venv with its real dependencies, imported,
 ``/proc/self/maps`` read) pass on every wheel made.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import zipfile
+from collections.abc import Sequence
 from email.parser import BytesParser
 from pathlib import Path
 
@@ -56,6 +60,19 @@ def _pip_wheel(out: Path, python: Path, *options: str) -> Path:
     return wheel
 
 
+def _call_hook(hook: str, out: Path, python: Path) -> str:
+    """One of the backend's PEP 517 hooks on the example, run by ``python`` the way pip runs it (pip's
+    own hook caller, no other frontend to install), with the system toolkit hidden: what it returned."""
+    call = (
+        "import sys; from pip._vendor.pyproject_hooks import BuildBackendHookCaller as Caller; "
+        "caller = Caller(sys.argv[1], 'slimwheel.build', python_executable=sys.argv[3]); "
+        f"print(caller.{hook}(sys.argv[2]))"
+    )
+    process = run(hidden([sys.executable, "-c", call, str(EXAMPLE), str(out), str(python)]))
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    return process.stdout.strip().splitlines()[-1]
+
+
 def _metadata(wheel: Path) -> tuple[str, list[str]]:
     with zipfile.ZipFile(wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
@@ -69,14 +86,12 @@ def _checks(wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
     verified(wheel)
 
 
-def verified(wheel: Path) -> None:
+def verified(wheel: Path, imports: Sequence[str] = ("cudss_solver", "cudss_solver._cudss_solver")) -> None:
     """``slimwheel verify``: pip installs the wheel with its real dependencies into a fresh venv, a fresh
     process imports every module of it, and each NVIDIA library mapped comes from its provider there."""
     report = verify_wheel(wheel, load_catalog())
     assert report.ok, [problem.message for problem in report.problems]
-    assert {"cudss_solver", "cudss_solver._cudss_solver"} <= {
-        i.name for i in report.imports if i.status == "ok"
-    }
+    assert set(imports) <= {i.name for i in report.imports if i.status == "ok"}, report.imports
     mapped = {library.soname: library for library in report.libraries}
     assert mapped["libcudss.so.1"].distribution == "nvidia-cudss-cu13", report.libraries
     assert mapped["libcudart.so.13"].ok, report.libraries
@@ -198,13 +213,7 @@ def test_pip_install_from_the_sdist_builds_where_it_lands(
     # frontend to install).
     sdist_dir = tmp_path / "sdist"
     sdist_dir.mkdir()
-    call = (
-        "import sys; from pip._vendor.pyproject_hooks import BuildBackendHookCaller as Caller; "
-        "caller = Caller(sys.argv[1], 'slimwheel.build', python_executable=sys.argv[3]); "
-        "print(caller.build_sdist(sys.argv[2]))"
-    )
-    process = run(hidden([sys.executable, "-c", call, str(EXAMPLE), str(sdist_dir), str(build_python)]))
-    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    _call_hook("build_sdist", sdist_dir, build_python)
     (sdist,) = sdist_dir.glob("*.tar.gz")
     assert sdist.name == "cudss_solver-0.1.0.tar.gz"
 
@@ -229,3 +238,56 @@ def test_pip_install_from_the_sdist_builds_where_it_lands(
     lib_dir = (site_packages(python) / "nvidia" / "cu13" / "lib").resolve()
     mapped = {Path(p).name: Path(p).resolve() for p in probe["mapped"]}
     assert mapped["libcudss.so.1"] == lib_dir / "libcudss.so.1", probe["mapped"]
+
+
+EDITABLE_PROBE = """
+import json, cudss_solver
+maps = open("/proc/self/maps").read().split()
+print(json.dumps({"package": cudss_solver.__file__, "extension": cudss_solver._cudss_solver.__file__,
+                  "cudss": cudss_solver.cudss_version(), "runtime": cudss_solver.cuda_runtime_version(),
+                  "mapped": sorted({p for p in maps if "/libcudss.so" in p or "/libcudart.so" in p})}))
+"""
+
+
+@pytest.mark.install
+def test_an_editable_install_imports_the_tree_and_maps_cudss_from_the_venv(
+    tmp_path: Path, build_python: Path, slimwheel_wheelhouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The backend's build_editable (no isolation): scikit-build-core's editable wheel, the compiled
+    # extension in it and the Python package left in the tree, finished like any other wheel.
+    out = tmp_path / "editable"
+    out.mkdir()
+    name = _call_hook("build_editable", out, build_python)
+    wheel = out / name
+    assert name.startswith("cudss_solver-0.1.0-cp310-abi3-manylinux"), name
+    with zipfile.ZipFile(wheel) as archive:
+        members = set(archive.namelist())
+    assert "cudss_solver/_cudss_solver.abi3.so" in members
+    assert "cudss_solver/__init__.py" not in members  # imported from the tree
+    assert "cudss_solver-0.1.0.dist-info/slimwheel.json" in members
+    _name, requires = _metadata(wheel)
+    assert any(r.startswith("nvidia-cudss-cu13>=1.0.0.35,<2") for r in requires), requires
+    assert main(["check", str(wheel), "--cuda", "13"]) == 0, capsys.readouterr().out[-3000:]
+    capsys.readouterr()
+    verified(wheel, imports=("cudss_solver._cudss_solver",))
+
+    # pip install -e, as a user runs it: an isolated build (prepare_metadata_for_build_editable, then
+    # build_editable) with slimwheel from the wheelhouse and the CUDA 13 wheels the backend asks for.
+    python = make_venv(tmp_path / "venv")
+    argv = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python), "install",
+            "--find-links", str(slimwheel_wheelhouse), "-e", str(EXAMPLE)]  # fmt: skip
+    process = run(hidden(argv))
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-4000:]
+    probed = run([str(python), "-c", EDITABLE_PROBE], cwd=tmp_path)
+    assert probed.returncode == 0, probed.stderr[-3000:]
+    probe = json.loads(probed.stdout)
+    site = site_packages(python).resolve()
+    assert Path(probe["package"]).resolve() == EXAMPLE / "src" / "cudss_solver" / "__init__.py", probe
+    assert Path(probe["extension"]).resolve() == site / "cudss_solver" / "_cudss_solver.abi3.so", probe
+    assert probe["cudss"][0] == 1, probe
+    assert probe["runtime"] >= 13000, probe
+    lib_dir = site / "nvidia" / "cu13" / "lib"
+    assert {Path(p).name: Path(p).resolve().parent for p in probe["mapped"]} == {
+        "libcudss.so.1": lib_dir,
+        "libcudart.so.13": lib_dir,
+    }, probe["mapped"]

@@ -6,7 +6,8 @@ list it) besides what a CUDA 13 build needs: ``frameworks=torch`` adds ``cudss_s
 (linked against libc10/libtorch from torch and libcudss/libcudart from the NVIDIA wheels) and
 ``Requires-Dist: torch==2.13.*``; ``frameworks=none`` has neither. ``check`` passes on both. The
 torch wheel installed by pip into a fresh venv with torch imports ``cudss_solver.torch``, registers
-the operator, and refuses a CPU tensor with a clear error (there is no GPU here to solve on). An
+the operator, and refuses a CPU tensor with a clear error (there is no GPU here to solve on); ``verify``
+passes on it (its modules, ``cudss_solver.torch`` with torch, imported in a venv of its requirements). An
 isolated build (``-C slimwheel.frameworks=torch``) has pip install torch for it, and gives the same.
 """
 
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from slimwheel.catalog.store import load_catalog
 from slimwheel.cli import main
+from slimwheel.verify import verify_wheel
 from tests.build.conftest import BUILD_REQUIREMENTS, EXAMPLE, can_hide_toolkit, hidden, run
 from tests.build.test_backend import _metadata
 from tests.support.venvs import make_venv
@@ -159,6 +162,18 @@ def test_the_torch_wheel_installs_imports_and_refuses_a_cpu_tensor(torch_wheel: 
     # The extension's libraries from the venv's wheels: torch's, and cuDSS and the runtime from NVIDIA's.
     for name in ("libc10.so", "libtorch_cpu.so", "libcudss.so.1", "libcudart.so.13"):
         assert mapped[name].startswith(str(site)), (name, mapped.get(name))
+
+    # slimwheel verify on it: pip installs it with its real dependencies (torch==2.13.* is the CPU
+    # wheel on disk, as pip's configuration here lists it) and imports the package, its extension and
+    # its torch module (which imports torch) in one process; cuDSS and the runtime map from their wheels.
+    imports = ("cudss_solver", "cudss_solver._cudss_solver", "cudss_solver.torch")
+    report = verify_wheel(torch_wheel, load_catalog(), import_names=imports)
+    assert report.ok, [problem.message for problem in report.problems]
+    assert [(i.name, i.status) for i in report.imports if i.name in imports] == [(n, "ok") for n in imports]
+    assert any(line.startswith("torch==2.13.") for line in report.installed), report.installed
+    libraries = {library.soname: library for library in report.libraries}
+    assert libraries["libcudss.so.1"].distribution == "nvidia-cudss-cu13", report.libraries
+    assert libraries["libcudart.so.13"].ok, report.libraries
 
 
 @needs_torch_wheel
