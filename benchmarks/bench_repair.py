@@ -53,6 +53,10 @@ from benchmarks._measure import Measurement, measure
 # torchvision 0.20.1 (cp311, 7 MB): the other kind, renamed copies of libcudart and libnvjpeg that
 # repair drops (and an RPATH edit of the small extensions); a torch extension, so torch counts as
 # loaded first, and auditwheel is told to leave torch's and the CUDA libraries alone.
+# torch 1.13.1 (cp311, 846 MiB): drops auditwheel's renamed copies of libcudart and libnvToolsExt and
+# edits NEEDED and RPATH in libtorch_cuda_cu.so (763 MB, its .dynstr moved to the end by an earlier
+# patchelf), libtorch_cpu.so (551 MB), libtorch_cuda_cpp.so, libtorch_cuda_linalg.so and three small
+# ones: the hard case (benchmark-only: tests/support/corpus.py BENCH_ONLY).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
     "torchvision": (
         ("--preloaded", "torch"),
@@ -64,6 +68,7 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         frozenset({0, 1}),
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*"),
     ),
+    "torch": ((), frozenset({0}), ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*")),
 }
 
 NVIDIA_PROJECT = "nvidia-cublas"
@@ -314,9 +319,10 @@ def _row(wheel: Path, found: dict[str, Measurement]) -> str:
 
 
 def _fetch_real(projects: Sequence[str]) -> list[Path]:
-    from tests.support.corpus import CORPUS, fetch
+    from tests.support.corpus import BENCH_ONLY, CORPUS, fetch
 
-    return [fetch(next(entry for entry in CORPUS if entry.project == project)) for project in projects]
+    entries = (*CORPUS, *BENCH_ONLY)
+    return [fetch(next(entry for entry in entries if entry.project == project)) for project in projects]
 
 
 def _real_tools(wheel: Path, project: str, work: Path, bindir: Path) -> list[Tool]:

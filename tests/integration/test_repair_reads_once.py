@@ -5,6 +5,7 @@ post-condition still judges the edited members by the output's bytes."""
 from __future__ import annotations
 
 import contextlib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +164,62 @@ def test_writing_reports_progress_member_by_member(
     assert len(seen) == members + 1  # once before each member, then the whole
     assert seen == sorted(seen)
     assert seen[-1] == total
+
+
+def _raw_member(path: Path, name: str) -> bytes:
+    """A member's bytes as stored in the archive."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(name)
+    with path.open("rb") as stream:
+        stream.seek(info.header_offset + 26)
+        name_length, extra_length = (
+            int.from_bytes(stream.read(2), "little"),
+            int.from_bytes(stream.read(2), "little"),
+        )
+        stream.seek(info.header_offset + 30 + name_length + extra_length)
+        return stream.read(info.compress_size)
+
+
+def _recompressed(path: Path, level: int) -> Path:
+    """The same wheel, its deflated members at zlib ``level`` (a builder's choice)."""
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w") as target:
+        for info, data in members:
+            target.writestr(
+                info, data, compresslevel=level if info.compress_type == zipfile.ZIP_DEFLATED else None
+            )
+    return path
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
+def test_an_edited_member_is_spliced_when_deflated_and_deflated_whole_when_stored(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, compression: int
+) -> None:
+    """A deflated member is re-deflated only around its edits: the compressed bits between them are
+    the input's (deflated here at level 1, which repair never uses), and it grows by a few bytes at most; a
+    stored one is deflated whole. Either way the output passes check."""
+    tail = b"".join(b"symbol_%d\n" % (i * 7919 % 10007) for i in range(30_000))  # between the edits
+    files = {
+        "solver/__init__.py": SOLVER_INIT,
+        "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes() + tail,
+        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+    }
+    (tmp_path / "in").mkdir()
+    wheel = _recompressed(
+        make_wheel(tmp_path / "in", "solver", "1.0", files, tag=SOLVER_TAG, compression=compression), 1
+    )
+    catalog = read_catalog(own_catalog)
+    outcome = repair_wheel(wheel, tmp_path / "out", catalog, options=RepairOptions(cuda_major=13))
+    assert outcome.check.passes
+    assert outcome.output is not None
+    name = "solver/_solver.so"
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(outcome.output) as written:
+        before, after = source.getinfo(name), written.getinfo(name)
+        assert after.compress_type == zipfile.ZIP_DEFLATED
+        assert written.read(name) != source.read(name)
+    if compression == zipfile.ZIP_DEFLATED:
+        raw_in, raw_out = _raw_member(wheel, name), _raw_member(outcome.output, name)
+        third = len(raw_in) // 3
+        assert raw_in[third : 2 * third] in raw_out  # the input's level-1 bits, reused
+        assert after.compress_size <= before.compress_size + 600  # spans are level 6: smaller, if anything

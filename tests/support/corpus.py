@@ -161,6 +161,25 @@ CORPUS: tuple[CorpusWheel, ...] = (
 )
 
 
+# Published wheels too big for the test run (downloads of hundreds of MB, minutes of repair): the
+# benchmarks measure them (benchmarks/bench_repair.py --real).
+BENCH_ONLY: tuple[CorpusWheel, ...] = (
+    CorpusWheel(
+        project="torch",
+        filename="torch-1.13.1-cp311-cp311-manylinux1_x86_64.whl",
+        sha256="22128502fd8f5b25ac1cd849ecb64a418382ae81dd4ce2b5cebaa09ab15b0d9b",
+        size=887_431_784,
+        vendors=(
+            "auditwheel-renamed copies torch/lib/libcudart-e409450e.so.11.0 and libnvToolsExt-847d78f2.so.1, "
+            "NEEDED by libtorch_cuda_cu.so (763 MB; its .dynstr moved to the end by an earlier patchelf), "
+            "libtorch_cpu.so (551 MB) and others; cuBLAS, cuDNN, NVRTC, cudart already from NVIDIA's wheels"
+        ),
+        install_mb=2600,
+        must_repair=True,
+    ),
+)
+
+
 def fetch(entry: CorpusWheel) -> Path:
     """The wheel in slimwheel's cache, downloaded (and checked against the pinned sha256) when absent."""
     from slimwheel.index import Cache, IndexClient, resolve_index_settings
