@@ -6,6 +6,7 @@ after that is plain data.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -39,7 +40,8 @@ PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs
 _VIEW_HEAD = 16 * 1024 * 1024
 _VIEW_TAIL = 16 * 1024 * 1024
 _PEEK_ABOVE = 4 * 1024 * 1024  # bigger members are first checked for the ELF magic with one chunk
-_EXTRA_LIMIT = 32 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
+_SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
+_EXTRA_LIMIT = 48 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
 _VIEW_PASSES = 3  # inflating passes of a view that missed a range, before spooling instead
 
 
@@ -96,15 +98,16 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
             if start.read(4) != ELF_MAGIC:
                 return None
     extra: list[tuple[int, int]] = []
+    ends = (_VIEW_HEAD, _VIEW_TAIL)
 
     def keep(prefix: bytes) -> list[tuple[int, int]]:
         return [*ranges_to_keep(prefix), *extra]
 
     # Tables outside the kept ranges (moved by an earlier patchelf; a .rodata to scan) are kept on
-    # another pass, with every table the section headers name, while they are small; else the
-    # member is spooled to disk.
+    # another pass, with every table the section headers name (and then only small ends), while
+    # they are small; else the member is spooled to disk.
     for _ in range(_VIEW_PASSES):
-        with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=keep) as raw_view:
+        with wheel.member_view(name, head=ends[0], tail=ends[1], keep=keep) as raw_view:
             view = cast(BinaryIO, raw_view)
             if view.read(4) != ELF_MAGIC:
                 return None
@@ -115,7 +118,9 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
                 wanted = [*extra, (missing.offset, missing.length)]
                 if not extra:
                     with contextlib.suppress(MissingRangeError):  # no section headers kept: the miss only
-                        wanted.extend(table_ranges(view))
+                        tables = table_ranges(view)
+                        wanted.extend(tables)
+                        ends = (_SMALL_END, _SMALL_END) if tables else ends
         if sum(length for _, length in wanted) > _EXTRA_LIMIT:
             break
         extra[:] = wanted
@@ -198,7 +203,10 @@ def _inspect_members(
         bins[lightest].append(index)
         loads[lightest] += members[index].file_size
     outcomes: list[_Outcome] = [None] * len(members)
-    with ProcessPoolExecutor(max_workers=len(bins) - 1) as pool:
+    # Spawned, not forked: a forked worker starts with this process's heap (the catalog, the plan,
+    # what the last member's read left), resident twice; a spawned one imports what it needs (30 MiB).
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=len(bins) - 1, mp_context=spawn) as pool:
         futures = [
             (
                 indices,

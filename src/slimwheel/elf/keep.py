@@ -64,8 +64,12 @@ def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
         phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", prefix, 42)
         program = struct.Struct(order + "IIIIIIII")  # type, offset, vaddr, paddr, filesz, ...
     ranges = [(shoff, shentsize * shnum)] if shoff and shnum else []
-    if phentsize < program.size or phoff + phentsize * phnum > len(prefix):
+    if phentsize < program.size:
         return ranges
+    if phoff + phentsize * phnum > len(prefix):
+        # The table lies further on (a segment appended by patchelf or by slimwheel): keep it; what
+        # it points to is not known yet.
+        return [*ranges, (phoff, phentsize * phnum)] if phnum else ranges
     for index in range(phnum):
         fields = program.unpack_from(prefix, phoff + index * phentsize)
         kind, offset, size = (fields[0], fields[2], fields[5]) if wide else (fields[0], fields[1], fields[4])

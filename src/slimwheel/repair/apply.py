@@ -30,6 +30,7 @@ read, so only their lines' form is checked.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from slimwheel._scratch import scratch_folder
-from slimwheel.elf import ranges_to_keep
+from slimwheel.elf import ranges_to_keep, table_ranges
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.errors import WheelError
 from slimwheel.repair.embed import patched_init
@@ -75,6 +76,7 @@ _COPY_CHUNK = 1 << 20  # patched ELF files are copied out of the wheel in pieces
 # edited, near its end); PT_DYNAMIC and the section headers are kept wherever they are.
 _PLAN_HEAD = 32 << 20
 _PLAN_TAIL = 8 << 20
+_SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
 _PLAN_PASSES = 3  # inflating passes to find an edit's tables before patchelf makes it
 
 
@@ -209,6 +211,7 @@ def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | Non
     elsewhere (a ``.dynstr`` that an earlier patchelf moved between the section headers and a
     10 MB tail, as in PyTorch 1.13's ``libtorch_cuda_cu.so``) costs another pass keeping it too."""
     extra: list[tuple[int, int]] = []
+    ends = (_PLAN_HEAD, _PLAN_TAIL)
 
     def keep(prefix: bytes) -> list[tuple[int, int]]:
         return [*ranges_to_keep(prefix), *extra]
@@ -219,9 +222,7 @@ def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | Non
         def update(_offset: int, chunk: bytes, hashed: _Hashed = hashed) -> None:
             hashed.update(chunk)
 
-        with wheel.member_view(
-            edit.path, head=_PLAN_HEAD, tail=_PLAN_TAIL, keep=keep, on_chunk=update
-        ) as view:
+        with wheel.member_view(edit.path, head=ends[0], tail=ends[1], keep=keep, on_chunk=update) as view:
             hashed.check()
             try:
                 return plan_edit(
@@ -232,6 +233,11 @@ def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | Non
                 )
             except MissingRangeError as missing:
                 extra.append((missing.offset, missing.length))
+                if len(extra) == 1:  # then every table the section headers name, and small ends
+                    with contextlib.suppress(MissingRangeError):
+                        tables = table_ranges(view)
+                        extra.extend(tables)
+                        ends = (_SMALL_END, _SMALL_END) if tables else ends
             except (EditUnsupportedError, struct.error, ValueError):
                 return None  # patchelf makes it, or says clearly why it cannot
     return None

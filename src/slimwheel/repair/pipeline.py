@@ -249,7 +249,10 @@ def _prove(
     cache.forget([*(edit.path for edit in plan.edits), *(name for names in embedded for name in names)])
     reused = cache.reused
     with Wheel.open(staged) as written:
-        output_report = analyse_wheel(written, catalog, cache=cache)
+        # In this process only: it reads just the members apply rewrote, and a worker beside this
+        # process (which holds the input's analysis and the plan by now) would take the memory of the
+        # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
+        output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
     reads = AnalysisReads(input_reads, cache.reads - input_reads, cache.reused - reused)
     asked = _AskedOnce(dist_files) if dist_files is not None else None
     verdict = compare_checks(

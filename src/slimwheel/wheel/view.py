@@ -92,7 +92,8 @@ class MemberView(io.RawIOBase):
         bytes (the Wheel's chunks are checked before they get here).
 
         The kept chunks are referenced, not copied (a chunk cut by a range boundary is kept whole
-        behind a memoryview), so memory is at most ``head + tail`` plus two chunks."""
+        behind a memoryview, unless less than half of it is kept: that part is copied), so memory is
+        at most the kept bytes plus a chunk per range."""
         if head < 0 or tail < 0 or size < 0:
             raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
         keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
@@ -113,7 +114,9 @@ class MemberView(io.RawIOBase):
             for span_start, span_end in spans:
                 low, high = max(span_start, offset), min(span_end, end)
                 if low < high:
-                    pieces.append((low, memoryview(chunk)[low - offset : high - offset]))
+                    part = memoryview(chunk)[low - offset : high - offset]
+                    # A small part is copied: a view would keep the whole chunk (1 MiB) alive.
+                    pieces.append((low, part if 2 * len(part) >= len(chunk) else memoryview(bytes(part))))
             offset = end
         if offset != size:
             raise ValueError(f"{name}: the chunks hold {offset} bytes, not {size}")
