@@ -1,5 +1,6 @@
 """``show --html``: one self-contained HTML page per run with a size map of each wheel (area = bytes)
-before and after repair, and show's tables.
+before and after repair, show's tables, and check's (where the loader finds each DT_NEEDED once the
+wheel is installed with what it requires, and check's findings), rendered from check's own report.
 
 The page needs nothing at view time: CSS and SVG are inline, no script, no font, no image, and a
 Content-Security-Policy forbids fetching anything. The treemap is laid out here (squarified, Bruls et
@@ -31,15 +32,18 @@ from slimwheel.report import elf_rows, human_size
 
 if TYPE_CHECKING:
     from slimwheel.analysis import WheelReport
+    from slimwheel.check import CheckReport, Lookup
     from slimwheel.repair.plan import RepairPlan
 
 __all__ = [
     "Box",
+    "CheckLookupRow",
     "Fate",
     "MapBlock",
     "RepairOutlook",
     "SizeMap",
     "check_html_path",
+    "check_lookup_rows",
     "outlook_from_plan",
     "outlook_from_report",
     "render_html",
@@ -343,8 +347,16 @@ svg.map text.caption { font-size: 14px; font-weight: bold; }
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def render_html(items: Sequence[tuple[WheelReport, RepairOutlook]], *, generator: str = "slimwheel") -> str:
-    """One page for the reports of a run, each with its size map and tables."""
+def render_html(
+    items: Sequence[tuple[WheelReport, RepairOutlook]],
+    *,
+    checks: Sequence[CheckReport | None] = (),
+    generator: str = "slimwheel",
+) -> str:
+    """One page for the reports of a run, each with its size map and tables; ``checks``, one per item
+    (None: not checked), adds check's tables to its wheel's section."""
+    if checks and len(checks) != len(items):
+        raise ValueError(f"{len(checks)} check reports for {len(items)} wheels")
     title = ", ".join(report.filename for report, _ in items) or "no wheel"
     parts = [
         "<!DOCTYPE html>",
@@ -358,13 +370,13 @@ def render_html(items: Sequence[tuple[WheelReport, RepairOutlook]], *, generator
         "</head>",
         "<body>",
     ]
-    for report, outlook in items:
-        parts.append(_wheel_section(report, outlook))
+    for index, (report, outlook) in enumerate(items):
+        parts.append(_wheel_section(report, outlook, checks[index] if checks else None))
     parts += [f"<footer><p>made by {_e(generator)}</p></footer>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
 
-def _wheel_section(report: WheelReport, outlook: RepairOutlook) -> str:
+def _wheel_section(report: WheelReport, outlook: RepairOutlook, check: CheckReport | None) -> str:
     sizes = size_map(report, outlook)
     saved = sizes.size_before - sizes.size_after
     share = f" ({100 * saved / sizes.size_before:.0f}% smaller)" if sizes.size_before else ""
@@ -382,6 +394,8 @@ def _wheel_section(report: WheelReport, outlook: RepairOutlook) -> str:
         parts += [f"<li><code>{_e(line)}</code></li>" for line in outlook.requirements]
         parts.append("</ul>")
     parts += _tables(report, outlook)
+    if check is not None:
+        parts += _check_tables(check)
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -520,6 +534,175 @@ def _tables(report: WheelReport, outlook: RepairOutlook) -> list[str]:
     return parts
 
 
+@dataclass(frozen=True)
+class CheckLookupRow:
+    """One row of check's lookup table: a file needs ``soname``, found at one place (one lookup), or
+    the count of the file's needs that only the system provides (``resolution`` "system", no soname)."""
+
+    file: str  # installed path
+    soname: str
+    resolution: str
+    path: str  # installed path of the file found; "" when none
+    distribution: str  # the provider that installs it; "" for this wheel, the system or nothing
+    found: str  # the answer in words
+    search_path: str
+    system: int = 0  # on the system row: how many needs it stands for
+
+
+def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
+    """Check's DT_NEEDED lookups, one row per fact as ``slimwheel check`` prints them: a need found in
+    several places under different provider versions has a row for each; the needs only the host
+    provides are one row per file."""
+    from slimwheel.analysis import Resolution
+
+    rows: list[CheckLookupRow] = []
+    for file in check.files:
+        paths = []
+        if file.rpath:
+            paths.append("RPATH " + ":".join(file.rpath))
+        if file.runpath:
+            paths.append("RUNPATH " + ":".join(file.runpath))
+        search = " ".join(paths)
+        mine: list[CheckLookupRow] = []
+        system = 0
+        for needed in file.needed:
+            if all(lookup.resolution is Resolution.SYSTEM for lookup in needed.lookups):
+                system += 1
+                continue
+            for lookup in needed.lookups:
+                mine.append(
+                    CheckLookupRow(
+                        file.installed_path,
+                        needed.soname,
+                        lookup.resolution.value,
+                        lookup.path or "",
+                        lookup.distribution or "",
+                        _lookup_words(lookup, with_versions=len(needed.lookups) > 1),
+                        search,
+                    )
+                )
+        if system:
+            noun = "library" if system == 1 else "libraries"
+            mine.append(
+                CheckLookupRow(
+                    file.installed_path, "", "system", "", "", f"+ {system} system {noun}", search, system
+                )
+            )
+        if not mine:
+            mine.append(
+                CheckLookupRow(file.installed_path, "", "", "", "", file.error or "needs nothing", search)
+            )
+        rows += mine
+    return rows
+
+
+def _lookup_words(lookup: Lookup, *, with_versions: bool) -> str:
+    from slimwheel.analysis import Resolution
+
+    if lookup.resolution is Resolution.UNRESOLVED:
+        text = "not found"
+    elif lookup.path is not None:
+        owner = lookup.distribution or "this wheel"
+        if lookup.resolution is Resolution.REQUIREMENT and lookup.versions:
+            owner += " " + _versions_words([pin.version for pin in lookup.versions])
+            with_versions = False
+        text = f"{lookup.path} ({lookup.resolution.value}: {owner})"
+        if lookup.found_by is not None:
+            text += f" via {lookup.found_by.tag.value} {lookup.found_by.entry}"
+        elif lookup.resolution is Resolution.REQUIREMENT:
+            text += " only if loaded first"
+    else:
+        text = lookup.resolution.value
+    if with_versions and lookup.versions:
+        by: dict[str, list[str]] = {}
+        for pin in lookup.versions:
+            by.setdefault(pin.distribution, []).append(pin.version)
+        text += " with " + "; ".join(f"{name} {_versions_words(v)}" for name, v in by.items())
+    if lookup.loaded_by:
+        text += f" when loaded by {lookup.loaded_by[0]}"
+    return text
+
+
+def _versions_words(versions: Sequence[str]) -> str:
+    if len(versions) <= 4:
+        return ", ".join(versions)
+    return f"{versions[0]}, {versions[1]} ... {versions[-1]} ({len(versions)} releases)"
+
+
+def _check_tables(check: CheckReport) -> list[str]:
+    cuda = f"CUDA {check.cuda_major}" if check.cuda_major is not None else "no CUDA major"
+    python = f", Python {check.python}" if check.python else ""
+    verdict = "fails" if check.has_errors else "passes"
+    parts = [
+        f'<h2 class="check">Check: installed with what it requires ({_e(check.platform.key)}, '
+        f"{_e(cuda)}{_e(python)})</h2>",
+        f'<p class="verdict" data-verdict="{verdict}" data-errors="{check.errors}" '
+        f'data-warnings="{check.warnings}">check {verdict}: {check.errors} errors, '
+        f"{check.warnings} warnings.</p>",
+    ]
+    if check.requirements:
+        versions: dict[str, list[str]] = {}
+        for provider in check.providers:
+            versions.setdefault(provider.distribution, []).append(provider.version)
+        required: dict[str, list[str]] = {}
+        for requirement in check.requirements:
+            label = requirement.required_by or f"{check.distribution}: {requirement.requirement}"
+            required.setdefault(requirement.distribution, []).append(label)
+        rows = []
+        for distribution, labels in required.items():
+            more = f" and {len(labels) - 2} more" if len(labels) > 2 else ""
+            allowed = _versions_words(versions.get(distribution, [])) or "none"
+            rows.append((distribution, ", ".join(labels[:2]) + more, allowed))
+        parts.append(
+            _table(
+                "NVIDIA distributions it brings in",
+                ("distribution", "required by", "versions allowed here"),
+                rows,
+                path=-1,
+            )
+        )
+    lookups = check_lookup_rows(check)
+    parts.append(
+        _table(
+            "DT_NEEDED lookups (check)",
+            ("file", "needs", "found", "rpath / runpath"),
+            # A file's name and search path on its first row only; every row's data-* names its file.
+            [
+                (row.file, row.soname, row.found, row.search_path)
+                if index == 0 or lookups[index - 1].file != row.file
+                else ("", row.soname, row.found, "")
+                for index, row in enumerate(lookups)
+            ],
+            attributes=[
+                {
+                    "data-check": "lookup",
+                    "data-file": row.file,
+                    "data-soname": row.soname,
+                    "data-resolution": row.resolution,
+                    "data-path": row.path,
+                    "data-distribution": row.distribution,
+                    "data-system": str(row.system),
+                }
+                for row in lookups
+            ],
+        )
+    )
+    if check.findings:
+        parts.append(
+            _table(
+                "Findings (check)",
+                ("severity", "file", "finding"),
+                [(f.severity.value, f.path, f.message) for f in check.findings],
+                path=1,
+                attributes=[
+                    {"data-check": "finding", "data-kind": f.kind.value, "data-severity": f.severity.value}
+                    for f in check.findings
+                ],
+            )
+        )
+    return parts
+
+
 def _table(
     title: str,
     columns: Sequence[str],
@@ -527,15 +710,20 @@ def _table(
     *,
     numeric: Sequence[int] = (),
     path: int = 0,
+    attributes: Sequence[Mapping[str, str]] = (),
 ) -> str:
+    """An HTML table; ``attributes``, one mapping per row, are written on each ``<tr>`` (data-* facts a
+    test or a script reads back without parsing the words)."""
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = []
-    for row in rows:
+    for number, row in enumerate(rows):
         cells = []
         for index, cell in enumerate(row):
             css = ' class="n"' if index in numeric else (' class="f"' if index == path else "")
             cells.append(f"<td{css}>{_e(cell)}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
+        extra = attributes[number] if number < len(attributes) else {}
+        facts = "".join(f' {name}="{_e(value)}"' for name, value in extra.items())
+        body.append(f"<tr{facts}>{''.join(cells)}</tr>")
     return f"<h2>{_e(title)}</h2>\n<table>\n<tr>{head}</tr>\n" + "\n".join(body) + "\n</table>"
 
 

@@ -4,6 +4,7 @@ bytes of the JSON report, the titles, nothing fetched from outside, one document
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -293,6 +294,73 @@ def test_a_bad_page_path_is_one_line_and_exit_2(
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1, captured.err
     assert "--html" in lines[0]
+
+
+def _check_rows_of(document: dict[str, Any]) -> list[dict[str, str]]:
+    """check's JSON lookups as the page's rows: one per lookup, the needs only the system provides
+    counted in one row per file, a file that needs nothing (or failed to read) one empty row."""
+    rows: list[dict[str, str]] = []
+    for file in document["files"]:
+        mine = []
+        system = 0
+        for needed in file["needed"]:
+            if all(lookup["resolution"] == "system" for lookup in needed["lookups"]):
+                system += 1
+                continue
+            for lookup in needed["lookups"]:
+                mine.append(
+                    {
+                        "file": file["installed_path"],
+                        "soname": needed["soname"],
+                        "resolution": lookup["resolution"],
+                        "path": lookup["path"] or "",
+                        "distribution": lookup["distribution"] or "",
+                        "system": "0",
+                    }
+                )
+        if system:
+            mine.append(
+                {"file": file["installed_path"], "soname": "", "resolution": "system", "path": "",
+                 "distribution": "", "system": str(system)}
+            )  # fmt: skip
+        if not mine:
+            mine.append(
+                {"file": file["installed_path"], "soname": "", "resolution": "", "path": "",
+                 "distribution": "", "system": "0"}
+            )  # fmt: skip
+        rows += mine
+    return rows
+
+
+def test_the_page_has_checks_lookups_and_findings_as_check_json_reports_them(
+    html_wheel: Path, provider_catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, page = _show_html(html_wheel, tmp_path / "page.html", provider_catalog_file, capsys)
+    code = main(["check", str(html_wheel), "--catalog", str(provider_catalog_file), "--json"])
+    (check,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert code == 1  # the vendored copy is an error: the page must say so too
+    rows = [e.attrs for e in page.tags("tr") if e.attrs.get("data-check") == "lookup"]
+    keys = ("file", "soname", "resolution", "path", "distribution", "system")
+    assert [{k: row[f"data-{k}"] for k in keys} for row in rows] == _check_rows_of(check)
+    # Every kind of answer the fixture has is on the page: in the wheel, the vendored copy, not found.
+    resolutions = {row["data-resolution"] for row in rows}
+    assert {"vendored", "unresolved", "system"} <= resolutions, resolutions
+    assert any(row["data-soname"] == "libnvinfer.so.10" for row in rows)
+    findings = [e.attrs for e in page.tags("tr") if e.attrs.get("data-check") == "finding"]
+    assert [(f["data-kind"], f["data-severity"]) for f in findings] == [
+        (f["kind"], f["severity"]) for f in check["findings"]
+    ]
+    (verdict,) = [e.attrs for e in page.tags("p") if e.attrs.get("class") == "verdict"]
+    errors = sum(1 for f in check["findings"] if f["severity"] == "error")
+    warnings = sum(1 for f in check["findings"] if f["severity"] == "warning")
+    assert (verdict["data-verdict"], verdict["data-errors"], verdict["data-warnings"]) == (
+        "fails",
+        str(errors),
+        str(warnings),
+    )
+    text = (tmp_path / "page.html").read_text(encoding="utf-8")
+    for finding in check["findings"]:
+        assert html.escape(finding["message"], quote=True) in text
 
 
 # -- the layout --------------------------------------------------------------------------------------

@@ -3,6 +3,14 @@
 Each wheel is read lazily (its zip directory and two small members), so learning every NVIDIA release
 costs a few requests per wheel, not gigabytes. A previous catalog makes an update incremental: a
 wheel already known with the same sha256 is not read again.
+
+``read_needed`` also reads the ELF of each library of the newest release of every distribution (per
+CUDA major, one Linux wheel, and the newest release of an older line for a file the newer ones no
+longer ship): its DT_NEEDED, confirmed soname and build-id. That is what lets repair
+list the NVIDIA libraries a provider needs in turn without installing it. It costs the library members
+themselves (a deflated member is read whole: ``.dynamic`` sits after the code), about 12 GB for every
+distribution, so it is asked for (``catalog update --needed``, the shipped snapshot) and incremental
+like the rest: a file whose needs a previous catalog knows is not read again.
 """
 
 from __future__ import annotations
@@ -11,19 +19,22 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
+from slimwheel.elf import ELF_MAGIC, ElfFacts, ranges_to_keep, read_elf
 from slimwheel.errors import SlimwheelError
 from slimwheel.names import parse_library_file_name
+from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
+from slimwheel.wheel.view import MissingRangeError
 
 if TYPE_CHECKING:
     from slimwheel.index import DistributionFile, IndexClient, ProjectPage
@@ -38,6 +49,8 @@ __all__ = [
     "learn_from_wheels",
     "learn_on_demand",
     "libraries_from_record",
+    "needed_targets",
+    "read_library_elves",
     "reading_from_wheel",
     "toolkit_pins",
     "unknown_nvidia_requirements",
@@ -49,18 +62,20 @@ TOOLKIT_DISTRIBUTION = "cuda-toolkit"
 # (versions, files, sonames, folders, dependencies) is learned. Their Requires-Dist adds more names.
 DEFAULT_SEEDS: tuple[str, ...] = tuple(
     f"{family}-cu{major}{suffix}"
-    for family, suffix in (
-        ("nvidia-cudss", ""),
-        ("nvidia-cudnn", ""),
-        ("nvidia-nccl", ""),
-        ("nvidia-cusparselt", ""),
-        ("nvidia-nvshmem", ""),
-        ("cutensor", ""),
+    for family, suffix, majors in (
+        ("nvidia-cudss", "", (12, 13)),
+        # CUDA 11 too: cupy-cuda11x and other CUDA 11 wheels link cuDNN, NCCL and cuTENSOR (the CUDA 11
+        # toolkit's own wheels come from cuda-toolkit's pins and the -cu11 requirements found on the way).
+        ("nvidia-cudnn", "", (11, 12, 13)),
+        ("nvidia-nccl", "", (11, 12, 13)),
+        ("nvidia-cusparselt", "", (12, 13)),
+        ("nvidia-nvshmem", "", (12, 13)),
+        ("cutensor", "", (11, 12, 13)),
         # TensorRT's libraries (libnvinfer.so.10, ...). Where the index serves them only as sdists
         # that fetch the wheel at install time, nothing is learned and repair leaves them alone.
-        ("tensorrt", "-libs"),
+        ("tensorrt", "-libs", (12, 13)),
     )
-    for major in (12, 13)
+    for major in majors
 )
 
 _SUFFIX = re.compile(r"-cu(\d+)(?:-libs)?$")
@@ -224,9 +239,12 @@ def learn_catalog(
     include_prereleases: bool = False,
     max_workers: int = 16,
     refresh: bool = False,
+    read_needed: bool = False,
     progress: ProgressCallback | None = None,
 ) -> Catalog:
-    """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index."""
+    """Learn releases of ``distributions`` (default: the toolkit's extras and the seeds) from the index.
+
+    ``read_needed``: also read the DT_NEEDED of the newest releases' libraries (see the module's doc)."""
     queue: list[str] = [canonicalize_name(d) for d in distributions] or list(DEFAULT_SEEDS)
     pins: dict[tuple[str, str], int] = {}
     toolkit_releases: list[Release] = []
@@ -239,6 +257,7 @@ def learn_catalog(
     }
     readings: list[WheelReading] = []
     reused: dict[tuple[str, str], list[tuple[Release, WheelFacts]]] = {}
+    files: dict[str, DistributionFile] = {}  # every wheel listed, by file name: for read_needed
     while queue:
         batch = sorted({name for name in queue if name not in seen})
         queue = []
@@ -253,6 +272,7 @@ def learn_catalog(
                 version = _version_of(file.filename) if file.is_wheel else None
                 if version is None or not _wanted_version(version, include_prereleases) or file.is_yanked:
                     continue
+                files.setdefault(file.filename, file)
                 if (file.filename, file.sha256) in known and file.sha256:
                     reused.setdefault((name, version), []).append(known[(file.filename, file.sha256)])
                 else:
@@ -264,6 +284,8 @@ def learn_catalog(
             requirements += [r for pairs in reused.values() for rel, _ in pairs for r in rel.requires_dist]
             queue = sorted(_nvidia_names(requirements) - seen)
     learned = _assemble(readings, reused, pins)
+    if read_needed:
+        learned = _with_needed(client, learned, files, max_workers, progress)
     releases = (*learned.releases, *toolkit_releases)
     return Catalog(releases, origin=learned.origin, generated=learned.generated)
 
@@ -383,6 +405,129 @@ def _read_all(
     return readings
 
 
+# The Linux wheel whose libraries are read for their needs: a library needs the same on every arch.
+_NEEDED_PLATFORMS = (Platform("linux", "x86_64"), Platform("linux", "aarch64"))
+# What of a library member is kept in memory while it streams past (as analysis does).
+_VIEW_HEAD = 16 * 1024 * 1024
+_VIEW_TAIL = 16 * 1024 * 1024
+
+
+def needed_targets(catalog: Catalog) -> list[tuple[Release, WheelFacts]]:
+    """The wheels whose libraries ``read_needed`` reads: for each distribution and CUDA major, the
+    newest final release's Linux wheel, and the newest of each older release line that ships a library
+    file the newer ones do not (cuDNN 8's ``libcudnn.so.8`` beside cuDNN 9's ``.so.9``); only where
+    some library's needs are not known yet."""
+    lines: dict[tuple[str, int | None], list[Release]] = {}
+    for release in catalog.releases:
+        parsed = _version_or_none(release.version)
+        if parsed is not None and not parsed.is_prerelease and not parsed.is_devrelease:
+            lines.setdefault((release.distribution, release.cuda_major), []).append(release)
+    targets = []
+    for key in sorted(lines, key=str):
+        covered: set[str] = set()
+        for release in sorted(lines[key], key=lambda r: r.parsed_version, reverse=True):
+            wheel = next((w for p in _NEEDED_PLATFORMS if (w := release.wheel_for(p)) is not None), None)
+            if wheel is None:
+                continue
+            new = [lib for lib in wheel.libraries if lib.path not in covered]
+            covered.update(lib.path for lib in wheel.libraries)
+            if any(lib.needed is None for lib in new):
+                targets.append((release, wheel))
+    return targets
+
+
+def _version_or_none(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def read_library_elves(wheel: Wheel, facts: WheelFacts) -> WheelFacts:
+    """``facts`` with each library's DT_NEEDED, soname and build-id read from ``wheel``'s members. A
+    member that is not ELF or does not parse keeps what RECORD said (its needs stay unknown)."""
+    by_path = {wheel.installed_path(member.name): member.name for member in wheel.members}
+    libraries = []
+    for listed in facts.libraries:
+        name = by_path.get(listed.path)
+        elf = _read_member_elf(wheel, name) if name is not None and listed.needed is None else None
+        libraries.append(
+            listed
+            if elf is None
+            else replace(
+                listed,
+                needed=elf.needed,
+                soname=elf.soname or listed.soname,
+                soname_confirmed=listed.soname_confirmed or bool(elf.soname),
+                build_id=elf.build_id or listed.build_id,
+            )
+        )
+    return replace(facts, libraries=tuple(libraries))
+
+
+def _read_member_elf(wheel: Wheel, name: str) -> ElfFacts | None:
+    from slimwheel.errors import ElfError
+
+    source = f"{wheel.filename}:{name}"
+    try:
+        with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as view:
+            stream = cast(BinaryIO, view)
+            if stream.read(4) != ELF_MAGIC:
+                return None
+            stream.seek(0)
+            try:
+                return read_elf(stream, path=source, symbols=False)
+            except MissingRangeError:
+                pass
+        with wheel.seekable_member(name) as whole:
+            return read_elf(whole, path=source, symbols=False)
+    except ElfError:
+        return None
+
+
+def _with_needed(
+    client: IndexClient,
+    catalog: Catalog,
+    files: Mapping[str, DistributionFile],
+    max_workers: int,
+    progress: ProgressCallback | None,
+) -> Catalog:
+    """``catalog`` with the needs of :func:`needed_targets` read from the index."""
+    targets = [(release, wheel) for release, wheel in needed_targets(catalog) if wheel.filename in files]
+    if not targets:
+        return catalog
+
+    def read(wheel: WheelFacts) -> WheelFacts:
+        with client.open_wheel(files[wheel.filename]) as opened:
+            return read_library_elves(opened, wheel)
+
+    done_wheels: dict[str, WheelFacts] = {}
+    # Each task reads hundreds of MB: fewer at a time than the small reads of RECORD.
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, 8))) as pool:
+        futures = {pool.submit(read, wheel): (release, wheel) for release, wheel in targets}
+        for done, future in enumerate(as_completed(futures), start=1):
+            release, wheel = futures[future]
+            try:
+                done_wheels[wheel.filename] = future.result()
+            except SlimwheelError as exc:
+                if progress:
+                    progress(f"skipped {wheel.filename} (its libraries' needs): {exc}", done, len(futures))
+                continue
+            if progress:
+                progress(f"needs of {release.distribution} {release.version}", done, len(futures))
+    releases = tuple(
+        replace(release, wheels=tuple(done_wheels.get(w.filename, w) for w in release.wheels))
+        if any(w.filename in done_wheels for w in release.wheels)
+        else release
+        for release in catalog.releases
+    )
+    return Catalog(releases, origin=catalog.origin, generated=catalog.generated)
+
+
+def _speaks_first(reading: WheelReading) -> tuple[bool, str]:
+    return (not reading.wheel.supports(_NEEDED_PLATFORMS[0]), reading.wheel.filename)
+
+
 def _assemble(
     readings: Sequence[WheelReading],
     reused: Mapping[tuple[str, str], Sequence[tuple[Release, WheelFacts]]],
@@ -394,7 +539,10 @@ def _assemble(
     releases = []
     for key in sorted(set(grouped) | set(reused)):
         distribution, version = key
-        fresh = grouped.get(key, [])
+        # The wheels of one release may say different things (a Requires-Dist only on Linux): the same
+        # wheel speaks for the release on every run, the Linux x86_64 one where there is one, not the
+        # first read to finish.
+        fresh = sorted(grouped.get(key, []), key=_speaks_first)
         old = reused.get(key, [])
         wheels = sorted([r.wheel for r in fresh] + [w for _, w in old], key=lambda w: w.filename)
         if fresh:

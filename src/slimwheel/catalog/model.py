@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import posixpath
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from packaging.version import InvalidVersion, Version
@@ -51,6 +51,9 @@ class LibraryFile:
     soname: str  # the DLL name on Windows
     soname_confirmed: bool = False  # False: inferred from the file name, not yet read from the ELF
     build_id: str | None = None
+    # The file's own DT_NEEDED, in order, as read from its ELF (``catalog update --needed``, the shipped
+    # snapshot): the NVIDIA libraries a provider needs in turn, known without installing it. None: not read.
+    needed: tuple[str, ...] | None = None
 
     @property
     def folder(self) -> str:
@@ -187,9 +190,15 @@ class Catalog:
 
     # -- building --------------------------------------------------------------------------------
     def overlaid_by(self, other: Catalog) -> Catalog:
-        """This catalog with ``other``'s releases replacing same-version ones and adding new ones."""
+        """This catalog with ``other``'s releases replacing same-version ones and adding new ones.
+
+        What was read from a file's ELF (its DT_NEEDED, build-id, confirmed soname) stays when ``other``
+        lists the same file (same wheel, path and sha256) without having read it: a user's catalog
+        learned from RECORD alone does not erase what the shipped snapshot knows."""
         merged = dict(self._by_key)
-        merged.update(other._by_key)
+        for key, release in other._by_key.items():
+            old = merged.get(key)
+            merged[key] = release if old is None else _keep_elf_facts(release, old)
         origin = other.origin if not self.releases else f"{self.origin} + {other.origin}"
         generated = max(filter(None, (self.generated, other.generated)), default=None)
         return Catalog(tuple(merged[k] for k in sorted(merged)), origin=origin, generated=generated)
@@ -270,6 +279,30 @@ class Catalog:
         found.sort(key=lambda p: (p.release.parsed_version, p.release.distribution), reverse=True)
         return tuple(found)
 
+    def needed_by(
+        self,
+        soname: str,
+        *,
+        folder: str | None = None,
+        cuda_major: int | None = None,
+        platform: Platform | None = None,
+    ) -> tuple[str, ...] | None:
+        """The DT_NEEDED of the official ``soname`` (in ``folder``) as the newest release that had it
+        read says, for CUDA ``cuda_major``; None when no release's file was read.
+
+        A wheel for ``platform`` answers first; else one for the same OS: a library's needs are the
+        same on every architecture, and learning reads one Linux wheel per release.
+        """
+        found = [
+            provider
+            for provider in self.providers(soname=soname, cuda_major=cuda_major)
+            if provider.library.needed is not None and (folder is None or provider.library.folder == folder)
+        ]
+        if platform is not None:
+            same_os = [p for p in found if any(pl.os == platform.os for pl in p.wheel.platforms)]
+            found = [p for p in same_os if p.wheel.supports(platform)] or same_os
+        return found[0].library.needed if found else None
+
     def cuda_majors(self) -> tuple[int, ...]:
         return tuple(sorted({r.cuda_major for r in self.releases if r.cuda_major is not None}))
 
@@ -309,6 +342,43 @@ class Catalog:
                 )
         next_major = f"{start.major + 1}"
         return SafeRange(distribution, soname, folder, version, next_major, "next major version")
+
+
+def _keep_elf_facts(new: Release, old: Release) -> Release:
+    """``new`` with the ELF facts of ``old``'s same files where ``new`` lacks them."""
+    known = {
+        (wheel.filename, lib.path, lib.sha256): lib
+        for wheel in old.wheels
+        for lib in wheel.libraries
+        if lib.needed is not None or lib.build_id or lib.soname_confirmed
+    }
+    if not known:
+        return new
+    changed = False
+    wheels = []
+    for wheel in new.wheels:
+        libraries = []
+        for lib in wheel.libraries:
+            before = known.get((wheel.filename, lib.path, lib.sha256)) if lib.sha256 else None
+            if before is None or not (
+                (lib.needed is None and before.needed is not None)
+                or (not lib.build_id and before.build_id)
+                or (not lib.soname_confirmed and before.soname_confirmed)
+            ):
+                libraries.append(lib)
+                continue
+            libraries.append(
+                replace(
+                    lib,
+                    needed=lib.needed if lib.needed is not None else before.needed,
+                    build_id=lib.build_id or before.build_id,
+                    soname=lib.soname if lib.soname_confirmed else before.soname,
+                    soname_confirmed=lib.soname_confirmed or before.soname_confirmed,
+                )
+            )
+            changed = True
+        wheels.append(replace(wheel, libraries=tuple(libraries)))
+    return replace(new, wheels=tuple(wheels)) if changed else new
 
 
 def _library_identity(

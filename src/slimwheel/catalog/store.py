@@ -3,6 +3,10 @@
 Precedence, lowest first: the snapshot shipped inside the package, the user's copy that
 ``slimwheel catalog update`` writes, then ``--catalog FILE``. Each one overlays the ones before it.
 Snapshots hold file names, sizes and hashes only: no URLs, so no index host is ever written down.
+
+A library entry may also carry what its ELF said (``confirmed`` soname, ``build_id``, ``needed``: its
+DT_NEEDED list). These keys are optional within schema 1: a catalog written before they existed loads
+with them unknown, and an older slimwheel reading a newer catalog ignores them.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ def _library_to_dict(library: LibraryFile) -> dict[str, Any]:
         data["confirmed"] = True
     if library.build_id:
         data["build_id"] = library.build_id
+    if library.needed is not None:
+        data["needed"] = list(library.needed)
     return data
 
 
@@ -110,6 +116,7 @@ def _release_from_dict(item: Mapping[str, Any]) -> Release:
                         soname=str(lib["soname"]),
                         soname_confirmed=bool(lib.get("confirmed", False)),
                         build_id=lib.get("build_id"),
+                        needed=None if lib.get("needed") is None else tuple(str(n) for n in lib["needed"]),
                     )
                     for lib in wheel.get("libs", ())
                 ),

@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     update.add_argument(
         "--fresh", action="store_true", help="re-read every wheel instead of updating incrementally"
     )
+    update.add_argument(
+        "--needed",
+        action="store_true",
+        help="also read the DT_NEEDED of the newest release's libraries of each distribution (what a "
+        "provider needs in turn, for repair's manifest): reads those library members whole, several GB",
+    )
     update.add_argument("--workers", type=int, default=16, help="concurrent requests (default 16)")
     update.add_argument("--json", action="store_true", help="print a slimwheel.catalog/1 summary")
     add_index_arguments(update)
@@ -85,6 +91,7 @@ def _update(args: argparse.Namespace) -> int:
             include_prereleases=args.pre,
             max_workers=max(1, args.workers),
             refresh=args.refresh,
+            read_needed=args.needed,
             progress=progress,
         )
     write_catalog(learned, output)
@@ -111,6 +118,7 @@ def _summary(catalog: Any) -> dict[str, Any]:
         "distributions": len(catalog.distributions),
         "releases": len(catalog.releases),
         "libraries": sum(1 for _ in catalog.iter_libraries()),
+        "libraries_with_needs": sum(1 for p in catalog.iter_libraries() if p.library.needed is not None),
         "cuda_majors": list(catalog.cuda_majors()),
     }
 

@@ -287,8 +287,9 @@ def _warn_plan(plan: RepairPlan, settings: Output) -> None:
         names = ", ".join(plan.unread_providers)
         settings.warn(
             f"the NVIDIA libraries that {names} need in turn are not listed in the manifest: they are not "
-            "installed here to read; their own RPATHs find them at run time, so nothing needs doing "
-            "(install them here, or pass --build-python, to list them)",
+            "installed here to read, nor read into the catalog; their own RPATHs find them at run time, so "
+            "nothing needs doing (install them here, pass --build-python, or run "
+            "`slimwheel catalog update --needed`, to list them)",
             verbose_only=True,
         )
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from slimwheel.analysis import IdentifiedRelease, WheelReport
     from slimwheel.catalog.model import Catalog
+    from slimwheel.check import CheckReport
     from slimwheel.cli._output import Output
     from slimwheel.html_report import RepairOutlook
 
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="also write one self-contained HTML page: a size map of each wheel (area = bytes) before and "
-        "after repair, coloured by what repair would do, and these tables (with --json too)",
+        "after repair, coloured by what repair would do, these tables and check's (with --json too)",
     )
     parser.add_argument("--verify", action="store_true", help="also check every member against RECORD")
     parser.add_argument(
@@ -93,17 +94,41 @@ def run(args: argparse.Namespace) -> int:
             build_ids = BuildIdSource(client, client.cache)
             reports = [confirm_report(report, catalog, build_ids) for report in reports]
     if args.html is not None:
-        _write_page(args.html, args.wheels, reports, catalog)
+        _write_page(args, reports, catalog)
         output_of(args).note(f"wrote {args.html}")
     return print_wheel_reports("show", catalog, reports, _render, as_json=args.json, out=output_of(args))
 
 
-def _write_page(page: Path, paths: Sequence[Path], reports: Sequence[WheelReport], catalog: Catalog) -> None:
+def _write_page(args: argparse.Namespace, reports: Sequence[WheelReport], catalog: Catalog) -> None:
     from slimwheel import __version__
     from slimwheel.html_report import render_html, write_html
 
+    paths: Sequence[Path] = args.wheels
     items = [(report, _outlook(path, report, catalog)) for path, report in zip(paths, reports, strict=True)]
-    write_html(page, render_html(items, generator=f"slimwheel {__version__} show --html"))
+    checks = _checks(args, paths, reports, catalog)
+    write_html(args.html, render_html(items, checks=checks, generator=f"slimwheel {__version__} show --html"))
+
+
+def _checks(
+    args: argparse.Namespace, paths: Sequence[Path], reports: Sequence[WheelReport], catalog: Catalog
+) -> list[CheckReport]:
+    """What ``slimwheel check`` says of each wheel (its defaults: the wheel's platform, every CUDA major
+    its requirements allow), from the analysis already made. As check does, the index is resolved and
+    asked only when a library is left that only a non-NVIDIA requirement (torch...) can provide."""
+    from slimwheel.check import check_wheel
+    from slimwheel.cli._index import index_settings
+    from slimwheel.index.cache import Cache
+    from slimwheel.index.dist_files import IndexDistFiles
+    from slimwheel.sources import open_source
+
+    checks = []
+    with IndexDistFiles(
+        lambda: index_settings(args), cache=Cache.default(), refresh=args.refresh
+    ) as dist_files:
+        for path, report in zip(paths, reports, strict=True):
+            with open_source(path) as source:
+                checks.append(check_wheel(source, catalog, dist_files=dist_files, report=report))
+    return checks
 
 
 def _outlook(path: Path, report: WheelReport, catalog: Catalog) -> RepairOutlook:

@@ -125,8 +125,9 @@ class RepairPlan:
     left_alone: tuple[str, ...]  # what could not be rewritten safely, and why
     embedded: tuple[EmbeddedLoader, ...] = ()  # --embed-loader: the run-time loader, per package
     kept_copies: tuple[str, ...] = ()  # vendored copies kept on purpose (--only/--exclude, named by code)
-    # Providers not installed where repair ran, so the NVIDIA libraries they need in turn could not be
-    # read into the manifest. Nothing to do about it: their own RPATHs find those at run time.
+    # Providers not installed where repair ran and whose files the catalog has not read, so the NVIDIA
+    # libraries they need in turn could not be listed in the manifest. Nothing to do about it: their own
+    # RPATHs find those at run time.
     unread_providers: tuple[str, ...] = ()
 
     @property
@@ -691,22 +692,37 @@ def _plan_distribution(
             )
         )
         environment = context.environment
-        if (environment is None or not environment.has_file(choice.provider.library.path)) and (
-            distribution not in draft.unread_providers
-        ):
+        installed = environment is not None and environment.has_file(choice.provider.library.path)
+        known = _catalog_needs(context, folder, choice.soname) is not None
+        if not installed and not known and distribution not in draft.unread_providers:
             draft.unread_providers.append(distribution)
+
+
+def _catalog_needs(context: _Context, folder: str, soname: str) -> tuple[str, ...] | None:
+    """The DT_NEEDED of the official ``folder/soname`` as the catalog learned it (the shipped snapshot
+    reads the newest releases' libraries); None when the catalog has not read that file."""
+    return context.catalog.needed_by(
+        soname, folder=folder, cuda_major=context.major, platform=context.platform
+    )
+
+
+def _provider_needs(context: _Context, folder: str, soname: str) -> tuple[str, ...] | None:
+    """What a provider's library needs in turn: read from the copy installed here when there is one
+    (the version the wheel is built against), else as the catalog knows it."""
+    environment = context.environment
+    found = environment.needed_by_file(f"{folder}/{soname}") if environment is not None else None
+    return found if found is not None else _catalog_needs(context, folder, soname)
 
 
 def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) -> tuple[ManifestLibrary, ...]:
     """The libraries and the NVIDIA libraries they need in turn (read from the providers installed
-    here), each listed after those it requires."""
+    here, else from the catalog), each listed after those it requires."""
     by_soname = {lib.soname: lib for lib in libraries}
     requires: dict[str, list[str]] = {lib.soname: [] for lib in libraries}
     queue = list(libraries)
-    environment = context.environment
-    while queue and environment is not None:
+    while queue:
         library = queue.pop(0)
-        needed = environment.needed_by_file(f"{library.folder}/{library.soname}")
+        needed = _provider_needs(context, library.folder, library.soname)
         for soname in needed or ():
             if is_driver_library(soname) or is_system_library(soname):
                 continue
