@@ -595,3 +595,20 @@ def test_symbols_false_reads_little(elf_zoo: ElfZoo) -> None:
         assert end <= fatbin.offset or start >= fatbin.offset + fatbin.size
     for start, end in fast_ranges:
         assert end <= symtab.offset or start >= symtab.offset + symtab.size
+
+
+def test_a_build_id_note_padded_to_4_in_an_8_aligned_section_is_read(elf_zoo: ElfZoo, tmp_path: Path) -> None:
+    """cuDNN 8, NVRTC 11.2 and cuSOLVER 11 declare their build-id section 8-aligned while the note in
+    it is padded to 4 bytes (readelf warns, the loader does not care): the file reads, with its id."""
+    data = bytearray(elf_zoo.ext_dynamic.read_bytes())
+    with elf_zoo.ext_dynamic.open("rb") as stream:
+        elf = ELFFile(stream)
+        index = next(i for i, s in enumerate(elf.iter_sections()) if s.name == ".note.gnu.build-id")
+        header = elf.header
+        expected = elf.get_section(index).data()[16:].hex()
+    align_field = header.e_shoff + index * header.e_shentsize + 48  # sh_addralign of an ELF64 header
+    struct.pack_into("<Q", data, align_field, 8)
+    path = tmp_path / "lib8.so"
+    path.write_bytes(bytes(data))
+    facts = read_elf_file(path)
+    assert facts.build_id == expected

@@ -727,19 +727,32 @@ class _Parser:
         return None
 
     def build_id_in(self, region: _Region, align: int) -> str | None:
+        """The GNU build-id in a note region, None when it holds none. Notes whose padding does not
+        follow the region's alignment (4-byte padded notes in an 8-aligned section, as in cuDNN 8,
+        NVRTC 11.2 and cuSOLVER 11: the loader never reads them, readelf only warns) are read with
+        4-byte padding; notes that fit neither way give None, not an unreadable file."""
         data = self.read(region.offset, region.size, region.what)
-        position = 0
-        while position + 12 <= len(data):
-            namesz, descsz, kind = self.layout.u32x3.unpack_from(data, position)
-            name_start = position + 12
-            desc_start = name_start + _align_up(namesz, align)
-            end = desc_start + _align_up(descsz, align)
-            if desc_start + descsz > len(data):
-                raise self.corrupt(f"note at offset {position} runs past end of {region.what}")
-            if kind == _NT_GNU_BUILD_ID and data[name_start : name_start + namesz] == b"GNU\0":
-                return data[desc_start : desc_start + descsz].hex()
-            position = end
+        for padding in dict.fromkeys((align, 4)):
+            found = _build_id(self.layout.u32x3, data, padding)
+            if found is not False:
+                return found
         return None
+
+
+def _build_id(header: struct.Struct, data: bytes, align: int) -> str | bool | None:
+    """The build-id in ``data`` read with ``align``-byte padding; None when there is none; False
+    when the notes do not fit that padding."""
+    position = 0
+    while position + 12 <= len(data):
+        namesz, descsz, kind = header.unpack_from(data, position)
+        name_start = position + 12
+        desc_start = name_start + _align_up(namesz, align)
+        if desc_start + descsz > len(data):
+            return False
+        if kind == _NT_GNU_BUILD_ID and data[name_start : name_start + namesz] == b"GNU\0":
+            return data[desc_start : desc_start + descsz].hex()
+        position = desc_start + _align_up(descsz, align)
+    return None
 
 
 def _align_up(value: int, align: int) -> int:
