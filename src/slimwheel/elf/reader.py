@@ -733,26 +733,25 @@ class _Parser:
         4-byte padding; notes that fit neither way give None, not an unreadable file."""
         data = self.read(region.offset, region.size, region.what)
         for padding in dict.fromkeys((align, 4)):
-            found = _build_id(self.layout.u32x3, data, padding)
-            if found is not False:
+            fits, found = _build_id(self.layout.u32x3, data, padding)
+            if fits:
                 return found
         return None
 
 
-def _build_id(header: struct.Struct, data: bytes, align: int) -> str | bool | None:
-    """The build-id in ``data`` read with ``align``-byte padding; None when there is none; False
-    when the notes do not fit that padding."""
+def _build_id(header: struct.Struct, data: bytes, align: int) -> tuple[bool, str | None]:
+    """Whether the notes in ``data`` fit ``align``-byte padding, and the build-id they hold then."""
     position = 0
     while position + 12 <= len(data):
         namesz, descsz, kind = header.unpack_from(data, position)
         name_start = position + 12
         desc_start = name_start + _align_up(namesz, align)
         if desc_start + descsz > len(data):
-            return False
+            return False, None
         if kind == _NT_GNU_BUILD_ID and data[name_start : name_start + namesz] == b"GNU\0":
-            return data[desc_start : desc_start + descsz].hex()
+            return True, data[desc_start : desc_start + descsz].hex()
         position = desc_start + _align_up(descsz, align)
-    return None
+    return True, None
 
 
 def _align_up(value: int, align: int) -> int:
