@@ -31,9 +31,7 @@ _FUNCTIONS = 3000  # enough symbols that each table is tens of KB
 
 
 def _library(tmp_path: Path) -> Path:
-    source = "\n".join(
-        f"int cublasLikeFunction{i}(int x) {{ return x + {i}; }}" for i in range(_FUNCTIONS)
-    )
+    source = "\n".join(f"int cublasLikeFunction{i}(int x) {{ return x + {i}; }}" for i in range(_FUNCTIONS))
     library = compile_shared(tmp_path / "libmoved.so", {"moved.c": source}, soname="libmoved.so")
     # A search path longer than the old .dynstr has room for: patchelf writes a new .dynstr at the
     # end of the file, as PyTorch's build did.

@@ -34,8 +34,10 @@ import ctypes
 import ctypes.util
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 
+from slimwheel.wheel.ahead import ahead
 from slimwheel.wheel.inflate import InflateError, crc32
 
 __all__ = [
@@ -100,6 +102,13 @@ SPLICE_AVAILABLE = _ZLIB is not None
 
 
 @dataclass(frozen=True)
+class _Raw:
+    """Compressed bytes about to be inflated."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
 class _Content:
     """Inflated bytes of the current block."""
 
@@ -120,9 +129,9 @@ class _End:
     consumed: int
 
 
-def _walk(raw: Iterable[bytes], keep: Callable[[bytes], None]) -> Iterator[_Content | _Boundary | _End]:
-    """Inflate raw deflate data, telling each block boundary; ``keep`` sees every compressed chunk
-    before its bytes are inflated."""
+def _walk(raw: Iterable[bytes]) -> Iterator[_Raw | _Content | _Boundary | _End]:
+    """Inflate raw deflate data, telling each compressed chunk before its bytes are inflated and
+    each block boundary."""
     assert _ZLIB is not None
     library = _ZLIB
     stream = _ZStream()
@@ -137,7 +146,7 @@ def _walk(raw: Iterable[bytes], keep: Callable[[bytes], None]) -> Iterator[_Cont
         for chunk in raw:
             if not chunk:
                 continue
-            keep(chunk)
+            yield _Raw(chunk)
             held = ctypes.c_char_p(chunk)  # points into ``chunk``, which outlives the calls
             stream.next_in = ctypes.cast(held, ctypes.c_void_p)
             stream.avail_in = len(chunk)
@@ -317,18 +326,22 @@ def splice_deflate(
     splicer = _Splicer(patches, appended, on_content, stats if stats is not None else SpliceStats())
     position = 0
     running_crc = 0
-    for event in _walk(raw, splicer.held_raw.extend):
-        if isinstance(event, _Content):
-            data = event.data
-            if position + len(data) > size:
-                raise InflateError(f"holds more than the {size} bytes the central directory gives")
-            running_crc = crc32(data, running_crc)
-            yield from splicer.content(position, data)
-            position += len(data)
-        elif isinstance(event, _Boundary):
-            yield from splicer.boundary(event.bit, position)
-        else:
-            yield from splicer.end(event.consumed * 8)
+    # Read and inflated on a thread (zlib releases the GIL) while this one hashes and re-deflates.
+    with closing(ahead(_walk(raw))) as events:
+        for event in events:
+            if isinstance(event, _Raw):
+                splicer.held_raw.extend(event.data)
+            elif isinstance(event, _Content):
+                data = event.data
+                if position + len(data) > size:
+                    raise InflateError(f"holds more than the {size} bytes the central directory gives")
+                running_crc = crc32(data, running_crc)
+                yield from splicer.content(position, data)
+                position += len(data)
+            elif isinstance(event, _Boundary):
+                yield from splicer.boundary(event.bit, position)
+            else:
+                yield from splicer.end(event.consumed * 8)
     if position != size:
         raise InflateError(f"holds {position} bytes, the central directory gives {size}")
     if running_crc != crc:
