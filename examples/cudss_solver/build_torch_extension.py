@@ -4,8 +4,9 @@
 
 For a machine whose torch is not the one a published wheel was built against (the extension is tied
 to a torch minor): run it with the Python that has torch and the NVIDIA wheels installed. It writes
-``OUT/cudss_solver/`` (the package's Python files, ``_cudss_solver.abi3.so`` unless ``--no-core``, and
-``_cudss_torch.so``), then ``PYTHONPATH=OUT`` imports it. The libraries are linked by absolute RPATH
+``OUT/cudss_solver_torch/`` (the torch package's Python files and ``_cudss_torch.so``) and, unless
+``--no-core``, ``OUT/cudss_solver/`` (the core package's Python files and ``_cudss_solver.abi3.so``),
+then ``PYTHONPATH=OUT`` imports them. The libraries are linked by absolute RPATH
 to where they are found here (torch's ``torch/lib``, the NVIDIA wheels' ``nvidia/cu13/lib``): a local
 build, not a wheel to ship. Headers: torch's own, and ``cudss.h``, ``cuda_runtime_api.h`` and
 ``crt/host_defines.h`` from the NVIDIA wheels on ``sys.path``, else ``$CUDA_HOME/include`` or
@@ -81,11 +82,8 @@ def compile_and_link(out: Path, extra_includes: list[Path], *, core: bool) -> di
 
     headers = find_headers(extra_includes)
     libraries = find_libraries()
-    package = out / "cudss_solver"
-    package.mkdir(parents=True, exist_ok=True)
-    for source in (HERE / "src" / "cudss_solver").iterdir():
-        if source.is_file() and source.suffix in (".py", ".pyi", ".typed"):
-            shutil.copy2(source, package / source.name)
+    package = _copy_package(out, "cudss_solver_torch")
+    core_package = _copy_package(out, "cudss_solver") if core else None
     includes = [f"-I{p}" for p in dict.fromkeys([HERE, *headers.values()])]
     torch_lib = Path(str(torch.__file__)).parent / "lib"
     rpath = ",".join(f"-rpath,{p}" for p in dict.fromkeys([torch_lib, *libraries.values()]))
@@ -101,13 +99,13 @@ def compile_and_link(out: Path, extra_includes: list[Path], *, core: bool) -> di
          str(objects / "csr_solve.o"), "-o", str(package / "_cudss_torch.so"),
          f"-L{torch_lib}", "-lc10", "-ltorch", "-ltorch_cpu", *nvidia, f"-Wl,{rpath}"],
     ]  # fmt: skip
-    if core:
+    if core_package is not None:
         python_include = sysconfig.get_paths()["include"]
         if not (Path(python_include) / "Python.h").is_file():
             raise BuildError(f"no Python.h in {python_include} (the core extension needs it): pass --no-core")
         commands.append(
             ["gcc", "-O2", "-fPIC", "-std=c11", "-shared", "-D_POSIX_C_SOURCE=200809L", f"-I{python_include}",
-             *includes, str(HERE / "cudss_solver.c"), "-o", str(package / "_cudss_solver.abi3.so"),
+             *includes, str(HERE / "cudss_solver.c"), "-o", str(core_package / "_cudss_solver.abi3.so"),
              *nvidia, "-lm", f"-Wl,{rpath}"]
         )  # fmt: skip
     for command in commands:
@@ -116,12 +114,23 @@ def compile_and_link(out: Path, extra_includes: list[Path], *, core: bool) -> di
             raise BuildError(f"{' '.join(command[:2])} ... failed:\n{process.stderr[-4000:]}")
     return {
         "package": str(package),
+        "core_package": str(core_package) if core_package is not None else None,
         "torch": torch.__version__,
         "torch_cuda": torch.version.cuda,
         "headers": {k: str(v) for k, v in headers.items()},
         "libraries": {k: str(v) for k, v in libraries.items()},
         "core": core,
     }
+
+
+def _copy_package(out: Path, name: str) -> Path:
+    """``OUT/<name>/`` with the Python files of ``src/<name>``."""
+    package = out / name
+    package.mkdir(parents=True, exist_ok=True)
+    for source in (HERE / "src" / name).iterdir():
+        if source.is_file() and source.suffix in (".py", ".pyi", ".typed"):
+            shutil.copy2(source, package / source.name)
+    return package
 
 
 def main(argv: list[str] | None = None) -> int:

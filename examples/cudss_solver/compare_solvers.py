@@ -5,7 +5,7 @@
 
 For each n: the 7-point 3D Laplacian (SPD, n^3 unknowns) built with scipy.sparse, b = A * ones, then
 
-- ``cudss_solver.torch.solve_with_info`` on a ``torch.sparse_csr_tensor`` on the GPU (the upper
+- ``cudss_solver_torch.solve_with_info`` on a ``torch.sparse_csr_tensor`` on the GPU (the upper
   triangle, ``matrix_type="spd"``, ``view="upper"``), on torch's current stream, ``--repeat`` times
   with cuDSS's host threading layer off and then on (``libcudss_mtlayer_gomp.so.1`` from the cuDSS
   wheel, found and loaded by ``slimwheel.runtime``; ``--threading env`` uses ``CUDSS_THREADING_LIB``
@@ -105,7 +105,7 @@ def cpu_seconds() -> float:
 
 def torch_runs(n: int, repeat: int, threading: bool | str, host_threads: int) -> list[dict[str, Any]]:
     np, sp, torch = module("numpy"), module("scipy.sparse"), module("torch")
-    binding = module("cudss_solver.torch")
+    binding = module("cudss_solver_torch")
 
     a = poisson3d(n)
     upper = sp.triu(a, format="csr")
@@ -131,7 +131,7 @@ def torch_runs(n: int, repeat: int, threading: bool | str, host_threads: int) ->
             wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
             x_host = x.cpu().numpy()
             runs.append({
-                "solver": "cudss_solver.torch", "n": n, "run": run, "threading": info.threading_layer,
+                "solver": "cudss_solver_torch", "n": n, "run": run, "threading": info.threading_layer,
                 "analysis": info.analysis, "factorization": info.factorization, "solve": info.solve,
                 "wall": wall, "cpu": cpu, "lu_nnz": info.lu_nnz, "residual": residual(a, x_host, b),
                 "max_error": float(np.abs(x_host - 1.0).max()),
@@ -142,7 +142,7 @@ def torch_runs(n: int, repeat: int, threading: bool | str, host_threads: int) ->
 def describe(r: dict[str, Any]) -> str:
     """One result as a line of the table."""
     head = f"n={r['n']:<4} "
-    if r["solver"] == "cudss_solver.torch":
+    if r["solver"] == "cudss_solver_torch":
         layer = "off" if r["threading"] == "off" else "on"
         return (
             f"{head}cuDSS (torch) threading {layer:<3} run {r['run']}: analysis {r['analysis']:8.3f} s, "
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         out.write(f"{name}: {', '.join(paths) or 'not loaded'}\n")
     out.writelines(describe(r) for r in results)
     out.write(json.dumps({"mapped": libraries, "results": results}) + "\n")
-    first = [r["residual"] for r in results if r["solver"] == "cudss_solver.torch" and r["n"] == sizes[0]]
+    first = [r["residual"] for r in results if r["solver"] == "cudss_solver_torch" and r["n"] == sizes[0]]
     if not max(first) < args.max_residual:
         sys.stderr.write(f"cuDSS residual {max(first):.3e} is not below {args.max_residual:.0e}\n")
         return 1

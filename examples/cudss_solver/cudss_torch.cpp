@@ -1,10 +1,10 @@
-// cudss_solver/_cudss_torch.so: cuDSS as a torch operator, torch.ops.cudss_solver.solve_csr.
+// cudss_solver_torch/_cudss_torch.so: cuDSS as a torch operator, torch.ops.cudss_solver.solve_csr.
 //
 // Registered through TORCH_LIBRARY, with no Python in it: the file does not depend on the Python
 // version (the wheel stays cp310-abi3) but on the torch it was built against (hence torch==X.Y.*).
 // It is built against torch's CPU headers too (no c10/cuda there), so the caller passes the CUDA
 // stream as an integer, torch.cuda.current_stream().cuda_stream, and the cuDSS calls are in plain C
-// (csr_solve.c). The Python side is cudss_solver/torch.py.
+// (csr_solve.c). The Python side is cudss_solver_torch/__init__.py.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

@@ -60,15 +60,17 @@ def _pip_wheel(out: Path, python: Path, *options: str) -> Path:
     return wheel
 
 
-def _call_hook(hook: str, out: Path, python: Path) -> str:
+def _call_hook(hook: str, out: Path, python: Path, config: dict[str, str] | None = None) -> str:
     """One of the backend's PEP 517 hooks on the example, run by ``python`` the way pip runs it (pip's
-    own hook caller, no other frontend to install), with the system toolkit hidden: what it returned."""
+    own hook caller, no other frontend to install), with the system toolkit hidden and ``config`` as
+    its config settings: what it returned."""
     call = (
-        "import sys; from pip._vendor.pyproject_hooks import BuildBackendHookCaller as Caller; "
+        "import json, sys; from pip._vendor.pyproject_hooks import BuildBackendHookCaller as Caller; "
         "caller = Caller(sys.argv[1], 'slimwheel.build', python_executable=sys.argv[3]); "
-        f"print(caller.{hook}(sys.argv[2]))"
+        f"print(caller.{hook}(sys.argv[2], json.loads(sys.argv[4])))"
     )
-    process = run(hidden([sys.executable, "-c", call, str(EXAMPLE), str(out), str(python)]))
+    argv = [sys.executable, "-c", call, str(EXAMPLE), str(out), str(python), json.dumps(config or {})]
+    process = run(hidden(argv))
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
     return process.stdout.strip().splitlines()[-1]
 
@@ -129,7 +131,8 @@ def test_cuda13_with_name_suffix_renames_the_distribution(
     _checks(wheel, capsys)
 
     # The metapackage from the same tree ([tool.slimwheel.distributions.meta]): a pure wheel, CMake
-    # not run, whose extras name the core wheel of each major; "cudss_solver[cu13]" installs it.
+    # not run, whose extras name the core wheel of each major (and the torch package, built from its
+    # sdist: test_backend_torch); "cudss_solver[cu13]" installs it.
     meta = _pip_wheel(tmp_path / "meta", build_python, "-C", "slimwheel.distribution=meta")
     assert meta.name == "cudss_solver-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(meta) as archive:
@@ -137,10 +140,11 @@ def test_cuda13_with_name_suffix_renames_the_distribution(
             f"cudss_solver-0.1.0.dist-info/{n}" for n in ("METADATA", "RECORD", "WHEEL")
         ]
         message = BytesParser().parsebytes(archive.read("cudss_solver-0.1.0.dist-info/METADATA"))
-    assert message.get_all("Provides-Extra") == ["cu12", "cu13"]
+    assert message.get_all("Provides-Extra") == ["cu12", "cu13", "torch"]
     assert message.get_all("Requires-Dist") == [
         'cudss-solver-cu12==0.1.0; extra == "cu12"',
         'cudss-solver-cu13==0.1.0; extra == "cu13"',
+        'cudss-solver-torch==0.1.0; extra == "torch"',
     ]
     python = make_venv(tmp_path / "venv")
     links = ["--find-links", str(tmp_path), "--find-links", str(tmp_path / "meta")]

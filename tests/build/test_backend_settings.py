@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from slimwheel.build.backend import scikit_build_settings
 from slimwheel.build.finish import metadata_with
 from slimwheel.build.requires import build_requirements, has_cuda_sources, missing_requirements
+from slimwheel.build.sdist import pin_distribution, rename_sdist
 from slimwheel.build.settings import BuildSettingsError, read_settings
 from slimwheel.build.static import static_libraries, wheelless_libraries
 from slimwheel.errors import SlimwheelError
@@ -240,3 +243,132 @@ def test_bad_distribution_settings_are_one_line(
         read_settings(_project(tmp_path, PYPROJECT + DISTRIBUTIONS), config, {}, detect=False)
     assert expected in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+# The core that never has a framework part, and an extension package of the torch framework alone.
+CORE_ONLY = DISTRIBUTIONS.replace('"demo-cu{major}"\n', '"demo-cu{major}"\nframeworks = []\n')
+EXTENSION = """
+[tool.slimwheel.distributions.ext]
+name = "demo-torch"
+frameworks = ["pytorch"]
+requires = ["demo-cu{major}=={version}"]
+cmake-defines = { DEMO_CORE = false, DEMO_LEVEL = 2 }
+install-components = ["torch"]
+packages = []
+"""
+
+
+def test_a_distribution_fixes_what_its_build_makes(tmp_path: Path) -> None:
+    project = _project(tmp_path, PYPROJECT + CORE_ONLY + EXTENSION)
+    ext = read_settings(
+        project, {"slimwheel.distribution": "ext"}, {"SLIMWHEEL_FRAMEWORKS": "auto"}, detect=False
+    )
+    assert ext.frameworks == ("torch",)
+    assert ext.source_of("frameworks") == "[tool.slimwheel.distributions.ext] frameworks"
+    assert build_requirements(ext, cuda_sources=False)[-1] == "torch>=2.4"
+    passed = scikit_build_settings({"wheel.packages": ["src/mine"]}, ext, None)
+    assert passed == {
+        "wheel.packages": ["src/mine"],  # the caller's own wins
+        "cmake.define.SLIMWHEEL_CUDA_MAJOR": "13",
+        "cmake.define.DEMO_TORCH": "ON",
+        "cmake.define.DEMO_CORE": "OFF",
+        "cmake.define.DEMO_LEVEL": "2",
+        "install.components": ["torch"],
+    }
+    assert scikit_build_settings({}, ext, None)["wheel.packages"] == []
+    # The core leaves every framework out, even one the build interpreter has (pytest, found by import).
+    text = PYPROJECT + "\n[tool.slimwheel.frameworks.pytest]\n" + CORE_ONLY
+    core = read_settings(_project(tmp_path, text), {"slimwheel.distribution": "core"}, {}, installed_major=13)
+    assert core.frameworks == ()
+    assert scikit_build_settings({}, core, None)["cmake.define.DEMO_TORCH"] == "OFF"
+    assert "wheel.packages" not in scikit_build_settings({}, core, None)
+
+
+@pytest.mark.parametrize(
+    ("table", "config", "expected"),
+    [
+        ("packages = 'src/a'", {}, "[tool.slimwheel.distributions.bad] packages: expected a list of strings"),
+        (
+            "install-component = ['a']",
+            {},
+            "[tool.slimwheel.distributions.bad] has no key 'install-component'",
+        ),
+        ("frameworks = ['tensorflow']", {}, "frameworks: no framework 'tensorflow'"),
+        ("frameworks = 'torch'", {}, "frameworks: expected a list of framework names"),
+        ("cmake-defines = ['A=1']", {}, "cmake-defines must be a table of NAME = value"),
+        ("metapackage = true\npackages = []", {}, "packages: a metapackage runs no CMake and holds no files"),
+        (
+            "frameworks = ['torch']",
+            {"slimwheel.frameworks": "none"},
+            "-C slimwheel.frameworks: distribution 'bad' builds frameworks torch "
+            "([tool.slimwheel.distributions.bad] frameworks), not none",
+        ),
+    ],
+)
+def test_bad_distribution_keys_are_one_line(
+    tmp_path: Path, table: str, config: dict[str, str], expected: str
+) -> None:
+    text = PYPROJECT + f"\n[tool.slimwheel.distributions.bad]\n{table}\n"
+    with pytest.raises(BuildSettingsError) as caught:
+        read_settings(_project(tmp_path, text), {"slimwheel.distribution": "bad", **config}, {}, detect=False)
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_sdist_pyproject_pins_the_distribution() -> None:
+    text = (
+        '[project]\nname = "demo"\n\n[tool.slimwheel]\ncuda = 12  # old\ndistribution = "meta"\n'
+        "libraries = []\n\n[x]\ncuda = 1\n"
+    )
+    pinned = pin_distribution(text, "ext", 13)
+    assert pinned.splitlines()[3:7] == [
+        "[tool.slimwheel]",
+        "# written by slimwheel's build_sdist: this sdist builds distribution 'ext'",
+        'distribution = "ext"',
+        "cuda = 13",
+    ]
+    assert pinned.splitlines()[7:] == ["libraries = []", "", "[x]", "cuda = 1"]  # other tables kept
+    # No [tool.slimwheel] header, only subtables: the table follows them.
+    only_subtables = '[tool.slimwheel.distributions.ext]\nname = "demo-torch"'
+    pinned = pin_distribution(only_subtables, "ext", None)
+    assert pinned.endswith(
+        "\n\n[tool.slimwheel]\n"
+        + "# written by slimwheel's build_sdist: this sdist builds distribution 'ext'\n"
+        + 'distribution = "ext"\n'
+    )
+    with pytest.raises(BuildSettingsError, match="cannot write distribution = 'ext'"):
+        pin_distribution("[tool]\nslimwheel = { cuda = 13 }\n", "ext", None)
+
+
+def test_the_sdist_of_a_distribution_is_renamed_member_by_member(tmp_path: Path) -> None:
+    source = tmp_path / "demo-1.0.tar.gz"
+    files = {
+        "demo-1.0/PKG-INFO": b"Metadata-Version: 2.2\nName: demo\nVersion: 1.0\n\nA demo of\nName: demo\n",
+        "demo-1.0/pyproject.toml": b'[project]\nname = "demo"\nversion = "1.0"\n\n[tool.slimwheel]\n',
+        "demo-1.0/src/demo/__init__.py": b"",
+    }
+    with tarfile.open(source, "w:gz") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 1_600_000_000, 0o644
+            archive.addfile(info, io.BytesIO(data))
+    renamed = rename_sdist(source, tmp_path / "out", name="demo-torch", key="ext", cuda=None)
+    assert renamed.name == "demo_torch-1.0.tar.gz"
+    with tarfile.open(renamed) as archive:
+        members = {m.name: m for m in archive.getmembers()}
+        assert list(members) == [
+            "demo_torch-1.0/PKG-INFO",
+            "demo_torch-1.0/pyproject.toml",
+            "demo_torch-1.0/src/demo/__init__.py",
+        ]
+        assert {m.mtime for m in members.values()} == {1_600_000_000}
+        pkg_info = archive.extractfile("demo_torch-1.0/PKG-INFO").read()  # type: ignore[union-attr]
+        pyproject = archive.extractfile("demo_torch-1.0/pyproject.toml").read().decode()  # type: ignore[union-attr]
+    # The Name header only (the description keeps its own text); Requires-Dist is the build's.
+    assert pkg_info == (
+        b"Metadata-Version: 2.2\nName: demo-torch\nVersion: 1.0\nDynamic: Requires-Dist\n"
+        b"\nA demo of\nName: demo\n"
+    )
+    assert 'distribution = "ext"' in pyproject
+    again = rename_sdist(source, tmp_path / "again", name="demo-torch", key="ext", cuda=None)
+    assert again.read_bytes() == renamed.read_bytes()  # reproducible

@@ -16,6 +16,10 @@ framework extensions and the name. Then:
 - ``prepare_metadata_for_build_wheel``: the Requires-Dist lines come from what the build linked, so
   the metadata is taken from a finished build, kept for the ``build_wheel`` call that follows (pip
   resolves the dependencies from this metadata: it must be the wheel's own).
+- A chosen distribution (``[tool.slimwheel.distributions.<name>]``) names the wheel, adds its
+  Requires-Dist and extras, and may fix the frameworks, CMake defines, install components and Python
+  packages of its build; a metapackage is written without CMake. ``build_sdist`` with one chosen
+  writes that distribution's sdist, which builds it where it lands (``slimwheel.build.sdist``).
 
 Configuration settings other than ``slimwheel.*`` pass to scikit-build-core as they are.
 """
@@ -81,8 +85,8 @@ def scikit_build_settings(
     static: tuple[str, ...] = (),
 ) -> dict[str, str | list[str]]:
     """scikit-build-core's config settings: ours taken out, the CUDA major, the frameworks' CMake
-    options, the libraries to link statically and the link record's path defined (a define the
-    caller gave wins)."""
+    options, the libraries to link statically and the link record's path defined, then the chosen
+    distribution's defines, install components and packages (what the caller gave wins)."""
     passed: dict[str, str | list[str]] = {
         k: v for k, v in (config_settings or {}).items() if not k.startswith(CONFIG_PREFIX)
     }
@@ -97,8 +101,15 @@ def scikit_build_settings(
             defines[framework.cmake_option] = "ON" if chosen else "OFF"
         if chosen:
             defines.update(framework.cmake_defines)
+    distribution = settings.distribution
+    if distribution is not None:
+        defines.update(distribution.cmake_defines)
     for name, value in defines.items():
         passed.setdefault(f"cmake.define.{name}", value)
+    if distribution is not None and distribution.install_components is not None:
+        passed.setdefault("install.components", list(distribution.install_components))
+    if distribution is not None and distribution.packages is not None:
+        passed.setdefault("wheel.packages", list(distribution.packages))
     return passed
 
 
@@ -343,7 +354,27 @@ def build_editable(
 
 
 def build_sdist(sdist_directory: str, config_settings: ConfigSettings | None = None) -> str:
-    # The sdist keeps the project's own name: the suffix belongs to what a build makes of it, and a
-    # build from the sdist picks its CUDA major (and so its suffix) where it lands.
-    name: str = _scikit_build().build_sdist(sdist_directory, _plain(config_settings))
-    return name
+    # Without a distribution chosen the sdist keeps the project's own name: the suffix belongs to what
+    # a build makes of it, and a build from the sdist picks its CUDA major (and its suffix) where it lands.
+    chosen = read_settings(Path.cwd(), config_settings, detect=False).distribution
+    if chosen is None:
+        name: str = _scikit_build().build_sdist(sdist_directory, _plain(config_settings))
+        return name
+    return _distribution_sdist(Path(sdist_directory), config_settings, chosen).name
+
+
+def _distribution_sdist(out: Path, config_settings: ConfigSettings | None, chosen: Distribution) -> Path:
+    """scikit-build-core's sdist renamed to the chosen distribution, which its pyproject then builds
+    (``slimwheel.build.sdist``); a name with ``{major}`` pins the build's CUDA major too."""
+    from slimwheel._scratch import scratch_folder
+    from slimwheel.build.sdist import rename_sdist
+    from slimwheel.build.settings import load_pyproject
+
+    pin_major = chosen.name is not None and "{major}" in chosen.name
+    settings = read_settings(Path.cwd(), config_settings, detect=pin_major)
+    project = load_pyproject(Path.cwd()).get("project", {})
+    name, _requires, _extras = _distribution_metadata(settings, project)
+    with scratch_folder("slimwheel-sdist-") as scratch:
+        built = scratch / _scikit_build().build_sdist(str(scratch), _plain(config_settings))
+        name = name or str(project.get("name", ""))
+        return rename_sdist(built, out, name=name, key=chosen.key, cuda=settings.cuda if pin_major else None)

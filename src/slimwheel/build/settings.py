@@ -8,7 +8,9 @@ Each key can be given in three places; the first that has it wins: the config se
   ``cuda-majors``. An isolated build environment has no NVIDIA wheel when pip asks what to install
   (``get_requires_for_build_wheel``) and then has exactly those, so both calls answer the same.
 - ``frameworks`` (``auto``): each framework declared in ``[tool.slimwheel.frameworks.<name>]``
-  whose module the build interpreter can find (not imported: finding is cheap and has no effects).
+  whose module the build interpreter can find (not imported: finding is cheap and has no effects);
+  a chosen distribution with its own ``frameworks`` builds those (a selection given for the build
+  must agree, or be ``auto``).
 
 Bad settings raise :class:`BuildSettingsError`, one line naming the key and where it came from.
 """
@@ -61,7 +63,18 @@ _FRAMEWORK_KEYS = (
     "build-requires",
     "run-requires",
 )
-_DISTRIBUTION_KEYS = ("name", "metapackage", "requires", "extras")
+_DISTRIBUTION_KEYS = (
+    "name",
+    "metapackage",
+    "requires",
+    "extras",
+    "frameworks",
+    "cmake-defines",
+    "install-components",
+    "packages",
+)
+# What a metapackage cannot have: it is written without CMake and holds no files of the project.
+_BUILD_ONLY_KEYS = ("frameworks", "cmake-defines", "install-components", "packages")
 _DEFAULT_MAJORS = (13,)
 
 
@@ -86,14 +99,23 @@ class Framework:
 class Distribution:
     """One of the distributions a source tree makes: ``[tool.slimwheel.distributions.<name>]``,
     chosen per build with ``distribution = <name>``. Templates take ``{version}`` (the project's) and
-    ``{major}`` (the build's CUDA major)."""
+    ``{major}`` (the build's CUDA major).
 
-    key: str  # the table's name: "core", "meta"
+    Besides its metadata, a distribution can fix what its build makes: the frameworks (``["torch"]``
+    for a framework extension package, ``[]`` for a core that never has one), more CMake defines (an
+    option leaving the core extension out), scikit-build-core's install components and the Python
+    packages copied into the wheel (``[]``: none of ``[tool.scikit-build] wheel.packages``)."""
+
+    key: str  # the table's name: "core", "meta", "torch"
     name: str | None  # the distribution name template, "cudss-solver-cu{major}"; None: the project's
     # A pure wheel of metadata only, CMake not run: what pip installs for "mypkg[torch]".
     metapackage: bool
     requires: tuple[str, ...]  # Requires-Dist templates
     extras: tuple[tuple[str, tuple[str, ...]], ...]  # (extra, Requires-Dist templates)
+    frameworks: tuple[str, ...] | None = None  # the selection this distribution builds; None: not fixed
+    cmake_defines: tuple[tuple[str, str], ...] = ()  # -D<name>=<value>, after the frameworks' own
+    install_components: tuple[str, ...] | None = None  # install.components; None: all (CMake's default)
+    packages: tuple[str, ...] | None = None  # wheel.packages; None: [tool.scikit-build]'s
 
 
 @dataclass(frozen=True)
@@ -195,7 +217,7 @@ def read_settings(
             "[tool.slimwheel.frameworks.<name>]; select with -C slimwheel.frameworks= or SLIMWHEEL_FRAMEWORKS"
         )
 
-    distribution = _distribution(raw.get("distribution"), table.get("distributions", {}))
+    distribution = _distribution(raw.get("distribution"), table.get("distributions", {}), declared)
     majors = _majors(*raw["cuda-majors"]) if "cuda-majors" in raw else _DEFAULT_MAJORS
     sources = [(key, where) for key, (_value, where) in raw.items()]
     if "cuda" in raw:
@@ -218,7 +240,11 @@ def read_settings(
 
     selection = raw.get("frameworks", ("auto", "default"))
     frameworks = _select(*selection, declared, detect=detect)
-    if "frameworks" not in raw:
+    if distribution is not None and distribution.frameworks is not None:
+        frameworks = _fixed_frameworks(distribution, raw.get("frameworks"), frameworks)
+        sources = [(k, w) for k, w in sources if k != "frameworks"]
+        sources.append(("frameworks", f"[tool.slimwheel.distributions.{distribution.key}] frameworks"))
+    elif "frameworks" not in raw:
         sources.append(("frameworks", "detected by import"))
     return BuildSettings(
         cuda=cuda,
@@ -278,7 +304,9 @@ def _frameworks(table: Mapping[str, Any]) -> tuple[Framework, ...]:
     return tuple(declared)
 
 
-def _distribution(chosen: tuple[Any, str] | None, table: Any) -> Distribution | None:
+def _distribution(
+    chosen: tuple[Any, str] | None, table: Any, frameworks_declared: Sequence[Framework]
+) -> Distribution | None:
     if not isinstance(table, Mapping):
         raise BuildSettingsError("pyproject.toml: [tool.slimwheel] distributions must be a table")
     if chosen is None or str(chosen[0]).strip() in ("", "none"):
@@ -305,15 +333,56 @@ def _distribution(chosen: tuple[Any, str] | None, table: Any) -> Distribution | 
     extras = spec.get("extras", {})
     if not isinstance(extras, Mapping):
         raise BuildSettingsError(f"{here} extras must be a table of extra = [requirements]")
+    metapackage = _bool(spec.get("metapackage", False), f"{here} metapackage")
+    build_only = [k for k in _BUILD_ONLY_KEYS if k in spec]
+    if metapackage and build_only:
+        raise BuildSettingsError(f"{here} {build_only[0]}: a metapackage runs no CMake and holds no files")
+    defines = spec.get("cmake-defines", {})
+    if not isinstance(defines, Mapping) or not all(isinstance(v, (str, bool, int)) for v in defines.values()):
+        raise BuildSettingsError(f"{here} cmake-defines must be a table of NAME = value (string, bool, int)")
+    frameworks = None
+    if "frameworks" in spec:
+        value = spec["frameworks"]
+        if not isinstance(value, list):
+            raise BuildSettingsError(f"{here} frameworks: expected a list of framework names, not {value!r}")
+        frameworks = _select(value, f"{here} frameworks", frameworks_declared, detect=False)
     return Distribution(
         key=key,
         name=name,
-        metapackage=_bool(spec.get("metapackage", False), f"{here} metapackage"),
+        metapackage=metapackage,
         requires=_strings(spec.get("requires", []), f"{here} requires"),
         extras=tuple(
             (str(extra), _strings(lines, f"{here} extras.{extra}")) for extra, lines in extras.items()
         ),
+        frameworks=frameworks,
+        cmake_defines=tuple((str(k), _define_value(v)) for k, v in defines.items()),
+        install_components=_list(spec, "install-components", here),
+        packages=_list(spec, "packages", here),
     )
+
+
+def _list(spec: Mapping[str, Any], key: str, here: str) -> tuple[str, ...] | None:
+    """A list-of-strings key of a distribution table (a list, not a comma string); None: absent."""
+    if key not in spec:
+        return None
+    value = spec[key]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise BuildSettingsError(f"{here} {key}: expected a list of strings, not {value!r}")
+    return tuple(value)
+
+
+def _fixed_frameworks(
+    distribution: Distribution, given: tuple[Any, str] | None, selected: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The distribution's own frameworks; a selection given for the build must agree (or be auto)."""
+    fixed = distribution.frameworks or ()
+    if given is not None and str(given[0]).strip().lower() != "auto" and selected != fixed:
+        table = f"[tool.slimwheel.distributions.{distribution.key}]"
+        raise BuildSettingsError(
+            f"{given[1]}: distribution {distribution.key!r} builds frameworks {', '.join(fixed) or 'none'} "
+            f"({table} frameworks), not {', '.join(selected) or 'none'}"
+        )
+    return fixed
 
 
 def _define_value(value: object) -> str:

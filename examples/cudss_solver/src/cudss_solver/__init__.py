@@ -1,7 +1,8 @@
 """cuDSS from NVIDIA's pip wheels (nvidia-cudss-cu13), through a C extension built on the limited API.
 
 ``cudss_version()`` and ``cuda_runtime_version()`` need no GPU; ``solve_poisson3d(n)`` does.
-``cudss_solver.torch`` (in wheels built with the torch framework) solves a torch CSR tensor on the GPU.
+The torch binding is a package of its own, ``cudss_solver_torch`` (the ``cudss-solver-torch``
+distribution, or a build with the torch framework): it solves a torch CSR tensor on the GPU.
 """
 
 from cudss_solver._cudss_solver import cuda_runtime_version, cudss_version, solve_poisson3d

@@ -1,10 +1,16 @@
 """cuDSS on torch tensors: ``solve(A, b)`` for a ``torch.sparse_csr_tensor`` on a CUDA device.
 
-Present in wheels built with the torch framework (``-C slimwheel.frameworks=torch``), which require
-the torch minor they were compiled against (``torch==2.13.*``): ``_cudss_torch.so`` is a torch
-operator library (``TORCH_LIBRARY``, no Python inside), loaded here with ``torch.ops.load_library``
-and called as ``torch.ops.cudss_solver.solve_csr``. The work is queued on torch's current stream of
-A's device; the call returns once that stream has finished the solve.
+The torch extension package of the example, a top-level package of its own as TransformerEngine's
+``transformer_engine_torch`` beside ``transformer_engine``: the distribution ``cudss-solver-torch``
+(``[tool.slimwheel.distributions.torch]``, built from its sdist against the torch installed where it
+lands) holds only this package and requires the torch minor it was compiled against
+(``torch==2.13.*``) and the core ``cudss-solver-cu13`` at its own version. A build of the whole tree
+with the torch framework selected (``-C slimwheel.frameworks=torch``) has it beside ``cudss_solver``.
+
+``_cudss_torch.so`` is a torch operator library (``TORCH_LIBRARY``, no Python inside), loaded when this
+package is imported (``torch.ops.load_library``) and called as ``torch.ops.cudss_solver.solve_csr``.
+The work is queued on torch's current stream of A's device; the call returns once that stream has
+finished the solve.
 
 ``threading=True`` turns on cuDSS's host threading layer for the reordering in the analysis phase:
 ``libcudss_mtlayer_gomp.so.1`` from the cuDSS wheel, found and loaded by ``slimwheel.runtime``
@@ -21,9 +27,10 @@ from typing import Any
 import torch  # type: ignore[import-not-found, unused-ignore]  # not installed where mypy runs
 
 __all__ = ["LIBRARY", "SolveInfo", "load_library", "solve", "solve_with_info", "threading_layer"]
+__version__ = "0.1.0"
 
 LIBRARY = Path(__file__).with_name("_cudss_torch.so")
-# Where the torch build of another machine put its own copy (build_torch_extension.py): loaded instead.
+# Where a local build for another torch put its own copy (build_torch_extension.py): loaded instead.
 _LIBRARY_VARIABLE = "CUDSS_SOLVER_TORCH_LIBRARY"
 _MATRIX_TYPES = ("general", "symmetric", "spd")
 _VIEWS = ("full", "upper", "lower")
@@ -119,3 +126,6 @@ def solve(
     """``x`` with ``a @ x = b`` (see :func:`solve_with_info`)."""
     x, _info = solve_with_info(a, b, matrix_type=matrix_type, view=view, threading=threading)
     return x
+
+
+load_library()  # the operator, registered on import: torch.ops.cudss_solver.solve_csr
