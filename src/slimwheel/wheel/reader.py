@@ -34,7 +34,6 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
-from slimwheel.wheel.ahead import ahead
 from slimwheel.wheel.inflate import USING_ISAL, check_stored, inflate
 from slimwheel.wheel.record import RecordEntry, encode_digest, parse_record, record_line_problem
 from slimwheel.wheel.streams import (
@@ -529,8 +528,7 @@ class Wheel:
             window = ArchiveWindow(self._fileobj, start, info.compress_size, self._source, name)
             view = MemberView.of_window(name, window, info.file_size)
         else:
-            # Inflated on a thread while from_chunks keeps and on_chunk hashes: neither reads the archive.
-            with closing(ahead(self._content(info, "cannot read"))) as chunks:
+            with closing(self._content(info, "cannot read")) as chunks:
                 view = MemberView.from_chunks(
                     name, info.file_size, chunks, head=head, tail=tail, on_chunk=on_chunk, keep=keep
                 )
