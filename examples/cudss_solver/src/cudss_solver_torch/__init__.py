@@ -72,12 +72,32 @@ def threading_layer(setting: bool | str) -> str:
             raise ValueError('threading="env" needs CUDSS_THREADING_LIB set to a cuDSS threading layer')
         return "env"
     if setting is True:
-        # The cuDSS wheel ships the GNU OpenMP layer beside libcudss; the run-time loader finds it
-        # (and loads it, with its own checks) where it finds libcudss.
-        from slimwheel.runtime import load
-
-        return str(load("cudss_mtlayer_gomp", cuda=13).path)
+        return str(_threading_library())
     return str(setting)
+
+
+def _threading_library() -> Path:
+    """cuDSS's GNU OpenMP threading layer, which the cuDSS wheel ships beside libcudss: found (and
+    loaded, with its checks) by slimwheel's run-time loader where it is installed, else taken from
+    beside the libcudss this process mapped through the operator library."""
+    try:
+        from slimwheel.runtime import load
+    except ImportError:
+        pass
+    else:
+        return Path(load("cudss_mtlayer_gomp", cuda=13).path)
+    load_library()
+    with Path("/proc/self/maps").open(encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and Path(fields[5].strip()).name.startswith("libcudss.so"):
+                candidate = Path(fields[5].strip()).with_name("libcudss_mtlayer_gomp.so.1")
+                if candidate.is_file():
+                    return candidate
+    raise RuntimeError(
+        "cuDSS's threading layer libcudss_mtlayer_gomp.so.1 is not beside the libcudss loaded here: "
+        "pass threading=PATH, or install slimwheel to find it"
+    )
 
 
 def solve_with_info(
