@@ -1,6 +1,7 @@
 """``slimwheel show --html``: one self-contained page with a size map of the wheel before and after
-repair. No browser runs here, so the page is read back structurally: every rectangle's area against the
-bytes of the JSON report, the titles, nothing fetched from outside, one document with an SVG."""
+repair. The page is read back structurally (every rectangle's area against the bytes of the JSON
+report, the titles, nothing that could fetch, one document with an SVG), and opened in a real headless
+Chromium (rendered areas, the requests it makes: none)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import random
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -391,3 +393,96 @@ def test_squarify_areas_are_proportional_and_inside_the_box(values: list[float])
         assert placed.y >= box.y - 1e-9
         assert placed.x + placed.w <= box.x + box.w + 1e-6
         assert placed.y + placed.h <= box.y + box.h + 1e-6
+
+
+# -- in a real browser -------------------------------------------------------------------------------
+
+_CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+# Headless, and the browser's own background traffic (updates, sync, accounts) kept down; what is left
+# of it is told apart from the page's requests by their network isolation key.
+_CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-pings",
+)
+_MEASURE = """<script>
+const measured = {};
+for (const rect of document.querySelectorAll("rect[data-map]")) {
+  const box = rect.getBoundingClientRect();
+  (measured[rect.dataset.map] ||= []).push(
+    {key: rect.dataset.key, bytes: Number(rect.dataset.bytes), area: box.width * box.height});
+}
+const out = document.createElement("pre");
+out.id = "slimwheel-measured";
+out.textContent = JSON.stringify(measured);
+document.body.appendChild(out);
+</script>"""
+
+
+def _in_chromium(page: Path, work: Path) -> tuple[str, set[str]]:
+    """The DOM after the page loaded, and every URL the page itself asked the network for (from
+    Chromium's net log: requests whose isolation key is the file:// page)."""
+    assert _CHROMIUM is not None
+    net_log = work / f"{page.stem}.netlog.json"
+    process = subprocess.run(
+        [_CHROMIUM, *_CHROMIUM_FLAGS, f"--log-net-log={net_log}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr[-2000:]
+    log = json.loads(net_log.read_text(encoding="utf-8"))
+    start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    fetched = {
+        event["params"]["url"]
+        for event in log["events"]
+        if event.get("type") == start_job
+        and str(event.get("params", {}).get("network_isolation_key", "")).startswith("file://")
+    }
+    return process.stdout, fetched
+
+
+@pytest.mark.skipif(_CHROMIUM is None, reason="needs Chromium (.ci/run installs it)")
+def test_the_page_renders_in_headless_chromium_with_areas_as_in_the_json_and_fetches_nothing(
+    html_wheel: Path, provider_catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page_path = tmp_path / "page.html"
+    report, _ = _show_html(html_wheel, page_path, provider_catalog_file, capsys)
+    text = page_path.read_text(encoding="utf-8")
+    # The page as written: it renders (the map is in the DOM Chromium built) and asks for nothing.
+    dom, fetched = _in_chromium(page_path, tmp_path)
+    assert 'data-map="before"' in dom
+    assert fetched == set()
+    # Without its Content-Security-Policy (which would block anything it asked for, and the
+    # measuring script): still nothing fetched, and each rectangle's rendered area is its share of
+    # the bytes, on both maps.
+    measured_path = tmp_path / "measured.html"
+    unguarded = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+    assert unguarded != text
+    measured_path.write_text(unguarded.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom, fetched = _in_chromium(measured_path, tmp_path)
+    assert fetched == set()
+    found = re.search(r'<pre id="slimwheel-measured">(.*?)</pre>', dom, re.DOTALL)
+    assert found is not None, dom[-2000:]
+    measured = json.loads(html.unescape(found[1]))
+    assert set(measured) == {"before", "after"}
+    for map_name, rects in measured.items():
+        total_area = sum(r["area"] for r in rects)
+        total_bytes = sum(r["bytes"] for r in rects)
+        assert total_area > 0
+        for rect in rects:
+            assert rect["area"] > 0, rect
+            assert abs(rect["area"] / total_area - rect["bytes"] / total_bytes) < 1e-4, (map_name, rect)
+    assert sum(r["bytes"] for r in measured["before"]) == report["size"]
+    # The net log sees what a page fetches: the same check on a page that asks for one image.
+    control = tmp_path / "control.html"
+    control.write_text(unguarded.replace("</body>", '<img src="http://127.0.0.1:9/x.png"></body>'))
+    _, fetched = _in_chromium(control, tmp_path)
+    assert fetched == {"http://127.0.0.1:9/x.png"}
