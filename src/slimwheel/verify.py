@@ -44,6 +44,7 @@ from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 
 __all__ = [
     "ImportResult",
+    "LibraryLoad",
     "LoadedLibrary",
     "Pin",
     "VerifyProblem",
@@ -58,10 +59,14 @@ PIP_TIMEOUT = 600
 IMPORT_TIMEOUT = 300
 
 # Imports each name in turn, writing one JSON line per import to the file argv[1] as it goes (so a crash
-# still says which import it was), then the paths /proc/self/maps holds after all of them.
+# still says which import it was), then loads each library after "--load" (dlopen, lazy binding, local
+# scope), then writes the paths /proc/self/maps holds after all of them.
 _PROBE = r"""
 import json, sys, traceback
-results, names = sys.argv[1], sys.argv[2:]
+results, arguments = sys.argv[1], sys.argv[2:]
+names, libraries = arguments, []
+if "--load" in arguments:
+    names, libraries = arguments[: arguments.index("--load")], arguments[arguments.index("--load") + 1 :]
 def say(record):
     with open(results, "a") as out:
         out.write(json.dumps(record) + "\n")
@@ -74,6 +79,15 @@ for name in names:
         say({"name": name, "error": lines[-1] if lines else type(exc).__name__})
     else:
         say({"name": name, "error": None})
+if libraries:
+    import ctypes, os
+    for path in libraries:
+        try:
+            ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+        except OSError as exc:
+            say({"library": path, "error": str(exc)})
+        else:
+            say({"library": path, "error": None})
 with open("/proc/self/maps") as maps:
     mapped = sorted({line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6})
 say({"mapped": [path for path in mapped if path.startswith("/")]})
@@ -106,6 +120,22 @@ class ImportResult:
     @property
     def importable(self) -> bool:
         return self.status != "skipped"
+
+
+@dataclass(frozen=True)
+class LibraryLoad:
+    """A shared library of the wheel that is not an extension module (a framework operator library, a
+    library its code opens with ctypes), loaded with ``dlopen`` after the imports: proof that it
+    finds what it needs once installed."""
+
+    member: str  # as installed in site-packages
+    # "ok", "failed", "skipped" (it needs the NVIDIA driver, which this machine lacks), "not-run"
+    status: str
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
 
 
 @dataclass(frozen=True)
@@ -145,6 +175,7 @@ class VerifyReport:
     installed: tuple[str, ...]  # "dist==version" found in the venv after the install
     libraries: tuple[LoadedLibrary, ...]
     problems: tuple[VerifyProblem, ...]
+    loads: tuple[LibraryLoad, ...] = ()  # the wheel's other shared libraries, loaded after the imports
 
     @property
     def ok(self) -> bool:
@@ -159,6 +190,7 @@ class _WheelFacts:
     imports: tuple[ImportResult, ...]  # status "not-run" (or "skipped")
     manifest: Manifest | None
     needed: frozenset[str]  # DT_NEEDED of the wheel's own ELF files
+    libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
 
 
 def verify_wheel(
@@ -201,6 +233,7 @@ def verify_wheel(
         libraries: Sequence[LoadedLibrary] = (),
         problems: Sequence[VerifyProblem] = (),
         imports: Sequence[ImportResult] = facts.imports,
+        loads: Sequence[LibraryLoad] = (),
     ) -> VerifyReport:
         return VerifyReport(
             wheel=str(path),
@@ -215,6 +248,7 @@ def verify_wheel(
             installed=tuple(installed),
             libraries=tuple(libraries),
             problems=tuple(problems),
+            loads=tuple(loads),
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
@@ -252,15 +286,21 @@ def verify_wheel(
             )
         errors, mapped = _read_probe(results_file)
         imports, problems = _import_results(facts.imports, errors, mapped is not None, probe)
+        # Once the imports went well, the wheel's other shared libraries are loaded.
+        members = facts.libraries if mapped is not None and not problems else ()
+        loads, mapped, more = _load_libraries(python, work, site, members, to_import, progress, mapped)
+        problems += more
         if mapped is None:
-            return report(installed_names, problems=[*problems, *diagnose(path, catalog)], imports=imports)
+            return report(
+                installed_names, problems=[*problems, *diagnose(path, catalog)], imports=imports, loads=loads
+            )
         libraries, judged = _judge(mapped, facts, to_import, catalog, owners)
         if problems:  # a failed import explains a library that is not mapped
             judged = [problem for problem in judged if problem.kind != "missing"]
         problems += judged
-        if any(problem.kind in ("import", "missing") for problem in problems):
+        if any(problem.kind in ("import", "missing", "load") for problem in problems):
             problems += diagnose(path, catalog)
-        return report(installed_names, libraries, problems, imports)
+        return report(installed_names, libraries, problems, imports, loads)
 
 
 def _not_run(target: ImportResult, why: str) -> ImportResult:
@@ -289,6 +329,87 @@ def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | 
             error = record.get("error")
             errors[record["name"]] = None if error is None else str(error)
     return errors, mapped
+
+
+def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
+    python: Path,
+    work: Path,
+    site: Path,
+    members: Sequence[str],
+    to_import: Sequence[str],
+    progress: Progress,
+    mapped: list[str] | None,
+) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
+    """Load the wheel's other shared libraries in a process of their own, after the same imports (so a
+    crash is the loading's): each load's result, the paths mapped then (``mapped``, the imports' own,
+    when it died or there was nothing to load), and a "load" problem for each that failed."""
+    if not members:
+        return [], mapped, []
+    loads_file = work / "loads.jsonl"
+    paths = [str(site / member) for member in members]
+    with progress.step(f"loading the wheel's {len(paths)} other shared libraries"):
+        loading = _run(
+            [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", *paths],
+            cwd=work / "cwd",
+            timeout=IMPORT_TIMEOUT,
+            clean=True,
+        )
+    _, mapped_after = _read_probe(loads_file)
+    loads = _load_results(members, site, _read_loads(loads_file), mapped_after is not None, loading)
+    problems = [VerifyProblem("load", f"loading {r.member} failed: {r.error}") for r in loads if r.failed]
+    return loads, mapped_after or mapped, problems
+
+
+def _read_loads(results_file: Path) -> dict[str, str | None]:
+    """What the probe wrote of its library loads: path -> None (loaded) or dlopen's error."""
+    loads: dict[str, str | None] = {}
+    try:
+        lines = results_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("library"), str):
+            error = record.get("error")
+            loads[record["library"]] = None if error is None else str(error)
+    return loads
+
+
+# dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
+_NEEDS_DRIVER = re.compile(
+    r"libcuda\.so(\.1)?: cannot open shared object file|libnvidia-ml\.so\.1: cannot open"
+)
+
+
+def _load_results(
+    members: Sequence[str],
+    site: Path,
+    loads: dict[str, str | None],
+    finished: bool,
+    probe: subprocess.CompletedProcess[str],
+) -> list[LibraryLoad]:
+    """Each library's load: ok, failed (dlopen's error, or the crash it caused), skipped (it needs
+    the driver) or not-run (the process died before it)."""
+    results: list[LibraryLoad] = []
+    died = finished
+    for member in members:
+        error = loads.get(str(site / member), "")
+        if error is None:
+            results.append(LibraryLoad(member, "ok"))
+        elif error and _NEEDS_DRIVER.search(error):
+            why = f"it needs the NVIDIA driver, which this machine does not have ({error})"
+            results.append(LibraryLoad(member, "skipped", why))
+        elif error:
+            results.append(LibraryLoad(member, "failed", error))
+        elif not died:
+            died = True  # the first library without a result: the process died loading it
+            results.append(LibraryLoad(member, "failed", _how_it_ended(probe)))
+        else:
+            results.append(LibraryLoad(member, "not-run", "the process died before it"))
+    return results
 
 
 def _import_results(
@@ -489,6 +610,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 str(path), f"no package or module to import in the wheel{detail}", hint="pass --import NAME"
             )
         needed: set[str] = set()
+        modules = {target.member for target in imports if target.kind == "extension" and target.member}
+        libraries: list[str] = []
         for member in wheel.members:
             if member.is_dir or not (is_shared_library_name(member.name) or member.name.endswith(".so")):
                 continue
@@ -497,9 +620,14 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                     continue
                 stream.seek(0)
                 try:
-                    needed.update(read_elf(stream, path=member.name, symbols=False).needed)
+                    facts = read_elf(stream, path=member.name, symbols=False)
                 except ElfError:
                     continue
+            needed.update(facts.needed)
+            installed = wheel.installed_path(member.name)
+            # A shared library (no program interpreter: not an executable) that no import loads.
+            if facts.elf_type == "DYN" and facts.section(".interp") is None and installed not in modules:
+                libraries.append(installed)
         return _WheelFacts(
             distribution=wheel.distribution,
             version=wheel.version,
@@ -507,6 +635,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             imports=imports,
             manifest=manifest,
             needed=frozenset(needed),
+            libraries=() if import_names else tuple(sorted(libraries)),
         )
 
 

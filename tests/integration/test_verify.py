@@ -16,7 +16,7 @@ from slimwheel.catalog.store import load_catalog
 from slimwheel.cli import main
 from slimwheel.verify import diagnose
 from slimwheel.wheel import Wheel
-from tests.support.elfbuild import patchelf
+from tests.support.elfbuild import compile_shared, patchelf
 from tests.support.extensions import EXTENSION_SUFFIX, OTHER_PYTHON_SUFFIX, build_extension_module
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
@@ -487,3 +487,44 @@ def test_every_top_level_package_and_module_is_imported(
     assert document["import_name"] == "gamma"
     assert _imports(document) == [("gamma", "given", "ok"), ("alpha", "given", "ok")]
     assert [entry["member"] for entry in document["imports"]] == [None, None]
+
+
+def test_the_wheels_other_shared_libraries_are_loaded_after_the_imports(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A library no import loads (a framework's operator library, one the package opens with ctypes)
+    is loaded after the imports: one that finds what it needs passes, one that needs a library the
+    wheel neither ships nor requires fails verify with a "load" problem naming both."""
+    missing = compile_shared(
+        tmp_path / "build" / "libmissing.so.7",
+        {"m.c": "int missing(void) { return 7; }"},
+        soname="libmissing.so.7",
+    )
+    good = compile_shared(tmp_path / "build" / "libgood.so", {"g.c": "int good(void) { return 1; }"})
+    bad = compile_shared(
+        tmp_path / "build" / "libbad.so",
+        {"b.c": "int missing(void);\nint bad(void) { return missing(); }"},
+        link=[missing],
+    )
+    empty = tmp_path / "links"
+    empty.mkdir()
+    files = {"ops/__init__.py": b"", "ops/libgood.so": good.read_bytes()}
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "bad").mkdir()
+    wheel = make_wheel(tmp_path / "ok", "ops", "1.0", files, tag="py3-none-linux_x86_64")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 0, document["problems"]
+    assert document["loads"] == [{"member": "ops/libgood.so", "status": "ok", "error": None}]
+
+    files["ops/libbad.so"] = bad.read_bytes()
+    wheel = make_wheel(tmp_path / "bad", "ops", "1.0", files, tag="py3-none-linux_x86_64")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 1
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [
+        ("ops/libbad.so", "failed"),
+        ("ops/libgood.so", "ok"),
+    ]
+    load_problems = [p for p in document["problems"] if p["kind"] == "load"]
+    assert len(load_problems) == 1
+    assert "ops/libbad.so" in load_problems[0]["message"]
+    assert "libmissing.so.7" in load_problems[0]["message"]

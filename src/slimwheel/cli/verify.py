@@ -112,6 +112,15 @@ def _render(report: VerifyReport, settings: Output) -> None:
                 status + (f": {escape(result.error)}" if result.error else ""),
             )
         out.print(table)
+    if report.loads:
+        table = settings.table(
+            "the wheel's other shared libraries, loaded after the imports", ("file", "result")
+        )
+        for load in report.loads:
+            colour = _IMPORT_COLOURS.get(load.status, "")
+            status = f"[{colour}]{load.status}[/{colour}]" if colour else load.status
+            table.add_row(escape(load.member), status + (f": {escape(load.error)}" if load.error else ""))
+        out.print(table)
     if report.libraries:
         table = settings.table("NVIDIA libraries mapped", ("library", "path", "distribution", "expected"))
         for library in report.libraries:
