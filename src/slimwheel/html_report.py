@@ -32,7 +32,7 @@ from slimwheel.report import elf_rows, human_size
 
 if TYPE_CHECKING:
     from slimwheel.analysis import WheelReport
-    from slimwheel.check import CheckReport, Lookup
+    from slimwheel.check import CheckReport
     from slimwheel.repair.plan import RepairPlan
 
 __all__ = [
@@ -554,6 +554,7 @@ def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
     several places under different provider versions has a row for each; the needs only the host
     provides are one row per file."""
     from slimwheel.analysis import Resolution
+    from slimwheel.check.words import lookup_words
 
     rows: list[CheckLookupRow] = []
     for file in check.files:
@@ -577,7 +578,7 @@ def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
                         lookup.resolution.value,
                         lookup.path or "",
                         lookup.distribution or "",
-                        _lookup_words(lookup, with_versions=len(needed.lookups) > 1),
+                        lookup_words(lookup, with_versions=len(needed.lookups) > 1),
                         search,
                     )
                 )
@@ -596,40 +597,9 @@ def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
     return rows
 
 
-def _lookup_words(lookup: Lookup, *, with_versions: bool) -> str:
-    from slimwheel.analysis import Resolution
-
-    if lookup.resolution is Resolution.UNRESOLVED:
-        text = "not found"
-    elif lookup.path is not None:
-        owner = lookup.distribution or "this wheel"
-        if lookup.resolution is Resolution.REQUIREMENT and lookup.versions:
-            owner += " " + _versions_words([pin.version for pin in lookup.versions])
-            with_versions = False
-        text = f"{lookup.path} ({lookup.resolution.value}: {owner})"
-        if lookup.found_by is not None:
-            text += f" via {lookup.found_by.tag.value} {lookup.found_by.entry}"
-        elif lookup.resolution is Resolution.REQUIREMENT:
-            text += " only if loaded first"
-    else:
-        text = lookup.resolution.value
-    if with_versions and lookup.versions:
-        by: dict[str, list[str]] = {}
-        for pin in lookup.versions:
-            by.setdefault(pin.distribution, []).append(pin.version)
-        text += " with " + "; ".join(f"{name} {_versions_words(v)}" for name, v in by.items())
-    if lookup.loaded_by:
-        text += f" when loaded by {lookup.loaded_by[0]}"
-    return text
-
-
-def _versions_words(versions: Sequence[str]) -> str:
-    if len(versions) <= 4:
-        return ", ".join(versions)
-    return f"{versions[0]}, {versions[1]} ... {versions[-1]} ({len(versions)} releases)"
-
-
 def _check_tables(check: CheckReport) -> list[str]:
+    from slimwheel.check.words import versions_words
+
     cuda = f"CUDA {check.cuda_major}" if check.cuda_major is not None else "no CUDA major"
     python = f", Python {check.python}" if check.python else ""
     verdict = "fails" if check.has_errors else "passes"
@@ -651,7 +621,7 @@ def _check_tables(check: CheckReport) -> list[str]:
         rows = []
         for distribution, labels in required.items():
             more = f" and {len(labels) - 2} more" if len(labels) > 2 else ""
-            allowed = _versions_words(versions.get(distribution, [])) or "none"
+            allowed = versions_words(versions.get(distribution, [])) or "none"
             rows.append((distribution, ", ".join(labels[:2]) + more, allowed))
         parts.append(
             _table(

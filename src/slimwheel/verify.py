@@ -307,27 +307,36 @@ def _not_run(target: ImportResult, why: str) -> ImportResult:
     return target if not target.importable else replace(target, status="not-run", error=why)
 
 
-def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | None]:
-    """What the probe wrote: each name it imported -> None (it worked) or Python's last error line; and
-    the mapped paths (None when the probe died before it read them)."""
-    errors: dict[str, str | None] = {}
-    mapped: list[str] | None = None
+def _records(results_file: Path) -> list[dict[str, object]]:
+    """The JSON objects the probe wrote, one per line; lines cut short by a crash are left out."""
     try:
         lines = results_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        lines = []
+        return []
+    records: list[dict[str, object]] = []
     for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(record, dict):
-            continue
-        if isinstance(record.get("mapped"), list):
-            mapped = [str(p) for p in record["mapped"]]
-        elif isinstance(record.get("name"), str):
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | None]:
+    """What the probe wrote: each name it imported -> None (it worked) or Python's last error line; and
+    the mapped paths (None when the probe died before it read them)."""
+    errors: dict[str, str | None] = {}
+    mapped: list[str] | None = None
+    for record in _records(results_file):
+        paths = record.get("mapped")
+        name = record.get("name")
+        if isinstance(paths, list):
+            mapped = [str(p) for p in paths]
+        elif isinstance(name, str):
             error = record.get("error")
-            errors[record["name"]] = None if error is None else str(error)
+            errors[name] = None if error is None else str(error)
     return errors, mapped
 
 
@@ -363,18 +372,11 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
 def _read_loads(results_file: Path) -> dict[str, str | None]:
     """What the probe wrote of its library loads: path -> None (loaded) or dlopen's error."""
     loads: dict[str, str | None] = {}
-    try:
-        lines = results_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("library"), str):
+    for record in _records(results_file):
+        library = record.get("library")
+        if isinstance(library, str):
             error = record.get("error")
-            loads[record["library"]] = None if error is None else str(error)
+            loads[library] = None if error is None else str(error)
     return loads
 
 

@@ -10,8 +10,6 @@ from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, 
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from rich.table import Table
 
     from slimwheel.check import CheckReport, Lookup
@@ -143,6 +141,8 @@ def _requirements_table(report: CheckReport, settings: Output) -> Table:
     """One row per NVIDIA distribution; the JSON document keeps every requirement line."""
     from rich.markup import escape
 
+    from slimwheel.check.words import versions_words
+
     table = settings.table(
         "NVIDIA distributions it brings in", ("distribution", "required by", "versions allowed here")
     )
@@ -156,13 +156,15 @@ def _requirements_table(report: CheckReport, settings: Output) -> Table:
     for distribution, labels in by.items():
         shown = ", ".join(labels[:2]) + (f" and {len(labels) - 2} more" if len(labels) > 2 else "")
         allowed = versions.get(distribution, [])
-        table.add_row(escape(distribution), escape(shown), _versions_text(allowed) or "[red]none[/red]")
+        table.add_row(escape(distribution), escape(shown), versions_words(allowed) or "[red]none[/red]")
     return table
 
 
 def _requirement_files_table(report: CheckReport, settings: Output) -> Table:
     """The other requirements whose library files were looked up on the index."""
     from rich.markup import escape
+
+    from slimwheel.check.words import versions_words
 
     table = settings.table(
         "Other requirements, their library files read from the index",
@@ -176,43 +178,18 @@ def _requirement_files_table(report: CheckReport, settings: Output) -> Table:
         counts = ", ".join(str(len(release.files)) for release in answer.releases)
         table.add_row(
             escape(answer.requirement),
-            escape(f"{read} (of {_versions_text(answer.allowed)})"),
+            escape(f"{read} (of {versions_words(answer.allowed)})"),
             escape(counts),
         )
     return table
 
 
-def _versions_text(versions: Sequence[str]) -> str:
-    if len(versions) <= 4:
-        return ", ".join(versions)
-    return f"{versions[0]}, {versions[1]} ... {versions[-1]} ({len(versions)} releases)"
-
-
 def _lookup_text(lookup: Lookup, *, with_versions: bool) -> str:
     from rich.markup import escape
 
-    from slimwheel.analysis import Resolution
+    from slimwheel.check.words import lookup_words
 
-    if lookup.resolution is Resolution.UNRESOLVED:
-        text = "[red]not found[/red]"
-    elif lookup.path is not None:
-        owner = f" {lookup.distribution}" if lookup.distribution else " this wheel"
-        if lookup.resolution is Resolution.REQUIREMENT and lookup.versions:
-            # Only some of a requirement's versions were read: always say which ("requirement: torch 2.5.1").
-            owner += " " + _versions_text([pin.version for pin in lookup.versions])
-            with_versions = False
-        text = f"{escape(lookup.path)} ({lookup.resolution.value}:{escape(owner)})"
-        if lookup.found_by is not None:
-            text += f" via {lookup.found_by.tag.value} {escape(lookup.found_by.entry)}"
-        elif lookup.resolution is Resolution.REQUIREMENT:
-            text += " [yellow]only if loaded first[/yellow]"
-    else:
-        text = lookup.resolution.value
-    if with_versions and lookup.versions:
-        by: dict[str, list[str]] = {}
-        for pin in lookup.versions:
-            by.setdefault(pin.distribution, []).append(pin.version)
-        text += " with " + escape("; ".join(f"{d} {_versions_text(v)}" for d, v in by.items()))
-    if lookup.loaded_by:
-        text += f" when loaded by {escape(lookup.loaded_by[0])}"
-    return text
+    def mark(style: str, text: str) -> str:
+        return f"[{style}]{text}[/{style}]"
+
+    return lookup_words(lookup, with_versions=with_versions, escape=escape, mark=mark)
