@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from slimwheel._io import overwrite
 from slimwheel.elf.format import (
     _DT_NEEDED,
     _DT_NULL,
@@ -99,22 +100,14 @@ class ElfPatch:
     def apply(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """The edited content, chunk by chunk, from the original's chunks (ValueError when they do
         not hold ``original_size`` bytes)."""
+        patches = [(p.offset, p.data) for p in self.patches]
         offset = 0
         for chunk in chunks:
-            end = offset + len(chunk)
-            touching = [p for p in self.patches if p.offset < end and p.offset + len(p.data) > offset]
-            edited = bytearray()
-            if touching:
-                edited = bytearray(chunk)
-                for patch in touching:
-                    low, high = max(patch.offset, offset), min(patch.offset + len(patch.data), end)
-                    edited[low - offset : high - offset] = patch.data[
-                        low - patch.offset : high - patch.offset
-                    ]
-            offset = end
+            edited = overwrite(offset, chunk, patches)
+            offset += len(chunk)
             if offset > self.original_size:
                 raise ValueError(f"the file holds more than {self.original_size} bytes")
-            yield bytes(edited) if touching else chunk
+            yield edited
         if offset != self.original_size:
             raise ValueError(f"the file holds {offset} bytes, not {self.original_size}")
         if self.appended:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
+from slimwheel._io import merge_ranges, overwrite
 from slimwheel.wheel.ahead import ahead
 from slimwheel.wheel.inflate import InflateError, crc32
 
@@ -276,35 +277,6 @@ class SpliceStats:
     spans: int = 0
 
 
-def _merged(patches: Sequence[tuple[int, bytes]]) -> list[tuple[int, int]]:
-    ranges = sorted((offset, offset + len(data)) for offset, data in patches if data)
-    merged: list[tuple[int, int]] = []
-    for low, high in ranges:
-        if merged and low <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    return merged
-
-
-class _Patcher:
-    """The new content of [offset, offset + len(chunk)) from the original's."""
-
-    def __init__(self, patches: Sequence[tuple[int, bytes]]) -> None:
-        self._patches = [p for p in patches if p[1]]  # in order: a later patch wins where two overlap
-
-    def __call__(self, offset: int, chunk: bytes) -> bytes:
-        end = offset + len(chunk)
-        touching = [(o, d) for o, d in self._patches if o < end and o + len(d) > offset]
-        if not touching:
-            return chunk
-        edited = bytearray(chunk)
-        for patch_offset, data in touching:
-            low, high = max(patch_offset, offset), min(patch_offset + len(data), end)
-            edited[low - offset : high - offset] = data[low - patch_offset : high - patch_offset]
-        return bytes(edited)
-
-
 def splice_deflate(
     raw: Iterable[bytes],
     *,
@@ -360,8 +332,9 @@ class _Splicer:
         on_content: Callable[[bytes], None],
         stats: SpliceStats,
     ) -> None:
-        self._dirty = _merged(patches)
-        self._patch = _Patcher(patches)
+        # Edited byte ranges, merged; the patches in order (a later one wins where two overlap).
+        self._dirty = merge_ranges(sorted((offset, offset + len(data)) for offset, data in patches if data))
+        self._patches = [(offset, data) for offset, data in patches if data]
         self._appended = appended
         self._on_content = on_content
         self._stats = stats
@@ -382,7 +355,7 @@ class _Splicer:
         return any(a < high and b > low - WINDOW for a, b in self._dirty)
 
     def content(self, position: int, data: bytes) -> Iterator[bytes]:
-        new = self._patch(position, data)
+        new = overwrite(position, data, self._patches)
         self._on_content(new)
         end = position + len(data)
         if self._redeflating:

@@ -14,7 +14,7 @@ import io
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from slimwheel._io import seek_position
+from slimwheel._io import merge_ranges, seek_position
 from slimwheel.errors import SlimwheelError
 from slimwheel.wheel.streams import ArchiveWindow
 
@@ -66,7 +66,7 @@ class MemberView(io.RawIOBase):
         self._window = window
         self._pieces = [(start, memoryview(data).cast("B")) for start, data in pieces if len(data)]
         self._starts = [start for start, _ in self._pieces]
-        self._ranges = _merge((start, start + len(data)) for start, data in self._pieces)
+        self._ranges = merge_ranges((start, start + len(data)) for start, data in self._pieces)
         self._position = 0
 
     @classmethod
@@ -97,7 +97,7 @@ class MemberView(io.RawIOBase):
         if head < 0 or tail < 0 or size < 0:
             raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
         keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
-        spans = _merge([(0, keep_below), (keep_from, size)])
+        spans = merge_ranges([(0, keep_below), (keep_from, size)])
         asked = keep is None or keep_below >= size
         pieces: list[tuple[int, memoryview]] = []
         offset = 0
@@ -110,7 +110,7 @@ class MemberView(io.RawIOBase):
             if not asked and keep is not None:
                 asked = True
                 spans += [(start, start + length) for start, length in keep(bytes(chunk)) if length > 0]
-                spans = _merge(sorted(spans))
+                spans = merge_ranges(sorted(spans))
             for span_start, span_end in spans:
                 low, high = max(span_start, offset), min(span_end, end)
                 if low < high:
@@ -211,14 +211,3 @@ class MemberView(io.RawIOBase):
     def _check_open(self) -> None:
         if self.closed:
             raise ValueError("I/O operation on closed MemberView")
-
-
-def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted (start, end) ranges with touching ones joined."""
-    merged: list[tuple[int, int]] = []
-    for start, end in ranges:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
