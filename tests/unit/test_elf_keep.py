@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 import pytest
+from elftools.elf.elffile import ELFFile
 
-from slimwheel.elf import ranges_to_keep, read_elf, read_elf_file
+from slimwheel.elf import ranges_to_keep, read_elf, read_elf_file, table_ranges
 from slimwheel.wheel import MissingRangeError, Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
@@ -55,3 +56,28 @@ def test_a_view_with_small_ends_reads_elf_through_the_kept_segments(elf_zoo: Elf
         facts.rpath,
         facts.build_id,
     )
+
+
+def test_a_program_header_table_past_the_prefix_is_kept(elf_zoo: ElfZoo) -> None:
+    """After an appended segment (patchelf's, or slimwheel's own edit) the program headers sit at the
+    end of the file: from a prefix that does not reach them, their range is kept all the same."""
+    data = elf_zoo.ext_dynamic.read_bytes()
+    with elf_zoo.ext_dynamic.open("rb") as stream:
+        header = ELFFile(stream).header
+        phdrs = (header.e_phoff, header.e_phentsize * header.e_phnum)
+        shdrs = (header.e_shoff, header.e_shentsize * header.e_shnum)
+    assert sorted(ranges_to_keep(data[: header.e_phoff])) == sorted([shdrs, phdrs])
+    assert phdrs not in ranges_to_keep(data)  # read from the prefix instead: what they point to
+
+
+def test_table_ranges_are_the_symbol_string_version_note_and_dynamic_sections(elf_zoo: ElfZoo) -> None:
+    kinds = {"SHT_SYMTAB", "SHT_STRTAB", "SHT_DYNAMIC", "SHT_NOTE", "SHT_DYNSYM"}
+    kinds |= {"SHT_GNU_verdef", "SHT_GNU_verneed", "SHT_GNU_versym"}
+    with elf_zoo.ext_dynamic.open("rb") as stream:
+        expected = [
+            (s["sh_offset"], s["sh_size"])
+            for s in ELFFile(stream).iter_sections()
+            if s["sh_type"] in kinds and s["sh_size"]
+        ]
+        assert table_ranges(stream) == expected
+    assert len(expected) >= 6
