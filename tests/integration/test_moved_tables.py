@@ -97,3 +97,104 @@ def test_repair_plans_the_edit_itself_on_a_second_pass(
     assert planned.changes_anything
     assert passes.views >= 2
     assert passes.spools == 0
+
+
+def _read_with_cache(wheel: Wheel) -> inspection.InspectionCache:
+    cache = inspection.InspectionCache()
+    inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
+    return cache
+
+
+def test_repair_plans_the_edit_in_one_pass_where_the_analysis_found_the_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel_path = _wheel(tmp_path)
+    monkeypatch.setattr(apply, "_PLAN_HEAD", 4096)
+    monkeypatch.setattr(apply, "_PLAN_TAIL", 4096)
+    edit = ElfEdit(path="moved/libmoved.so", search_path=("$ORIGIN/../nvidia/cublas/lib",))
+    with Wheel.open(wheel_path) as wheel:
+        record = apply.checked_record(wheel)[edit.path]
+        tables = _read_with_cache(wheel).known_tables(wheel.member(edit.path))
+        without = apply._planned(wheel, edit, record)
+        passes = _Passes(monkeypatch)
+        planned = apply._planned(wheel, edit, record, tables)
+    assert tables
+    assert (passes.views, passes.spools) == (1, 0)
+    assert planned == without
+
+
+def _edited_wheel(tmp_path: Path, wheel_path: Path, name: str, patch: Any) -> Path:
+    with Wheel.open(wheel_path) as wheel:
+        data = b"".join(patch.apply(wheel.iter_member_chunks(name)))
+    out = tmp_path / "edited"
+    out.mkdir()
+    return make_wheel(out, "moved", "1.0", {name: data}, tag="py3-none-linux_x86_64")
+
+
+@pytest.mark.parametrize("search_path", ["$ORIGIN/../nvidia/cublas/lib", "$ORIGIN/" + "y" * 6000])
+def test_the_output_read_of_an_edited_member_is_one_pass_and_finds_what_a_full_read_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, search_path: str
+) -> None:
+    """In place (the RPATH fits the old one's room) and appended (it does not: a new .dynstr at the
+    end): the re-read keeps the input's tables and the written ranges, reads the dynamic facts and
+    exported symbols anew, and takes .symtab's from the input's read."""
+    wheel_path = _wheel(tmp_path)
+    name = "moved/libmoved.so"
+    edit = ElfEdit(path=name, search_path=(search_path,))
+    with Wheel.open(wheel_path) as wheel:
+        cache = _read_with_cache(wheel)
+        patch = apply._planned(
+            wheel, edit, apply.checked_record(wheel)[name], cache.known_tables(wheel.member(name))
+        )
+    assert patch is not None
+    assert patch.changes_anything
+    edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
+    written = [(p.offset, len(p.data)) for p in patch.patches]
+    cache.rewritten(
+        name, [*written, (patch.original_size, len(patch.appended))] if patch.appended else written
+    )
+    monkeypatch.setattr(inspection, "_SMALL_END", 4096)
+    with Wheel.open(edited_path) as edited:
+        member = edited.member(name)
+        full = inspection._inspect_member(edited, member, True)
+        passes = _Passes(monkeypatch)
+        outcomes = inspection._read_members(
+            edited, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache
+        )
+    assert (passes.views, passes.spools) == (1, 0)
+    assert full is not None
+    assert full.facts.rpath == (search_path,)
+    (elf_member,) = outcomes[0]
+    assert (
+        elf_member.facts,
+        elf_member.exported_api,
+        elf_member.internal_api,
+        elf_member.version_strings,
+    ) == (
+        full.facts,
+        full.exported_api,
+        full.internal_api,
+        full.version_strings,
+    )
+    assert len(full.internal_api) >= _FUNCTIONS
+
+
+def test_an_edit_that_writes_into_the_symbol_table_is_read_again_in_full(tmp_path: Path) -> None:
+    wheel_path = _wheel(tmp_path)
+    name = "moved/libmoved.so"
+    with Wheel.open(wheel_path) as wheel:
+        cache = _read_with_cache(wheel)
+        member = wheel.member(name)
+        found, outcome = cache.get(member, True)
+        assert found
+        assert isinstance(outcome, inspection._Inspection)
+        symtab = outcome.facts.section(".symtab")
+        dynstr = outcome.facts.section(".dynstr")
+        assert symtab is not None
+        assert dynstr is not None
+        cache.rewritten(name, [(dynstr.offset, 8)])
+        assert cache.rewrite_of(member, True) is not None
+        cache = _read_with_cache(wheel)
+        cache.rewritten(name, [(symtab.offset + 24, 8)])
+        assert cache.rewrite_of(member, True) is None
+        assert cache.get(member, True) == (False, None)

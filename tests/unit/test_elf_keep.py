@@ -9,7 +9,7 @@ from typing import BinaryIO, cast
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from slimwheel.elf import ranges_to_keep, read_elf, read_elf_file, table_ranges
+from slimwheel.elf import known_table_ranges, ranges_to_keep, read_elf, read_elf_file, table_ranges
 from slimwheel.wheel import MissingRangeError, Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
@@ -81,3 +81,15 @@ def test_table_ranges_are_the_symbol_string_version_note_and_dynamic_sections(el
         ]
         assert table_ranges(stream) == expected
     assert len(expected) >= 6
+
+
+def test_known_table_ranges_are_what_table_ranges_reads(elf_zoo: ElfZoo) -> None:
+    with elf_zoo.ext_dynamic.open("rb") as stream:
+        read = table_ranges(stream)
+        sections = {(s["sh_offset"], s["sh_size"]): s.name for s in ELFFile(stream).iter_sections()}
+    facts = read_elf_file(elf_zoo.ext_dynamic)
+    assert known_table_ranges(facts.sections) == read
+    # Without the symbol table: .symtab and .strtab go, every other table stays.
+    dynamic_only = known_table_ranges(facts.sections, symbol_table=False)
+    assert {sections[r] for r in read} - {sections[r] for r in dynamic_only} == {".symtab", ".strtab"}
+    assert {sections[r] for r in dynamic_only} >= {".dynsym", ".dynstr", ".dynamic", ".shstrtab"}

@@ -9,7 +9,7 @@ import contextlib
 import multiprocessing
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, cast
@@ -17,7 +17,16 @@ from typing import BinaryIO, cast
 from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
-from slimwheel.elf import ELF_MAGIC, ElfFacts, Symbol, ranges_to_keep, read_elf, scan_symbols, table_ranges
+from slimwheel.elf import (
+    ELF_MAGIC,
+    ElfFacts,
+    Symbol,
+    known_table_ranges,
+    ranges_to_keep,
+    read_elf,
+    scan_symbols,
+    table_ranges,
+)
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import parse_library_file_name
@@ -128,8 +137,57 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
         return _inspect(stream, name, scan_strings)
 
 
+def _reinspect_member(
+    wheel: ArchiveSource, member: WheelMember, rewrite: _Rewrite, scan_strings: bool
+) -> _Inspection | None:
+    """Inspect a member repair edited (see :meth:`InspectionCache.rewritten`): one inflating pass
+    keeping the tables the input's read found; a full read when that misses."""
+    name = member.name
+
+    def keep(prefix: bytes) -> list[tuple[int, int]]:
+        return [*ranges_to_keep(prefix), *rewrite.keep]
+
+    with wheel.member_view(name, head=_SMALL_END, tail=_SMALL_END, keep=keep) as raw_view:
+        view = cast(BinaryIO, raw_view)
+        if view.read(4) != ELF_MAGIC:
+            return None
+        view.seek(0)
+        try:
+            facts = read_elf(view, path=name, symbols=False)
+            exported = scan_symbols(view, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
+        except MissingRangeError:
+            facts = None
+    if facts is None:
+        return _inspect_member(wheel, member, scan_strings)
+    return _Inspection(facts, exported, rewrite.internal_api, rewrite.version_strings if scan_strings else ())
+
+
 # An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
 _Outcome = _Inspection | str | None
+
+# The sections the static scan reads beyond the dynamic tables: .symtab and its names, .rodata's strings.
+_STATIC_SCAN_SECTIONS = frozenset({".symtab", ".strtab", ".rodata"})
+
+
+@dataclass(frozen=True)
+class _Rewrite:
+    """What an edit repair streamed leaves of a member's earlier inspection: the tables to keep on the
+    re-read (the same layout, plus what the edit wrote), and the static scan's findings, from sections
+    no written byte touched."""
+
+    keep: tuple[tuple[int, int], ...]
+    internal_api: tuple[Symbol, ...]
+    version_strings: tuple[str, ...]
+    scanned_strings: bool
+
+
+def _overlaps(ranges: Iterable[tuple[int, int]], others: Iterable[tuple[int, int]]) -> bool:
+    spans = list(others)
+    return any(
+        start < o_start + o_length and o_start < start + length
+        for start, length in ranges
+        for o_start, o_length in spans
+    )
 
 
 class InspectionCache:
@@ -145,6 +203,7 @@ class InspectionCache:
 
     def __init__(self) -> None:
         self._outcomes: dict[tuple[str, int, int], tuple[bool, _Outcome]] = {}
+        self._rewrites: dict[str, _Rewrite] = {}
         self.reads = 0  # members read to inspect them, over every analysis that used this cache
         self.reused = 0  # members answered from here without reading
 
@@ -165,13 +224,56 @@ class InspectionCache:
         gone = set(names)
         for key in [key for key in self._outcomes if key[0] in gone]:
             del self._outcomes[key]
+        for name in gone:
+            self._rewrites.pop(name, None)
+
+    def rewritten(self, name: str, written: Sequence[tuple[int, int]]) -> None:
+        """``name`` was edited by overwriting and appending the (offset, length) ranges ``written``,
+        its layout otherwise the same. Its next read (the output's) reads everything an edit can change
+        (headers, the dynamic section, names, versions, the exported symbols) from the new bytes, in
+        one pass keeping the tables the earlier read found; it takes the static scan's ``.symtab`` and
+        ``.rodata`` findings from the earlier read, when no written byte lies in those sections. Else
+        the member is read afresh, as after :meth:`forget`."""
+        known = [outcome for key, (_, outcome) in self._outcomes.items() if key[0] == name]
+        scanned = [flag for key, (flag, _) in self._outcomes.items() if key[0] == name]
+        self.forget([name])
+        if len(known) != 1 or not isinstance(known[0], _Inspection):
+            return
+        facts = known[0].facts
+        scanned_from = [(s.offset, s.size) for s in facts.sections if s.name in _STATIC_SCAN_SECTIONS]
+        if not facts.sections or _overlaps(written, scanned_from):
+            return
+        keep = (*known_table_ranges(facts.sections, symbol_table=False), *written)
+        self._rewrites[name] = _Rewrite(keep, known[0].internal_api, known[0].version_strings, scanned[0])
+
+    def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
+        """(offset, length) of the tables the read of ``member`` found (see
+        :func:`~slimwheel.elf.known_table_ranges`); ``()`` when it was not read or is not ELF."""
+        known = self._outcomes.get((member.name, member.file_size, member.crc))
+        if known is None or not isinstance(known[1], _Inspection):
+            return ()
+        return tuple(known_table_ranges(known[1].facts.sections))
+
+    def rewrite_of(self, member: WheelMember, scan_strings: bool) -> _Rewrite | None:
+        """What :meth:`rewritten` kept for ``member``, when it serves this read."""
+        rewrite = self._rewrites.get(member.name)
+        return rewrite if rewrite is not None and (rewrite.scanned_strings or not scan_strings) else None
 
 
-def _inspect_each(wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool) -> list[_Outcome]:
+def _inspect_each(
+    wheel: ArchiveSource,
+    members: Sequence[WheelMember],
+    scan_strings: bool,
+    rewrites: Mapping[str, _Rewrite] | None = None,
+) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
     for member in members:
+        rewrite = rewrites.get(member.name) if rewrites else None
         try:
-            outcomes.append(_inspect_member(wheel, member, scan_strings))
+            if rewrite is not None:
+                outcomes.append(_reinspect_member(wheel, member, rewrite, scan_strings))
+            else:
+                outcomes.append(_inspect_member(wheel, member, scan_strings))
         except ElfError as exc:
             outcomes.append(exc.reason)
     return outcomes
@@ -238,14 +340,21 @@ def _read_members(
     candidates = [m for m in _candidate_members(wheel) if m.file_size >= 4 and m.name not in unread]
     outcomes: dict[str, _Outcome] = {}
     to_read = []
+    rewrites: dict[str, _Rewrite] = {}
     for member in candidates:
         found, outcome = cache.get(member, scan_strings) if cache is not None else (False, None)
+        rewrite = cache.rewrite_of(member, scan_strings) if cache is not None else None
         if found:
             outcomes[member.name] = outcome
+        elif rewrite is not None:
+            rewrites[member.name] = rewrite
         else:
             to_read.append(member)
+    # Members repair edited: one pass each, here (the output's analysis reads little else).
+    reread = [m for m in candidates if m.name in rewrites]
+    read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes)
     for member, outcome in zip(
-        to_read, _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes), strict=True
+        [*to_read, *reread], [*read, *_inspect_each(wheel, reread, scan_strings, rewrites)], strict=True
     ):
         outcomes[member.name] = outcome
         if cache is not None:

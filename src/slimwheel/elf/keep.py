@@ -5,6 +5,7 @@ bytes, the ranges the reader will need besides its start and end.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from typing import Protocol
 
 from slimwheel.elf.format import (
@@ -21,7 +22,7 @@ from slimwheel.elf.format import (
     is_elf,
 )
 
-__all__ = ["ranges_to_keep", "table_ranges"]
+__all__ = ["known_table_ranges", "ranges_to_keep", "table_ranges"]
 
 # Sections the readers of this package parse (names, symbols, versions, notes).
 _TABLE_TYPES = frozenset(
@@ -36,6 +37,20 @@ _TABLE_TYPES = frozenset(
         _SHT_GNU_VERSYM,
     }
 )
+
+
+class _SectionLike(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
 
 
 class _Readable(Protocol):
@@ -109,3 +124,19 @@ def table_ranges(stream: _Readable) -> list[tuple[int, int]]:
         if kind in _TABLE_TYPES and size:
             ranges.append((offset, size))
     return ranges
+
+
+def known_table_ranges(
+    sections: Iterable[_SectionLike], *, symbol_table: bool = True
+) -> list[tuple[int, int]]:
+    """(offset, length) of the tables :func:`table_ranges` would find, from sections already read (an
+    earlier read's ``ElfFacts.sections``), so that a later pass over the same layout keeps them at
+    once. ``symbol_table=False`` leaves out ``.symtab`` and ``.strtab``, which only the static scan
+    reads and which are most of a big C++ library's tables."""
+    return [
+        (section.offset, section.size)
+        for section in sections
+        if section.kind in _TABLE_TYPES
+        and section.size
+        and (symbol_table or not (section.kind == _SHT_SYMTAB or section.name == ".strtab"))
+    ]

@@ -203,15 +203,18 @@ def _patch(wheel: Wheel, edit: ElfEdit, hashed: _Hashed, target: Path, patchelf:
     return target
 
 
-def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | None:
+def _planned(
+    wheel: Wheel, edit: ElfEdit, record: RecordEntry, tables: Sequence[tuple[int, int]] = ()
+) -> ElfPatch | None:
     """The streamed patch that makes ``edit``, from an inflating pass over the member (hashed
     against its RECORD line on the way); None when patchelf must make it.
 
-    The pass keeps the member's start and end and the ranges its program headers name. A table
-    elsewhere (a ``.dynstr`` that an earlier patchelf moved between the section headers and a
-    10 MB tail, as in PyTorch 1.13's ``libtorch_cuda_cu.so``) costs another pass keeping it too."""
-    extra: list[tuple[int, int]] = []
-    ends = (_PLAN_HEAD, _PLAN_TAIL)
+    The pass keeps the member's start and end, the ranges its program headers name and ``tables``
+    (where the analysis found the member's tables). Without those, a table elsewhere (a ``.dynstr``
+    that an earlier patchelf moved between the section headers and a 10 MB tail, as in PyTorch
+    1.13's ``libtorch_cuda_cu.so``) costs another pass keeping it too."""
+    extra: list[tuple[int, int]] = list(tables)
+    ends = (_SMALL_END, _SMALL_END) if tables else (_PLAN_HEAD, _PLAN_TAIL)
 
     def keep(prefix: bytes) -> list[tuple[int, int]]:
         return [*ranges_to_keep(prefix), *extra]
@@ -232,8 +235,9 @@ def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | Non
                     runpath=edit.runpath,
                 )
             except MissingRangeError as missing:
+                first_miss = not extra
                 extra.append((missing.offset, missing.length))
-                if len(extra) == 1:  # then every table the section headers name, and small ends
+                if first_miss:  # then every table the section headers name, and small ends
                     with contextlib.suppress(MissingRangeError):
                         tables = table_ranges(view)
                         extra.extend(tables)
@@ -244,7 +248,13 @@ def _planned(wheel: Wheel, edit: ElfEdit, record: RecordEntry) -> ElfPatch | Non
 
 
 def _edits(
-    wheel: Wheel, plan: RepairPlan, records: Mapping[str, RecordEntry], scratch: Path, patchelf: str | None
+    wheel: Wheel,
+    plan: RepairPlan,
+    records: Mapping[str, RecordEntry],
+    scratch: Path,
+    patchelf: str | None,
+    *,
+    tables: Mapping[str, Sequence[tuple[int, int]]],
 ) -> tuple[dict[str, ElfPatch], dict[str, Path]]:
     """Each edit as a streamed patch where slimwheel.elf.edit can make it, else as a file patchelf
     edited in ``scratch``."""
@@ -252,7 +262,7 @@ def _edits(
     patched: dict[str, Path] = {}
     for i, edit in enumerate(plan.edits):
         # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
-        planned = None if patchelf else _planned(wheel, edit, records[edit.path])
+        planned = None if patchelf else _planned(wheel, edit, records[edit.path], tables.get(edit.path, ()))
         if planned is not None:
             streamed[edit.path] = planned
             continue
@@ -289,10 +299,15 @@ def apply_plan(
     environ: Mapping[str, str] | None = None,
     patchelf: str | None = None,
     advance: Callable[[int], None] | None = None,
+    tables: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    edited: Callable[[str, ElfPatch], None] | None = None,
 ) -> Path:
     """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
     every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
     ``advance``: told the compressed bytes of the input done so far, member by member (progress).
+    ``tables``: where an analysis found each edited member's tables, (offset, length) pairs, so that
+    planning an edit takes one inflating pass. ``edited``: told of each member slimwheel edited
+    itself, with the patch it wrote (the rest of the member is the input's bytes).
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -305,7 +320,7 @@ def apply_plan(
         records = checked_record(wheel)
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
-        streamed, patched = _edits(wheel, plan, records, scratch, patchelf)
+        streamed, patched = _edits(wheel, plan, records, scratch, patchelf, tables=tables or {})
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
         added = {f.path: f for e in plan.embedded for f in e.files}
@@ -332,6 +347,8 @@ def apply_plan(
                     writer.copy_raw(wheel, name, record=None)
                 elif name in streamed and streamed[name].changes_anything:
                     _write_patched(writer, wheel, member, streamed[name])
+                    if edited is not None:
+                        edited(name, streamed[name])
                 elif name in streamed:  # the edit would change nothing: the member as it is
                     writer.copy_raw(wheel, name, record=records[name])
                 elif name in patched:

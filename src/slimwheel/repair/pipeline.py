@@ -18,7 +18,7 @@ locked while in use: those a killed repair left behind are removed by the next o
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.check import CheckReport
     from slimwheel.dist_files import DistFileSource, RequirementFiles
+    from slimwheel.elf.edit import ElfPatch
     from slimwheel.findings import Finding
     from slimwheel.platforms import Platform
     from slimwheel.repair.environment import BuildEnvironment
@@ -233,6 +234,7 @@ def _prove(
     plan: RepairPlan,
     *,
     cache: InspectionCache,
+    edited: Mapping[str, ElfPatch],
     input_report: WheelReport,
     input_reads: int,
     dist_files: DistFileSource | None,
@@ -244,9 +246,17 @@ def _prove(
     from slimwheel.analysis import analyse_wheel
     from slimwheel.wheel import Wheel
 
-    # Whatever apply wrote anew is read from the output, whatever its CRC says.
+    # Whatever apply wrote anew is read from the output, whatever its CRC says: a member it edited
+    # itself in one pass over the tables the input's read found (everything an edit can change read
+    # anew, the static scan of sections it did not touch kept), any other one in full.
     embedded = [(e.init.path, *e.replaced, *(f.path for f in e.files)) for e in plan.embedded]
-    cache.forget([*(edit.path for edit in plan.edits), *(name for names in embedded for name in names)])
+    cache.forget(
+        [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
+    )
+    for name, patch in edited.items():
+        overwritten = [(p.offset, len(p.data)) for p in patch.patches]
+        appended = [(patch.original_size, len(patch.appended))] if patch.appended else []
+        cache.rewritten(name, [*overwritten, *appended])
     reused = cache.reused
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
@@ -280,15 +290,30 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
     )
 
 
-def _write(path: Path, plan: RepairPlan, staging: Path, patchelf: str | None, progress: Progress) -> Path:
-    """apply_plan, its progress in bytes of the input, member by member."""
+def _write(
+    path: Path,
+    plan: RepairPlan,
+    staging: Path,
+    patchelf: str | None,
+    *,
+    progress: Progress,
+    cache: InspectionCache,
+) -> tuple[Path, dict[str, ElfPatch]]:
+    """apply_plan, its progress in bytes of the input, member by member; with the patches of the
+    members it edited itself."""
     from slimwheel.repair.apply import apply_plan
+    from slimwheel.wheel import Wheel
 
     size = path.stat().st_size
+    with Wheel.open(path) as wheel:
+        tables = {e.path: cache.known_tables(wheel.member(e.path)) for e in plan.edits}
+    edited: dict[str, ElfPatch] = {}
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
-        staged = apply_plan(path, plan, staging, patchelf=patchelf, advance=advance)
+        staged = apply_plan(
+            path, plan, staging, patchelf=patchelf, advance=advance, tables=tables, edited=edited.__setitem__
+        )
         advance(size)
-    return staged
+    return staged, edited
 
 
 def python_sources(wheel: Wheel) -> dict[str, bytes]:
@@ -416,7 +441,7 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
-            staged = _write(path, plan, staging, patchelf, progress)
+            staged, edited = _write(path, plan, staging, patchelf, progress=progress, cache=cache)
             with progress.step("checking input and output"):
                 verdict, reads = _prove(
                     wheel_path,
@@ -424,6 +449,7 @@ def repair_wheel(
                     catalog,
                     plan,
                     cache=cache,
+                    edited=edited,
                     input_report=input_report,
                     input_reads=input_reads,
                     dist_files=dist_files,
