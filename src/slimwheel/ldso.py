@@ -19,6 +19,7 @@ from slimwheel.findings import Finding, FindingKind, Severity
 __all__ = [
     "EntryKind",
     "EntryTag",
+    "FolderMemo",
     "LoadedObject",
     "SearchFolder",
     "entry_folders",
@@ -124,6 +125,10 @@ class EntryTag(enum.Enum):
     RPATH = "RPATH"
     RUNPATH = "RUNPATH"
 
+    # Members are singletons compared by identity: hashed the same way, in C (check hashes search
+    # folders, which hold a tag, over a million times on a PyTorch wheel; Enum's own hash is Python).
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True)
 class SearchFolder:
@@ -148,36 +153,53 @@ class LoadedObject(Protocol):
     def runpath(self) -> tuple[str, ...]: ...
 
 
-def entry_folders(owner: LoadedObject, entries: Sequence[str], tag: EntryTag) -> list[SearchFolder]:
+# Folders found for (installed path, tag, entries): a caller walking many loader chains over the same
+# files passes one, so that each file's entries are expanded once.
+FolderMemo = dict[tuple[str, EntryTag, tuple[str, ...]], tuple[SearchFolder, ...]]
+
+
+def entry_folders(
+    owner: LoadedObject, entries: Sequence[str], tag: EntryTag, memo: FolderMemo | None = None
+) -> tuple[SearchFolder, ...]:
     """The folders inside site-packages that ``owner``'s entries name (the rest are not searched here:
     see ``expand_entry``)."""
+    key = (owner.installed_path, tag, tuple(entries))
+    if memo is not None and key in memo:
+        return memo[key]
     origin = posixpath.dirname(owner.installed_path)
     found = []
     for entry in entries:
         kind, folder = expand_entry(entry, origin)
         if kind is EntryKind.FOLDER:
             found.append(SearchFolder(folder, entry, tag, owner.installed_path))
-    return found
+    if memo is not None:
+        memo[key] = tuple(found)
+    return tuple(found)
 
 
-def inherited_folders(chain: Sequence[LoadedObject]) -> tuple[SearchFolder, ...]:
+def inherited_folders(
+    chain: Sequence[LoadedObject], memo: FolderMemo | None = None
+) -> tuple[SearchFolder, ...]:
     """What a loader chain (nearest loader first) passes down: the RPATH of each loader that has no
     RUNPATH (glibc ignores DT_RPATH in an object that has DT_RUNPATH, and RUNPATH is never passed on)."""
     return tuple(
         folder
         for owner in chain
         if not owner.runpath
-        for folder in entry_folders(owner, owner.rpath, EntryTag.RPATH)
+        for folder in entry_folders(owner, owner.rpath, EntryTag.RPATH, memo)
     )
 
 
-def search_folders(obj: LoadedObject, chain: Sequence[LoadedObject]) -> tuple[SearchFolder, ...]:
+def search_folders(
+    obj: LoadedObject, chain: Sequence[LoadedObject], memo: FolderMemo | None = None
+) -> tuple[SearchFolder, ...]:
     """glibc's order for a DT_NEEDED of ``obj`` loaded through ``chain``: the RPATH of the object and up
     its loader chain (unless the object has RUNPATH), then its RUNPATH. (LD_LIBRARY_PATH, which comes
-    between the two, and the system folders after them, are the host's, not the wheel's.)"""
+    between the two, and the system folders after them, are the host's, not the wheel's.) ``memo``:
+    see :data:`FolderMemo`."""
     folders: list[SearchFolder] = []
     if not obj.runpath:
-        folders += entry_folders(obj, obj.rpath, EntryTag.RPATH)
-        folders += inherited_folders(chain)
-    folders += entry_folders(obj, obj.runpath, EntryTag.RUNPATH)
+        folders += entry_folders(obj, obj.rpath, EntryTag.RPATH, memo)
+        folders += inherited_folders(chain, memo)
+    folders += entry_folders(obj, obj.runpath, EntryTag.RUNPATH, memo)
     return tuple(folders)

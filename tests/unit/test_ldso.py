@@ -8,6 +8,8 @@ import pytest
 
 from slimwheel.ldso import (
     EntryKind,
+    EntryTag,
+    FolderMemo,
     expand_entry,
     inherited_folders,
     rpath_problems,
@@ -100,3 +102,23 @@ def test_a_loader_with_runpath_passes_nothing_down_but_those_above_it_do() -> No
 def test_entries_outside_site_packages_are_not_searched_here() -> None:
     obj = _Object("pkg/_ext.so", rpath=("$ORIGIN/../../lib", "/usr/lib", "$ORIGIN/../torch/lib"))
     assert _folders(obj) == [("torch/lib", "RPATH", "pkg/_ext.so")]
+
+
+def test_a_memo_answers_as_the_search_without_it() -> None:
+    """check passes one memo through every loader chain of a wheel: each file's entries are expanded
+    once, and every chain gets the folders it would get without it, RPATH and RUNPATH apart."""
+    both = _Object("pkg/lib/libboth.so", rpath=("$ORIGIN/rpath",), runpath=("$ORIGIN/runpath",))
+    middle = _Object("pkg/lib/libmid.so", rpath=("$ORIGIN/ignored",), runpath=("$ORIGIN",))
+    cases = [(LIB, (EXT,)), (both, (EXT,)), (LIB, (middle, EXT)), (EXT, ()), (middle, (LIB, EXT)), (LIB, ())]
+    memo: FolderMemo = {}
+    for obj, chain in cases * 2:
+        assert search_folders(obj, chain, memo) == search_folders(obj, chain)
+        assert inherited_folders(chain, memo) == inherited_folders(chain)
+    assert {key[:2] for key in memo} == {
+        ("pkg/_ext.so", EntryTag.RPATH),
+        ("pkg/_ext.so", EntryTag.RUNPATH),
+        ("pkg/lib/libhelper.so", EntryTag.RPATH),
+        ("pkg/lib/libhelper.so", EntryTag.RUNPATH),
+        ("pkg/lib/libboth.so", EntryTag.RUNPATH),
+        ("pkg/lib/libmid.so", EntryTag.RUNPATH),
+    }

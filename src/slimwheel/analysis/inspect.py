@@ -247,12 +247,13 @@ class InspectionCache:
         self._rewrites[name] = _Rewrite(keep, known[0].internal_api, known[0].version_strings, scanned[0])
 
     def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
-        """(offset, length) of the tables the read of ``member`` found (see
-        :func:`~slimwheel.elf.known_table_ranges`); ``()`` when it was not read or is not ELF."""
+        """(offset, length) of the tables the read of ``member`` found that an ELF edit reads: every
+        one but ``.symtab`` and ``.strtab`` (see :func:`~slimwheel.elf.known_table_ranges`), which are
+        most of a big C++ library's tables; ``()`` when it was not read or is not ELF."""
         known = self._outcomes.get((member.name, member.file_size, member.crc))
         if known is None or not isinstance(known[1], _Inspection):
             return ()
-        return tuple(known_table_ranges(known[1].facts.sections))
+        return tuple(known_table_ranges(known[1].facts.sections, symbol_table=False))
 
     def rewrite_of(self, member: WheelMember, scan_strings: bool) -> _Rewrite | None:
         """What :meth:`rewritten` kept for ``member``, when it serves this read."""

@@ -18,6 +18,7 @@ from slimwheel.analysis import (
 from slimwheel.check.model import ProviderRelease
 from slimwheel.findings import Pin
 from slimwheel.ldso import (
+    FolderMemo,
     SearchFolder,
     inherited_folders,
     search_folders,
@@ -166,6 +167,7 @@ class Simulation:
     loaders: dict[str, set[str]] = field(default_factory=dict)
     _visited: set[tuple[str, tuple[SearchFolder, ...]]] = field(default_factory=set)
     _visited_paths: set[str] = field(default_factory=set)
+    _folders: FolderMemo = field(default_factory=dict)
 
     def run(self) -> None:
         needed_names = {
@@ -188,12 +190,12 @@ class Simulation:
         loaders = [self.elfs[p] for p in chain]
         # What a chain changes is the RPATH folders it passes down (to this file, and to the files it
         # loads): chains that pass down the same ones are visited once.
-        inherited = inherited_folders(loaders)
+        inherited = inherited_folders(loaders, self._folders)
         if (path, inherited) in self._visited:
             return
         self._visited.add((path, inherited))
         self._visited_paths.add(path)
-        folders = search_folders(obj, loaders)
+        folders = search_folders(obj, loaders, self._folders)
         for need in obj.needed:
             soname = need.soname
             self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))
