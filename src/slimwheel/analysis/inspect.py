@@ -6,14 +6,17 @@ after that is plain data.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
+import os
+import pickle
 import posixpath
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, cast
 
+from slimwheel.analysis._worker import BOOTSTRAP
 from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
@@ -306,24 +309,72 @@ def _inspect_members(
         bins[lightest].append(index)
         loads[lightest] += members[index].file_size
     outcomes: list[_Outcome] = [None] * len(members)
-    # Spawned, not forked: a forked worker starts with this process's heap (the catalog, the plan,
-    # what the last member's read left), resident twice; a spawned one imports what it needs (30 MiB).
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=len(bins) - 1, mp_context=spawn) as pool:
-        futures = [
+    # Started afresh, not forked: a forked worker starts with this process's heap (the catalog, the
+    # plan, what the last member's read left), resident twice; a fresh one imports what it needs.
+    with contextlib.ExitStack() as stack:
+        workers = [
             (
                 indices,
-                pool.submit(_inspect_in_worker, str(path), [members[i].name for i in indices], scan_strings),
+                stack.enter_context(_Worker(str(path), [members[i].name for i in indices], scan_strings)),
             )
             for indices in bins[1:]
         ]
         own = _inspect_each(wheel, [members[i] for i in bins[0]], scan_strings)
         for index, outcome in zip(bins[0], own, strict=True):
             outcomes[index] = outcome
-        for indices, future in futures:
-            for index, outcome in zip(indices, future.result(), strict=True):
+        for indices, worker in workers:
+            for index, outcome in zip(indices, worker.result(), strict=True):
                 outcomes[index] = outcome
     return outcomes
+
+
+class _Worker:
+    """One analysis worker process (see :mod:`slimwheel.analysis._worker`), killed and reaped on exit
+    from its ``with`` block whatever happened."""
+
+    def __init__(self, path: str, names: Sequence[str], scan_strings: bool) -> None:
+        self._task = {
+            "sys_path": list(sys.path),
+            "parent": os.getpid(),
+            "path": path,
+            "names": list(names),
+            "scan_strings": scan_strings,
+        }
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> _Worker:
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", BOOTSTRAP], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert self._process.stdin is not None
+        with self._process.stdin:
+            self._process.stdin.write(pickle.dumps(self._task))
+        return self
+
+    def result(self) -> list[_Outcome]:
+        """The outcomes, in the order of the names; the worker's own error raised here."""
+        assert self._process is not None
+        assert self._process.stdout is not None
+        data = self._process.stdout.read()
+        code = self._process.wait()
+        if code != 0 or not data:
+            raise InputError(
+                str(self._task["path"]),
+                f"the analysis worker process ended with status {code}",
+                hint="it was killed or ran out of memory; run again",
+            )
+        status, value = pickle.loads(data)  # noqa: S301 - written by our own child, from our own task
+        if status != "ok":
+            raise cast(BaseException, value)
+        return cast(list[_Outcome], value)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            if self._process.stdout is not None:
+                self._process.stdout.close()
+            self._process.wait()
 
 
 def _read_members(
