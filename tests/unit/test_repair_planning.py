@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, WheelReport
+from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, VendoredCopy, WheelReport
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
+from slimwheel.names import NameStyle
 from slimwheel.repair import RepairError, RepairOptions, RepairPlan, plan_repair
 
 LINUX = "py3-none-manylinux_2_17_x86_64"
@@ -132,3 +133,50 @@ def test_extras(requires: tuple[str, ...], keep_optional: bool, added: str | Non
     plan = _plan(_report("libcudnn.so.9"), *requires, keep_extras_optional=keep_optional)
     assert [r.requirement.split(";")[0] for r in plan.requirements] == ([added] if added else [])
     assert bool(plan.made_hard) is made_hard
+
+
+def _with_copies(linked: bool) -> WheelReport:
+    """An extension and cuTENSOR's two libraries as copies in pkg.libs/: the extension links
+    libcutensor.so.2 (``linked``) or nothing; libcutensorMg.so.2 is linked by nobody."""
+    main, multi = "pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2"
+    needed = (NeededLibrary("libcutensor.so.2", Resolution.VENDORED, (main,)),) if linked else ()
+    files = [
+        ElfReport("pkg/_ext.so", 1, 1, needed=needed, installed_path="pkg/_ext.so", machine="x86_64"),
+        ElfReport(main, 1, 1, soname="libcutensor.so.2", installed_path=main, machine="x86_64"),
+        ElfReport(multi, 1, 1, soname="libcutensorMg.so.2", installed_path=multi, machine="x86_64"),
+    ]
+    copies = (
+        VendoredCopy(
+            main,
+            "cutensor",
+            "libcutensor.so.2",
+            NameStyle.PLAIN,
+            1,
+            1,
+            None,
+            ("pkg/_ext.so",) if linked else (),
+        ),
+        VendoredCopy(multi, "cutensorMg", "libcutensorMg.so.2", NameStyle.PLAIN, 1, 1, None, ()),
+    )
+    return WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0",
+        ("manylinux_2_17_x86_64",), 1, tuple(files), copies, (), (), 1, "hand-built",
+    )  # fmt: skip
+
+
+def test_a_copy_nobody_links_goes_with_a_linked_library_of_its_distribution() -> None:
+    """cuTENSOR's own library loads libcutensorMg once the wheel requires cutensor-cu12."""
+    plan = _plan(_with_copies(linked=True))
+    assert plan.drop == ("pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2")
+    assert [r.distribution for r in plan.requirements] == ["cutensor-cu12"]
+
+
+def test_a_copy_nobody_links_stays_unless_forced() -> None:
+    """Loaded by dlopen from a path the package builds (triton's cupti): dropping it breaks the load,
+    and check cannot see it."""
+    plan = _plan(_with_copies(linked=False))
+    assert plan.drop == ()
+    assert set(plan.kept_copies) == {"pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2"}
+    assert any("nothing in the wheel links it" in line for line in plan.left_alone)
+    forced = _plan(_with_copies(linked=False), force=True)
+    assert forced.drop == ("pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2")

@@ -341,6 +341,54 @@ def _keep_copies(
             )
 
 
+def _keep_unlinked_copies(
+    report: WheelReport,
+    catalog: Catalog,
+    *,
+    platform: Platform,
+    major: int | None,
+    options: RepairOptions,
+    draft: _Draft,
+) -> None:
+    """A copy that nothing in the wheel links (no DT_NEEDED of a file that stays reaches it, directly
+    or through other copies, and no trampolines load it) is loaded at run time by ``dlopen``, often
+    from a folder the package's code builds: triton's profiler joins ``backends/nvidia/lib/cupti``
+    from path parts and loads ``libcupti.so`` there, so a dropped copy breaks it and check cannot
+    see it. Such a copy goes only where the provider's own libraries load it: when the wheel links
+    another library of the same NVIDIA distribution (cuDNN's front library loads its engines).
+    ``--force`` drops it anyway."""
+    copies = {copy.path: copy for copy in report.vendored if copy.path in draft.drop}
+    if not copies or options.force:
+        return
+    elfs = {elf.path: elf for elf in report.elf_files}
+    lazy = {load.library for load in report.lazy_loads}
+    reached = {path for path, copy in copies.items() if copy.name in lazy}
+    linked: set[str] = set()
+    frontier = [elf for elf in report.elf_files if elf.path not in copies]
+    while frontier:
+        for needed in frontier.pop().needed:
+            linked.add(needed.soname)
+            for path in needed.provided_by:
+                if path in copies and path not in reached:
+                    reached.add(path)
+                    frontier.extend([elfs[path]] if path in elfs else [])
+    linked |= {copies[path].original_soname for path in reached}
+
+    def distributions(soname: str) -> set[str]:
+        return {p.distribution for p in catalog.providers(soname=soname, cuda_major=major, platform=platform)}
+
+    required = {name for soname in linked for name in distributions(soname)}
+    for path, copy in sorted(copies.items()):
+        if path in reached or distributions(copy.original_soname) & required:
+            continue
+        draft.drop.discard(path)
+        draft.kept_copies.add(path)
+        draft.left_alone.append(
+            f"{path}: kept: nothing in the wheel links it, so it is loaded at run time (dlopen), maybe "
+            "from a path the package's code builds, which repair cannot redirect (--force drops it)"
+        )
+
+
 def _provider(catalog: Catalog, soname: str, major: int | None, platform: Platform) -> LibraryProvider | None:
     found = catalog.providers(soname=soname, cuda_major=major, platform=platform)
     return found[0] if found else None
@@ -815,6 +863,7 @@ def plan_repair(
     major = _choose_major(needs, catalog, platform, options, _majors_required(catalog, existing))
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
+    _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     context = _Context(catalog, platform, major, options, environment)
     by_distribution: dict[str, list[_Choice]] = {}
