@@ -35,6 +35,7 @@ from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import parse_library_file_name
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import MissingRangeError, Wheel, WheelMember
+from slimwheel.wheel.shares import in_two_threads
 
 __all__ = ["PARALLEL_BYTES", "InspectionCache"]
 
@@ -402,12 +403,22 @@ def _read_members(
             rewrites[member.name] = rewrite
         else:
             to_read.append(member)
-    # Members repair edited: one pass each, here (the output's analysis reads little else).
+    # Members repair edited: one pass each, in this process, two at a time on threads (the output's
+    # analysis reads little else, and another process would cost more memory than it saves time).
     reread = [m for m in candidates if m.name in rewrites]
     read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes)
-    for member, outcome in zip(
-        [*to_read, *reread], [*read, *_inspect_each(wheel, reread, scan_strings, rewrites)], strict=True
-    ):
+    reread_outcomes = (
+        in_two_threads(
+            wheel,
+            reread,
+            size=lambda member: member.file_size,
+            work=lambda source, share: _inspect_each(source, share, scan_strings, rewrites),
+            min_bytes=parallel_bytes,
+        )
+        if isinstance(wheel, Wheel)
+        else _inspect_each(wheel, reread, scan_strings, rewrites)
+    )
+    for member, outcome in zip([*to_read, *reread], [*read, *reread_outcomes], strict=True):
         outcomes[member.name] = outcome
         if cache is not None:
             cache.put(member, scan_strings, outcome)
