@@ -47,7 +47,11 @@ def _children(pid: int) -> list[int]:
 
 
 def _reads(pid: int, path: Path) -> bool:
+    """The worker itself (past exec: between fork and exec the child still holds its parent's open
+    files, the wheel among them) has the wheel open, so it has asked to die with its parent."""
     try:
+        if b"slimwheel.analysis._worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
         return any(str(fd.readlink()) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
     except OSError:
         return False
@@ -76,7 +80,6 @@ def test_the_worker_dies_with_a_killed_parent(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + WAIT
         while worker is None and time.monotonic() < deadline and parent.poll() is None:
-            # Once it has the wheel open, the worker has asked to die with its parent.
             worker = next((c for c in _children(parent.pid) if _reads(c, wheel)), None)
             time.sleep(0.002)
         assert worker is not None, "the worker was never seen reading the wheel"
