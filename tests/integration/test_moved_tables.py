@@ -32,6 +32,10 @@ _FUNCTIONS = 3000  # enough symbols that each table is tens of KB
 
 def _library(tmp_path: Path) -> Path:
     source = "\n".join(f"int cublasLikeFunction{i}(int x) {{ return x + {i}; }}" for i in range(_FUNCTIONS))
+    # A version string in a .rodata of 4 MiB (several of a view's chunks, away from every table),
+    # which the static scan reads once the cuBLAS-named code is found.
+    source += '\nconst char *cublas_like_version(void) { return "cuBLAS version 12.4.5"; }\n'
+    source += "const char cublas_like_table[4 << 20] = {1};\n"
     library = compile_shared(tmp_path / "libmoved.so", {"moved.c": source}, soname="libmoved.so")
     # A search path longer than the old .dynstr has room for: patchelf writes a new .dynstr at the
     # end of the file, as PyTorch's build did.
@@ -78,16 +82,21 @@ def test_the_analysis_keeps_the_moved_tables_on_a_second_pass_instead_of_spoolin
     assert whole is not None
     assert narrow == whole
     assert len(whole.exported_api) + len(whole.internal_api) >= _FUNCTIONS  # the symbols were read
+    assert whole.version_strings == ("cuBLAS 12.4.5",)  # and .rodata, on the same second pass
     assert (passes.views, passes.spools) == (2, 0)
+
+
+def _narrow_planning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ElfEdit]:
+    """The moved library's wheel, planned with 4 KiB ends, and an RPATH edit that fits in place."""
+    monkeypatch.setattr(apply, "_PLAN_HEAD", 4096)
+    monkeypatch.setattr(apply, "_PLAN_TAIL", 4096)
+    return _wheel(tmp_path), ElfEdit(path="moved/libmoved.so", search_path=("$ORIGIN/../nvidia/cublas/lib",))
 
 
 def test_repair_plans_the_edit_itself_on_a_second_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    wheel_path = _wheel(tmp_path)
-    monkeypatch.setattr(apply, "_PLAN_HEAD", 4096)
-    monkeypatch.setattr(apply, "_PLAN_TAIL", 4096)
-    edit = ElfEdit(path="moved/libmoved.so", search_path=("$ORIGIN/../nvidia/cublas/lib",))
+    wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     with Wheel.open(wheel_path) as wheel:
         records = apply.checked_record(wheel)
         record: RecordEntry = records[edit.path]
@@ -108,10 +117,7 @@ def _read_with_cache(wheel: Wheel) -> inspection.InspectionCache:
 def test_repair_plans_the_edit_in_one_pass_where_the_analysis_found_the_tables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    wheel_path = _wheel(tmp_path)
-    monkeypatch.setattr(apply, "_PLAN_HEAD", 4096)
-    monkeypatch.setattr(apply, "_PLAN_TAIL", 4096)
-    edit = ElfEdit(path="moved/libmoved.so", search_path=("$ORIGIN/../nvidia/cublas/lib",))
+    wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     with Wheel.open(wheel_path) as wheel:
         record = apply.checked_record(wheel)[edit.path]
         tables = _read_with_cache(wheel).known_tables(wheel.member(edit.path))

@@ -93,3 +93,21 @@ def test_known_table_ranges_are_what_table_ranges_reads(elf_zoo: ElfZoo) -> None
     dynamic_only = known_table_ranges(facts.sections, symbol_table=False)
     assert {sections[r] for r in read} - {sections[r] for r in dynamic_only} == {".symtab", ".strtab"}
     assert {sections[r] for r in dynamic_only} >= {".dynsym", ".dynstr", ".dynamic", ".shstrtab"}
+
+
+def test_table_ranges_can_add_the_read_only_data_sections_up_to_a_size(elf_zoo: ElfZoo) -> None:
+    """For a pass that must also keep .rodata before the section names can be read."""
+    with elf_zoo.ext_dynamic.open("rb") as stream:
+        sections = list(ELFFile(stream).iter_sections())
+        read_only = [
+            (s["sh_offset"], s["sh_size"])
+            for s in sections
+            if s["sh_type"] == "SHT_PROGBITS" and s["sh_flags"] & 0x7 == 0x2 and s["sh_size"]
+        ]
+        names = {(s["sh_offset"], s["sh_size"]): s.name for s in sections}
+        tables = table_ranges(stream)
+        assert table_ranges(stream, read_only_data=1 << 30) == [*tables, *read_only]
+        biggest = max(size for _, size in read_only)
+        smaller = table_ranges(stream, read_only_data=biggest - 1)
+    assert {names[r] for r in read_only} >= {".eh_frame"}
+    assert smaller == [*tables, *[r for r in read_only if r[1] < biggest]]

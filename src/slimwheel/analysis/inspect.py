@@ -19,7 +19,7 @@ from typing import BinaryIO, cast
 from slimwheel.analysis._worker import BOOTSTRAP
 from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
-from slimwheel.analysis.static import _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
+from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
 from slimwheel.elf import (
     ELF_MAGIC,
     ElfFacts,
@@ -132,7 +132,11 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
                 if not extra:
                     with contextlib.suppress(MissingRangeError):  # no section headers kept: the miss only
                         tables = table_ranges(view)
-                        wanted.extend(tables)
+                        # .rodata too while it fits, which the static scan may read once the symbols
+                        # are known: else that costs a third pass.
+                        with_data = table_ranges(view, read_only_data=_RODATA_SCAN_LIMIT)
+                        fits = sum(n for _, n in [*wanted, *with_data]) <= _EXTRA_LIMIT
+                        wanted.extend(with_data if fits else tables)
                         ends = (_SMALL_END, _SMALL_END) if tables else ends
         if sum(length for _, length in wanted) > _EXTRA_LIMIT:
             break

@@ -11,12 +11,16 @@ from typing import Protocol
 from slimwheel.elf.format import (
     _PT_DYNAMIC,
     _PT_NOTE,
+    _SHF_ALLOC,
+    _SHF_EXECINSTR,
+    _SHF_WRITE,
     _SHT_DYNAMIC,
     _SHT_DYNSYM,
     _SHT_GNU_VERDEF,
     _SHT_GNU_VERNEED,
     _SHT_GNU_VERSYM,
     _SHT_NOTE,
+    _SHT_PROGBITS,
     _SHT_STRTAB,
     _SHT_SYMTAB,
     is_elf,
@@ -93,12 +97,14 @@ def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
     return ranges
 
 
-def table_ranges(stream: _Readable) -> list[tuple[int, int]]:
+def table_ranges(stream: _Readable, *, read_only_data: int = 0) -> list[tuple[int, int]]:
     """(offset, length) of every symbol, string, version, note and dynamic section, from a file whose
     ELF header and section header table ``stream`` can read (a view that kept its ends). For a second
     pass when a first one missed a table: in libraries an earlier patchelf rewrote (PyTorch 1.13's
     ``libtorch_cuda_cu.so``) ``.shstrtab``, ``.symtab`` and ``.strtab`` sit before a 10 MB tail.
-    Anything unreadable gives ``[]``."""
+    ``read_only_data``: also the read-only data sections (allocated, neither written nor executed:
+    ``.rodata``, which the static scan reads, among them, since the names may not be readable yet) of
+    at most that many bytes each, after the tables. Anything unreadable gives ``[]``."""
     stream.seek(0)
     header = stream.read(64) or b""
     if len(header) < 52 or not is_elf(header) or header[4] not in (1, 2) or header[5] not in (1, 2):
@@ -118,12 +124,15 @@ def table_ranges(stream: _Readable) -> list[tuple[int, int]]:
     stream.seek(shoff)
     table = stream.read(shentsize * shnum) or b""
     ranges: list[tuple[int, int]] = []
+    data: list[tuple[int, int]] = []
     for index in range(min(shnum, len(table) // shentsize)):
         fields = section.unpack_from(table, index * shentsize)
-        kind, offset, size = fields[1], fields[4], fields[5]
+        kind, flags, offset, size = fields[1], fields[2], fields[4], fields[5]
         if kind in _TABLE_TYPES and size:
             ranges.append((offset, size))
-    return ranges
+        elif kind == _SHT_PROGBITS and flags & (_SHF_ALLOC | _SHF_WRITE | _SHF_EXECINSTR) == _SHF_ALLOC:
+            data.extend([(offset, size)] if 0 < size <= read_only_data else [])
+    return [*ranges, *data]
 
 
 def known_table_ranges(
