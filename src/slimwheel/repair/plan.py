@@ -378,14 +378,21 @@ def _keep_unlinked_copies(
         return {p.distribution for p in catalog.providers(soname=soname, cuda_major=major, platform=platform)}
 
     required = {name for soname in linked for name in distributions(soname)}
+    kept: dict[str, list[str]] = {}
     for path, copy in sorted(copies.items()):
         if path in reached or distributions(copy.original_soname) & required:
             continue
         draft.drop.discard(path)
         draft.kept_copies.add(path)
+        folder, name = posixpath.split(path)
+        kept.setdefault(folder, []).append(name)
+    for folder, names in kept.items():  # one line a folder: a package vendors a toolkit's set at once
+        one = len(names) == 1
+        which = f"{folder}/{names[0]}" if one else f"{folder}/: {', '.join(names)}"
+        it, is_ = ("it", "it is") if one else ("them", "they are")
         draft.left_alone.append(
-            f"{path}: kept: nothing in the wheel links it, so it is loaded at run time (dlopen), maybe "
-            "from a path the package's code builds, which repair cannot redirect (--force drops it)"
+            f"{which}: kept: nothing in the wheel links {it}, so {is_} loaded at run time (dlopen), maybe "
+            f"from a path the package's code builds, which repair cannot redirect (--force drops {it})"
         )
 
 
