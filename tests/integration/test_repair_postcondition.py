@@ -198,3 +198,21 @@ def test_a_provider_the_wheel_requires_is_learned_on_demand(
     assert "nvidia-cudss-cu13: not in the catalog (--offline: not learned)" in err
     assert "not written" in err
     assert not user_catalog.exists()
+
+
+def test_files_with_the_same_problem_share_a_line(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pylibcudf's 43 extensions of one folder each need libcudf.so from another wheel: the refusal
+    says so once, naming three files and counting the rest; -v names them all."""
+    relative = elf_zoo.relative_rpath.read_bytes()
+    names = [f"solver/misc/lib{letter}.so.1" for letter in "abcde"]
+    wheel = _renamed_solver(tmp_path, elf_zoo, dict.fromkeys(names, relative))
+    argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*argv, "--isolated-environment"]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
+    assert len(lines) == 1
+    assert f"5 files ({', '.join(names[:3])} and 2 more (-v names them)): " in lines[0]
+    assert main([*argv, "--isolated-environment", "-v"]) == 1
+    (verbose,) = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
+    assert f"5 files ({', '.join(names)}): " in verbose

@@ -260,14 +260,28 @@ def _say_refused(refused: RepairRefusedError, out: Output) -> None:
     _say_problems(name, refused.outcome.check, out)
 
 
+_FILES_NAMED = 3  # files named on a line that many files share (-v names them all)
+
+
 def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
-    """One line per problem: the file, the soname and why; what repair caused apart from what it found."""
+    """One line per problem: the files, the soname and why; what repair caused apart from what it
+    found. Files with the same problem share a line (pylibcudf's 129 extensions that each need
+    libcudf.so from another wheel: one line, not 129)."""
     for label, problems in (
         ("repair introduced", check.introduced),
         ("the input had it too", check.inherited),
     ):
+        paths_of: dict[str, list[str]] = {}
         for problem in problems:
-            out.error(f"{name}: {problem} [{label}]")
+            paths_of.setdefault(problem.message, []).append(problem.path)
+        for message, paths in paths_of.items():
+            shown = paths if out.verbose or len(paths) <= _FILES_NAMED else paths[:_FILES_NAMED]
+            where = ", ".join(p for p in shown if p)
+            if len(shown) < len(paths):
+                where += f" and {len(paths) - len(shown)} more (-v names them)"
+            if len(paths) > 1:
+                where = f"{len(paths)} files ({where})"
+            out.error(f"{name}: {where}: {message} [{label}]" if where else f"{name}: {message} [{label}]")
 
 
 def _say_check(outcome: RepairOutcome, settings: Output) -> None:
