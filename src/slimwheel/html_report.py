@@ -554,15 +554,11 @@ def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
     several places under different provider versions has a row for each; the needs only the host
     provides are one row per file."""
     from slimwheel.analysis import Resolution
-    from slimwheel.check.words import lookup_words
+    from slimwheel.check.words import lookup_words, search_path_words
 
     rows: list[CheckLookupRow] = []
     for file in check.files:
-        paths = []
-        if file.rpath:
-            paths.append("RPATH " + ":".join(file.rpath))
-        if file.runpath:
-            paths.append("RUNPATH " + ":".join(file.runpath))
+        paths = search_path_words(file.rpath, file.runpath)
         search = " ".join(paths)
         mine: list[CheckLookupRow] = []
         system = 0

@@ -73,14 +73,11 @@ def elf_rows(report: WheelReport) -> list[ElfRow]:
     """Show's ELF table, one row per DT_NEEDED that is not the host's (those are counted in one row),
     so that no cell holds several facts whose wrapped lines could drift from their neighbours'."""
     from slimwheel.analysis import Resolution
+    from slimwheel.check.words import search_path_words
 
     rows: list[ElfRow] = []
     for elf in report.elf_files:
-        paths = []
-        if elf.rpath:
-            paths.append("RPATH " + ":".join(elf.rpath))
-        if elf.runpath:
-            paths.append("RUNPATH " + ":".join(elf.runpath))
+        paths = search_path_words(elf.rpath, elf.runpath)
         facts: list[tuple[str, str]] = []
         for need in elf.needed:
             if need.resolution is Resolution.SYSTEM:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from slimwheel.check.model import Lookup
 
-__all__ = ["lookup_words", "versions_words"]
+__all__ = ["lookup_words", "search_path_words", "versions_words"]
 
 
 def _same(text: str) -> str:
@@ -16,6 +16,13 @@ def _same(text: str) -> str:
 
 def _plain(_style: str, text: str) -> str:
     return text
+
+
+def search_path_words(rpath: Sequence[str], runpath: Sequence[str]) -> list[str]:
+    """A file's search path as ``show``, ``check`` and the HTML page print it: "RPATH a:b", then
+    "RUNPATH c", each only when the file has it."""
+    words = [f"RPATH {':'.join(rpath)}"] if rpath else []
+    return words + ([f"RUNPATH {':'.join(runpath)}"] if runpath else [])
 
 
 def versions_words(versions: Sequence[str]) -> str:

@@ -77,6 +77,7 @@ def _render(report: CheckReport, settings: Output) -> None:
     from rich.markup import escape
 
     from slimwheel.analysis import Resolution
+    from slimwheel.check.words import search_path_words
 
     out = settings.console()
     cuda = f", CUDA {report.cuda_major}" if report.cuda_major is not None else ", no CUDA major"
@@ -113,11 +114,7 @@ def _render(report: CheckReport, settings: Output) -> None:
             rows.append((f"+ {system} system libraries", "system"))
         if not rows:
             rows.append(("", escape(file.error or "")))
-        paths = []
-        if file.rpath:
-            paths.append("RPATH " + ":".join(file.rpath))
-        if file.runpath:
-            paths.append("RUNPATH " + ":".join(file.runpath))
+        paths = search_path_words(file.rpath, file.runpath)
         for index, (name, found) in enumerate(rows):
             first = index == 0
             if settings.terminal:
