@@ -33,6 +33,7 @@ from slimwheel.report import elf_rows, human_size
 if TYPE_CHECKING:
     from slimwheel.analysis import WheelReport
     from slimwheel.check import CheckReport
+    from slimwheel.findings import Finding
     from slimwheel.repair.plan import RepairPlan
 
 __all__ = [
@@ -523,14 +524,7 @@ def _tables(report: WheelReport, outlook: RepairOutlook) -> list[str]:
     if fatbins:
         parts.append(_table("Device code (.nv_fatbin)", ("file", "size"), fatbins, numeric=(1,)))
     if report.findings:
-        parts.append(
-            _table(
-                "Findings",
-                ("severity", "file", "finding"),
-                [(f.severity.value, f.path, f.message) for f in report.findings],
-                path=1,
-            )
-        )
+        parts.append(_findings_table("Findings", report.findings))
     return parts
 
 
@@ -654,19 +648,20 @@ def _check_tables(check: CheckReport) -> list[str]:
         )
     )
     if check.findings:
-        parts.append(
-            _table(
-                "Findings (check)",
-                ("severity", "file", "finding"),
-                [(f.severity.value, f.path, f.message) for f in check.findings],
-                path=1,
-                attributes=[
-                    {"data-check": "finding", "data-kind": f.kind.value, "data-severity": f.severity.value}
-                    for f in check.findings
-                ],
-            )
-        )
+        parts.append(_findings_table("Findings (check)", check.findings, marked="finding"))
     return parts
+
+
+def _findings_table(title: str, findings: Sequence[Finding], *, marked: str | None = None) -> str:
+    """Show's or check's findings, a row each; ``marked``: each row carries ``data-check`` with that
+    value, its kind and its severity (the page's test reads check's back)."""
+    attributes = [
+        {"data-check": marked, "data-kind": f.kind.value, "data-severity": f.severity.value}
+        for f in findings
+        if marked is not None
+    ]
+    rows = [(f.severity.value, f.path, f.message) for f in findings]
+    return _table(title, ("severity", "file", "finding"), rows, path=1, attributes=attributes)
 
 
 def _table(
