@@ -242,17 +242,17 @@ class InspectionCache:
         one pass keeping the tables the earlier read found; it takes the static scan's ``.symtab`` and
         ``.rodata`` findings from the earlier read, when no written byte lies in those sections. Else
         the member is read afresh, as after :meth:`forget`."""
-        known = [outcome for key, (_, outcome) in self._outcomes.items() if key[0] == name]
-        scanned = [flag for key, (flag, _) in self._outcomes.items() if key[0] == name]
+        known = [found for key, found in self._outcomes.items() if key[0] == name]
         self.forget([name])
-        if len(known) != 1 or not isinstance(known[0], _Inspection):
+        if len(known) != 1 or not isinstance(known[0][1], _Inspection):
             return
-        facts = known[0].facts
+        scanned, inspection = known[0][0], known[0][1]
+        facts = inspection.facts
         scanned_from = [(s.offset, s.size) for s in facts.sections if s.name in _STATIC_SCAN_SECTIONS]
         if not facts.sections or _overlaps(written, scanned_from):
             return
         keep = (*known_table_ranges(facts.sections, symbol_table=False), *written)
-        self._rewrites[name] = _Rewrite(keep, known[0].internal_api, known[0].version_strings, scanned[0])
+        self._rewrites[name] = _Rewrite(keep, inspection.internal_api, inspection.version_strings, scanned)
 
     def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
         """(offset, length) of the tables the read of ``member`` found that an ELF edit reads: every

@@ -297,16 +297,13 @@ def _write(
     patchelf: str | None,
     *,
     progress: Progress,
-    cache: InspectionCache,
+    tables: Mapping[str, Sequence[tuple[int, int]]],
 ) -> tuple[Path, dict[str, ElfPatch]]:
     """apply_plan, its progress in bytes of the input, member by member; with the patches of the
-    members it edited itself."""
+    members it edited itself. ``tables``: where the analysis found each edited member's tables."""
     from slimwheel.repair.apply import apply_plan
-    from slimwheel.wheel import Wheel
 
     size = path.stat().st_size
-    with Wheel.open(path) as wheel:
-        tables = {e.path: cache.known_tables(wheel.member(e.path)) for e in plan.edits}
     edited: dict[str, ElfPatch] = {}
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(
@@ -420,6 +417,8 @@ def repair_wheel(
                 else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
                 embed=None if embed is None else embed_request(wheel, tuple(embed)),
             )
+            # Where the analysis found each member to edit's tables: planning the edit keeps them.
+            tables = {edit.path: cache.known_tables(wheel.member(edit.path)) for edit in plan.edits}
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
@@ -441,7 +440,7 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
-            staged, edited = _write(path, plan, staging, patchelf, progress=progress, cache=cache)
+            staged, edited = _write(path, plan, staging, patchelf, progress=progress, tables=tables)
             with progress.step("checking input and output"):
                 verdict, reads = _prove(
                     wheel_path,
