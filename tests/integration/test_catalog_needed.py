@@ -22,15 +22,6 @@ from tests.support.wheels import make_wheel
 StartServer = Callable[..., IndexServer]
 
 
-@pytest.fixture
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No shipped snapshot, a user catalog and a cache of this test's own."""
-    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
-    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "user-catalog.json.gz"))
-    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 @pytest.mark.parametrize("ranges", [True, False])
 def test_update_needed_reads_the_newest_releases_libraries_and_later_updates_keep_them(
     index_server: StartServer,

@@ -21,15 +21,6 @@ StartServer = Callable[..., IndexServer]
 
 
 @pytest.fixture
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No shipped snapshot, a user catalog and a cache of this test's own."""
-    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
-    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "user-catalog.json.gz"))
-    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
-@pytest.fixture
 def providers_dir(elf_zoo: ElfZoo, tmp_path: Path) -> Path:
     return build_provider_wheels(elf_zoo, tmp_path / "index").directory
 

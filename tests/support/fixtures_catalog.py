@@ -40,3 +40,12 @@ def own_catalog(providers: ProviderWheels, tmp_path: Path, monkeypatch: pytest.M
     path = tmp_path / "catalog.json.gz"
     write_catalog(learn_from_wheels(providers.all), path)
     return path
+
+
+@pytest.fixture
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No shipped snapshot, a user catalog and a cache of this test's own."""
+    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
+    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "user-catalog.json.gz"))
+    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
