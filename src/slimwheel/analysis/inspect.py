@@ -6,14 +6,17 @@ after that is plain data.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import os
 import pickle
 import posixpath
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
@@ -21,9 +24,11 @@ from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
 from slimwheel.elf import (
+    EDIT_ENDS,
     ELF_MAGIC,
     ElfFacts,
     Symbol,
+    edit_ranges,
     known_table_ranges,
     ranges_to_keep,
     read_elf,
@@ -34,10 +39,10 @@ from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import parse_library_file_name
 from slimwheel.sources import ArchiveSource
-from slimwheel.wheel import MissingRangeError, Wheel, WheelMember
+from slimwheel.wheel import MissingRangeError, SavedRanges, ViewBuilder, Wheel, WheelMember
 from slimwheel.wheel.shares import in_two_threads
 
-__all__ = ["PARALLEL_BYTES", "InspectionCache"]
+__all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
 
 
 _NOT_BINARY = re.compile(
@@ -64,6 +69,7 @@ class _Inspection:
     exported_api: tuple[Symbol, ...]
     internal_api: tuple[Symbol, ...]
     version_strings: tuple[str, ...]
+    saved: SavedRanges | None = None  # the tables an ELF edit reads, saved by a read asked to
 
 
 def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
@@ -98,9 +104,12 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     return _Inspection(facts, exported, internal, strings)
 
 
-def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: bool) -> _Inspection | None:
+def _inspect_member(
+    wheel: ArchiveSource, member: WheelMember, scan_strings: bool, save_to: Path | None = None
+) -> _Inspection | None:
     """Inspect a member from its head, tail and ELF segments kept in memory; re-read it whole only when
-    that misses.
+    that misses. ``save_to``: a folder where the tables an ELF edit reads are saved (see
+    :meth:`InspectionCache.saved_tables`).
 
     Returns None when the member is not ELF.
     """
@@ -126,7 +135,7 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
                 return None
             view.seek(0)
             try:
-                return _inspect(view, name, scan_strings)
+                return _saving_tables(_inspect(view, name, scan_strings), raw_view, member, save_to)
             except MissingRangeError as missing:
                 wanted = [*extra, (missing.offset, missing.length)]
                 if not extra:
@@ -142,7 +151,49 @@ def _inspect_member(wheel: ArchiveSource, member: WheelMember, scan_strings: boo
             break
         extra[:] = wanted
     with wheel.seekable_member(name) as stream:
-        return _inspect(stream, name, scan_strings)
+        return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
+
+
+def _saving_tables(
+    inspection: _Inspection, content: io.RawIOBase | BinaryIO, member: WheelMember, folder: Path | None
+) -> _Inspection:
+    """``inspection`` with the tables an ELF edit of the member reads saved into ``folder`` (the
+    bytes ``content`` holds of them: a view, or the whole member spooled), when a folder is given."""
+    if folder is None:
+        return inspection
+    stream = cast(BinaryIO, content)
+    stream.seek(0)
+    prefix = stream.read(min(member.file_size, EDIT_ENDS))
+    # Named by what identifies the member's bytes: an analysis of another wheel with a member of the
+    # same name (auditwheel's output) saves beside it, not over it.
+    key = hashlib.sha256(f"{member.name}\0{member.file_size}\0{member.crc}".encode()).hexdigest()[:32]
+    ranges = edit_ranges(prefix, member.file_size, inspection.facts.sections)
+    saved = SavedRanges.save(member.name, member.file_size, stream, ranges, folder / f"{key}.tables")
+    return replace(inspection, saved=saved)
+
+
+def _rewrite_keep(rewrite: _Rewrite) -> Callable[[bytes], list[tuple[int, int]]]:
+    def keep(prefix: bytes) -> list[tuple[int, int]]:
+        return [*ranges_to_keep(prefix), *rewrite.keep]
+
+    return keep
+
+
+def _inspect_rewrite(view: io.RawIOBase, name: str, rewrite: _Rewrite) -> _Inspection | None:
+    """Inspect an edited member's new content from ``view`` (kept as :meth:`InspectionCache.rewritten`
+    says): what an edit can change read anew, the static scan's findings taken from the earlier read.
+    MissingRangeError when the view lacks something (then read the member in full)."""
+    stream = cast(BinaryIO, view)
+    if stream.read(4) != ELF_MAGIC:
+        return None
+    stream.seek(0)
+    facts = read_elf(stream, path=name, symbols=False)
+    exported = (
+        rewrite.exported_api
+        if rewrite.exported_api is not None
+        else scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
+    )
+    return _Inspection(facts, exported, rewrite.internal_api, rewrite.version_strings)
 
 
 def _reinspect_member(
@@ -150,24 +201,13 @@ def _reinspect_member(
 ) -> _Inspection | None:
     """Inspect a member repair edited (see :meth:`InspectionCache.rewritten`): one inflating pass
     keeping the tables the input's read found; a full read when that misses."""
-    name = member.name
-
-    def keep(prefix: bytes) -> list[tuple[int, int]]:
-        return [*ranges_to_keep(prefix), *rewrite.keep]
-
-    with wheel.member_view(name, head=_SMALL_END, tail=_SMALL_END, keep=keep) as raw_view:
-        view = cast(BinaryIO, raw_view)
-        if view.read(4) != ELF_MAGIC:
-            return None
-        view.seek(0)
+    keep = _rewrite_keep(rewrite)
+    with wheel.member_view(member.name, head=_SMALL_END, tail=_SMALL_END, keep=keep) as view:
         try:
-            facts = read_elf(view, path=name, symbols=False)
-            exported = scan_symbols(view, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
+            inspection = _inspect_rewrite(view, member.name, rewrite)
         except MissingRangeError:
-            facts = None
-    if facts is None:
-        return _inspect_member(wheel, member, scan_strings)
-    return _Inspection(facts, exported, rewrite.internal_api, rewrite.version_strings if scan_strings else ())
+            return _inspect_member(wheel, member, scan_strings)
+    return inspection if inspection is None or scan_strings else replace(inspection, version_strings=())
 
 
 # An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
@@ -187,6 +227,38 @@ class _Rewrite:
     internal_api: tuple[Symbol, ...]
     version_strings: tuple[str, ...]
     scanned_strings: bool
+    # The earlier read's exported API, when no written byte lies in .dynsym: an ELF edit writes no
+    # string a dynamic symbol's name reads (slimwheel.elf.edit), so the names are the same.
+    exported_api: tuple[Symbol, ...] | None = None
+    # What reading the new content as it was written found (see RewriteWatch); None: not read yet.
+    outcome: tuple[_Outcome] | None = None
+
+
+class RewriteWatch:
+    """Reads the new content of a member repair edits while it is written (``feed``, in order), so
+    that the output's analysis does not inflate it again: ``finish`` inspects what it kept (the
+    tables the input's read found and the ranges the edit wrote, as :meth:`InspectionCache.rewritten`
+    says) and leaves the outcome in the cache. When the kept ranges do not suffice, the output's
+    analysis reads the member as without a watch."""
+
+    def __init__(self, cache: InspectionCache, name: str, size: int, rewrite: _Rewrite) -> None:
+        self._cache = cache
+        self._rewrite = rewrite
+        self._builder = ViewBuilder(name, size, head=_SMALL_END, tail=_SMALL_END, keep=_rewrite_keep(rewrite))
+
+    def feed(self, chunk: bytes | memoryview) -> None:
+        self._builder.feed(chunk)
+
+    def finish(self) -> None:
+        """Inspect the content fed (all of it: a ValueError otherwise)."""
+        with self._builder.finish() as view:
+            try:
+                outcome: _Outcome = _inspect_rewrite(view, view.name, self._rewrite)
+            except MissingRangeError:
+                return
+            except ElfError as exc:
+                outcome = exc.reason
+        self._cache._watched(view.name, replace(self._rewrite, outcome=(outcome,)))
 
 
 def _overlaps(ranges: Iterable[tuple[int, int]], others: Iterable[tuple[int, int]]) -> bool:
@@ -209,7 +281,10 @@ class InspectionCache:
     serves an analysis that does not scan them; not the other way round.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tables_folder: Path | None = None) -> None:
+        """``tables_folder``: where reads save the tables an ELF edit of each member reads
+        (:meth:`saved_tables`); None: not saved."""
+        self.tables_folder = tables_folder
         self._outcomes: dict[tuple[str, int, int], tuple[bool, _Outcome]] = {}
         self._rewrites: dict[str, _Rewrite] = {}
         self.reads = 0  # members read to inspect them, over every analysis that used this cache
@@ -218,6 +293,13 @@ class InspectionCache:
     def get(self, member: WheelMember, scan_strings: bool) -> tuple[bool, _Outcome]:
         """(found, outcome)."""
         known = self._outcomes.get((member.name, member.file_size, member.crc))
+        if known is None:
+            rewrite = self.rewrite_of(member, scan_strings)
+            if rewrite is not None and rewrite.outcome is not None:  # read as it was written
+                (outcome,) = rewrite.outcome
+                if isinstance(outcome, _Inspection) and not scan_strings:
+                    outcome = replace(outcome, version_strings=())
+                known = (scan_strings, outcome)
         if known is None or (scan_strings and not known[0]):
             return False, None
         self.reused += 1
@@ -252,7 +334,31 @@ class InspectionCache:
         if not facts.sections or _overlaps(written, scanned_from):
             return
         keep = (*known_table_ranges(facts.sections, symbol_table=False), *written)
-        self._rewrites[name] = _Rewrite(keep, inspection.internal_api, inspection.version_strings, scanned)
+        dynsym = [(s.offset, s.size) for s in facts.sections if s.name == ".dynsym"]
+        exported = inspection.exported_api if dynsym and not _overlaps(written, dynsym) else None
+        self._rewrites[name] = _Rewrite(
+            keep, inspection.internal_api, inspection.version_strings, scanned, exported
+        )
+
+    def rewriting(self, name: str, written: Sequence[tuple[int, int]], size: int) -> RewriteWatch | None:
+        """:meth:`rewritten`, and a watch to hand the new content (``size`` bytes) to as it is written,
+        which saves the output's analysis its pass over the member; None when the member must be read
+        afresh anyway."""
+        self.rewritten(name, written)
+        rewrite = self._rewrites.get(name)
+        return RewriteWatch(self, name, size, rewrite) if rewrite is not None else None
+
+    def _watched(self, name: str, rewrite: _Rewrite) -> None:
+        if name in self._rewrites:
+            self._rewrites[name] = rewrite
+
+    def saved_tables(self, member: WheelMember) -> SavedRanges | None:
+        """The tables an ELF edit of ``member`` reads, as the read of it saved them (see
+        ``tables_folder``); None when it was not read with a folder, or is not ELF."""
+        known = self._outcomes.get((member.name, member.file_size, member.crc))
+        if known is None or not isinstance(known[1], _Inspection):
+            return None
+        return known[1].saved
 
     def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
         """(offset, length) of the tables the read of ``member`` found that an ELF edit reads: every
@@ -274,6 +380,7 @@ def _inspect_each(
     members: Sequence[WheelMember],
     scan_strings: bool,
     rewrites: Mapping[str, _Rewrite] | None = None,
+    save_to: Path | None = None,
 ) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
     for member in members:
@@ -282,19 +389,28 @@ def _inspect_each(
             if rewrite is not None:
                 outcomes.append(_reinspect_member(wheel, member, rewrite, scan_strings))
             else:
-                outcomes.append(_inspect_member(wheel, member, scan_strings))
+                outcomes.append(_inspect_member(wheel, member, scan_strings, save_to))
         except ElfError as exc:
             outcomes.append(exc.reason)
     return outcomes
 
 
-def _inspect_in_worker(path: str, names: Sequence[str], scan_strings: bool) -> list[_Outcome]:
+def _inspect_in_worker(
+    path: str, names: Sequence[str], scan_strings: bool, save_to: str | None = None
+) -> list[_Outcome]:
     with Wheel.open(path) as wheel:
-        return _inspect_each(wheel, [wheel.member(name) for name in names], scan_strings)
+        members = [wheel.member(name) for name in names]
+        return _inspect_each(wheel, members, scan_strings, save_to=None if save_to is None else Path(save_to))
 
 
 def _inspect_members(
-    wheel: ArchiveSource, members: Sequence[WheelMember], scan_strings: bool, jobs: int, parallel_bytes: int
+    wheel: ArchiveSource,
+    members: Sequence[WheelMember],
+    scan_strings: bool,
+    jobs: int,
+    parallel_bytes: int,
+    *,
+    save_to: Path | None = None,
 ) -> list[_Outcome]:
     """Inspect members, in worker processes when the wheel is a local file big enough to pay for them.
 
@@ -306,7 +422,7 @@ def _inspect_members(
     path = getattr(wheel, "local_path", None)
     total = sum(m.file_size for m in members)
     if jobs <= 1 or path is None or total < parallel_bytes or len(members) < 2:
-        return _inspect_each(wheel, members, scan_strings)
+        return _inspect_each(wheel, members, scan_strings, save_to=save_to)
     bins: list[list[int]] = [[] for _ in range(min(jobs, len(members)))]
     loads = [0] * len(bins)
     for index in sorted(range(len(members)), key=lambda i: -members[i].file_size):
@@ -320,11 +436,13 @@ def _inspect_members(
         workers = [
             (
                 indices,
-                stack.enter_context(_Worker(str(path), [members[i].name for i in indices], scan_strings)),
+                stack.enter_context(
+                    _Worker(str(path), [members[i].name for i in indices], scan_strings, save_to)
+                ),
             )
             for indices in bins[1:]
         ]
-        own = _inspect_each(wheel, [members[i] for i in bins[0]], scan_strings)
+        own = _inspect_each(wheel, [members[i] for i in bins[0]], scan_strings, save_to=save_to)
         for index, outcome in zip(bins[0], own, strict=True):
             outcomes[index] = outcome
         for indices, worker in workers:
@@ -337,13 +455,14 @@ class _Worker:
     """One analysis worker process (see :mod:`slimwheel.analysis._worker`), killed and reaped on exit
     from its ``with`` block whatever happened."""
 
-    def __init__(self, path: str, names: Sequence[str], scan_strings: bool) -> None:
+    def __init__(self, path: str, names: Sequence[str], scan_strings: bool, save_to: Path | None) -> None:
         self._task = {
             "sys_path": list(sys.path),
             "parent": os.getpid(),
             "path": path,
             "names": list(names),
             "scan_strings": scan_strings,
+            "save_to": None if save_to is None else str(save_to),
         }
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -410,7 +529,8 @@ def _read_members(
     # Members repair edited: one pass each, in this process, two at a time on threads (the output's
     # analysis reads little else, and another process would cost more memory than it saves time).
     reread = [m for m in candidates if m.name in rewrites]
-    read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes)
+    save_to = cache.tables_folder if cache is not None else None
+    read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes, save_to=save_to)
     reread_outcomes = (
         in_two_threads(
             wheel,

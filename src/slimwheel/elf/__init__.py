@@ -24,16 +24,18 @@ The package holds :mod:`~slimwheel.elf.format` (the numbers and struct layouts o
 """
 
 from slimwheel.elf.format import ELF_MAGIC, is_elf
-from slimwheel.elf.keep import known_table_ranges, ranges_to_keep, table_ranges
+from slimwheel.elf.keep import EDIT_ENDS, edit_ranges, known_table_ranges, ranges_to_keep, table_ranges
 from slimwheel.elf.reader import ElfFacts, Section, Symbol, VersionNeed, read_elf, read_elf_file, read_section
 from slimwheel.elf.scan import scan_symbols
 
 __all__ = [
+    "EDIT_ENDS",
     "ELF_MAGIC",
     "ElfFacts",
     "Section",
     "Symbol",
     "VersionNeed",
+    "edit_ranges",
     "is_elf",
     "known_table_ranges",
     "ranges_to_keep",

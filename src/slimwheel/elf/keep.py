@@ -26,7 +26,9 @@ from slimwheel.elf.format import (
     is_elf,
 )
 
-__all__ = ["known_table_ranges", "ranges_to_keep", "table_ranges"]
+__all__ = ["EDIT_ENDS", "edit_ranges", "known_table_ranges", "ranges_to_keep", "table_ranges"]
+
+EDIT_ENDS = 256 << 10  # the start and end of a file kept for an ELF edit once its tables are known
 
 # Sections the readers of this package parse (names, symbols, versions, notes).
 _TABLE_TYPES = frozenset(
@@ -148,4 +150,17 @@ def known_table_ranges(
         if section.kind in _TABLE_TYPES
         and section.size
         and (symbol_table or not (section.kind == _SHT_SYMTAB or section.name == ".strtab"))
+    ]
+
+
+def edit_ranges(prefix: bytes, size: int, sections: Iterable[_SectionLike]) -> list[tuple[int, int]]:
+    """(offset, length) of what planning an ELF edit reads (``slimwheel.elf.edit.plan_edit``) of a
+    ``size``-byte file whose sections an earlier read found: its first and last ``EDIT_ENDS`` bytes,
+    what :func:`ranges_to_keep` finds from ``prefix`` (its first bytes) and the tables
+    :func:`known_table_ranges` gives without the symbol table."""
+    return [
+        (0, min(size, EDIT_ENDS)),
+        (max(0, size - EDIT_ENDS), min(size, EDIT_ENDS)),
+        *ranges_to_keep(prefix),
+        *known_table_ranges(sections, symbol_table=False),
     ]

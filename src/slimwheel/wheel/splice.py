@@ -285,11 +285,13 @@ def splice_deflate(
     patches: Sequence[tuple[int, bytes]],
     appended: bytes,
     on_content: Callable[[bytes], None],
+    on_original: Callable[[bytes], None] | None = None,
     stats: SpliceStats | None = None,
 ) -> Iterator[bytes]:
     """The raw deflate data of the original content (``raw``: its raw deflate data; ``size`` bytes
     of CRC-32 ``crc``, checked at the end) with ``patches`` (offset, bytes) written over it and
-    ``appended`` after it. ``on_content`` sees the new content in order, once."""
+    ``appended`` after it. ``on_content`` sees the new content in order, once; ``on_original`` the
+    original content (to hash it against RECORD)."""
     if _ZLIB is None:
         raise RuntimeError("splice_deflate needs zlib's shared library; check SPLICE_AVAILABLE first")
     for offset, data in patches:
@@ -308,6 +310,8 @@ def splice_deflate(
                 if position + len(data) > size:
                     raise InflateError(f"holds more than the {size} bytes the central directory gives")
                 running_crc = crc32(data, running_crc)
+                if on_original is not None:
+                    on_original(data)
                 yield from splicer.content(position, data)
                 position += len(data)
             elif isinstance(event, _Boundary):
@@ -349,6 +353,9 @@ class _Splicer:
         self._block_size = 0
         self._redeflating = False  # the current block is re-deflated
         self._span: zlib._Compress | None = None  # zlib's compressor of the open span
+        self._span_check: zlib._Decompress | None = None  # inflates what the span made, to prove it
+        self._span_in = (0, 0)  # CRC-32 and size of the content given to the span
+        self._span_out = (0, 0)  # ... of what its output inflates to
 
     def _touches(self, low: int, high: int) -> bool:
         """An edited byte lies in [low - WINDOW, high)."""
@@ -359,8 +366,7 @@ class _Splicer:
         self._on_content(new)
         end = position + len(data)
         if self._redeflating:
-            assert self._span is not None
-            yield self._span.compress(new)
+            yield self._span_compress(new)
             self._stats.redeflated += len(new)
         else:
             self._block.append(new)
@@ -388,17 +394,15 @@ class _Splicer:
         if self._span is not None:
             if self._appended:
                 self._on_content(self._appended)
-                yield self._span.compress(self._appended)
+                yield self._span_compress(self._appended)
                 self._stats.redeflated += len(self._appended)
-            yield self._span.flush(zlib.Z_FINISH)
-            self._span = None
+            yield self._span_close(zlib.Z_FINISH)
         yield self._out.flush()
 
     def _reuse(self, end_bit: int) -> Iterator[bytes]:
         """Copy the current block's compressed bits, after closing the span before it."""
         if self._span is not None:
-            yield self._span.flush(zlib.Z_SYNC_FLUSH)
-            self._span = None
+            yield self._span_close(zlib.Z_SYNC_FLUSH)
             yield b"".join(self._out.put(v, n) for v, n in _padding(0, self._block_bit))
         view = memoryview(self.held_raw)
         base = self._raw_base * 8
@@ -417,8 +421,43 @@ class _Splicer:
                 if zdict
                 else zlib.compressobj(SPAN_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
             )
+            self._span_check = (
+                zlib.decompressobj(-zlib.MAX_WBITS, zdict=zdict)
+                if zdict
+                else zlib.decompressobj(-zlib.MAX_WBITS)
+            )
+            self._span_in = self._span_out = (0, 0)
             self._stats.spans += 1
         for piece in self._block:
-            yield self._span.compress(piece)
+            yield self._span_compress(piece)
         self._stats.redeflated += self._block_size
         self._block, self._block_size = [], 0
+
+    # A re-deflated span is inflated again as it is made (its content is small next to the member:
+    # the blocks around the edits), so that what the new stream decodes to is known, not assumed:
+    # the reused bits decode as before by construction (same bits, same 32 KiB before them).
+
+    def _span_compress(self, content: bytes) -> bytes:
+        assert self._span is not None
+        crc, size = self._span_in
+        self._span_in = (crc32(content, crc), size + len(content))
+        return self._span_checked(self._span.compress(content))
+
+    def _span_close(self, mode: int) -> bytes:
+        assert self._span is not None and self._span_check is not None
+        made = self._span_checked(self._span.flush(mode))
+        self._span = None
+        if self._span_out != self._span_in or (mode == zlib.Z_FINISH and not self._span_check.eof):
+            raise InflateError(
+                f"a re-deflated span decodes to {self._span_out[1]} bytes of CRC-32 {self._span_out[0]:08x}, "
+                f"not its {self._span_in[1]} bytes of CRC-32 {self._span_in[0]:08x} (a slimwheel bug: "
+                "please report it)"
+            )
+        return made
+
+    def _span_checked(self, compressed: bytes) -> bytes:
+        assert self._span_check is not None
+        content = self._span_check.decompress(compressed)
+        crc, size = self._span_out
+        self._span_out = (crc32(content, crc), size + len(content))
+        return compressed

@@ -12,7 +12,9 @@ from __future__ import annotations
 import bisect
 import io
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 from slimwheel._io import merge_ranges, seek_position
 from slimwheel.errors import SlimwheelError
@@ -21,7 +23,7 @@ from slimwheel.wheel.streams import ArchiveWindow
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["ChunkCallback", "KeepRanges", "MemberView", "MissingRangeError"]
+__all__ = ["ChunkCallback", "KeepRanges", "MemberView", "MissingRangeError", "SavedRanges", "ViewBuilder"]
 
 ChunkCallback = Callable[[int, bytes], None]  # (offset in the member, inflated bytes), in order
 # Given the member's first bytes, the extra (offset, length) ranges to keep: an ELF file's program
@@ -89,38 +91,13 @@ class MemberView(io.RawIOBase):
         """Consume ``chunks`` (the member's content, in order, ``size`` bytes in all), keeping bytes
         [0, head) and [size - tail, size), or all of them when ``size <= head + tail``; ``on_chunk``
         sees every chunk first. Raises ValueError when the chunks hold more or fewer than ``size``
-        bytes (the Wheel's chunks are checked before they get here).
-
-        The kept chunks are referenced, not copied (a chunk cut by a range boundary is kept whole
-        behind a memoryview, unless less than half of it is kept: that part is copied), so memory is
-        at most the kept bytes plus a chunk per range."""
-        if head < 0 or tail < 0 or size < 0:
-            raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
-        keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
-        spans = merge_ranges([(0, keep_below), (keep_from, size)])
-        asked = keep is None or keep_below >= size
-        pieces: list[tuple[int, memoryview]] = []
-        offset = 0
+        bytes (the Wheel's chunks are checked before they get here). See :class:`ViewBuilder`."""
+        builder = ViewBuilder(name, size, head=head, tail=tail, keep=keep)
         for chunk in chunks:
-            end = offset + len(chunk)
-            if end > size:
-                raise ValueError(f"{name}: the chunks hold more than {size} bytes")
             if on_chunk is not None:
-                on_chunk(offset, chunk)
-            if not asked and keep is not None:
-                asked = True
-                spans += [(start, start + length) for start, length in keep(bytes(chunk)) if length > 0]
-                spans = merge_ranges(sorted(spans))
-            for span_start, span_end in spans:
-                low, high = max(span_start, offset), min(span_end, end)
-                if low < high:
-                    part = memoryview(chunk)[low - offset : high - offset]
-                    # A small part is copied: a view would keep the whole chunk (1 MiB) alive.
-                    pieces.append((low, part if 2 * len(part) >= len(chunk) else memoryview(bytes(part))))
-            offset = end
-        if offset != size:
-            raise ValueError(f"{name}: the chunks hold {offset} bytes, not {size}")
-        return cls(name, size, pieces=pieces)
+                on_chunk(builder.offset, chunk)
+            builder.feed(chunk)
+        return builder.finish()
 
     # -- what is there -----------------------------------------------------------------------------
 
@@ -211,3 +188,95 @@ class MemberView(io.RawIOBase):
     def _check_open(self) -> None:
         if self.closed:
             raise ValueError("I/O operation on closed MemberView")
+
+
+class ViewBuilder:
+    """A :class:`MemberView` made from content handed in chunk by chunk (``feed``), for a caller that
+    sees the content go by (a writer) rather than pulls it: keeps bytes [0, head) and
+    [size - tail, size), or all of them when ``size <= head + tail``, and the ranges ``keep`` names
+    from the first chunk.
+
+    The kept chunks are referenced, not copied (a chunk cut by a range boundary is kept whole behind a
+    memoryview, unless less than half of it is kept: that part is copied), so memory is at most the
+    kept bytes plus a chunk per range."""
+
+    def __init__(self, name: str, size: int, *, head: int, tail: int, keep: KeepRanges | None = None) -> None:
+        if head < 0 or tail < 0 or size < 0:
+            raise ValueError(f"negative size, head or tail ({size}, {head}, {tail})")
+        self.name = name
+        self.size = size
+        self.offset = 0  # content fed so far
+        keep_below, keep_from = (size, size) if size <= head + tail else (head, size - tail)
+        self._spans = merge_ranges([(0, keep_below), (keep_from, size)])
+        self._keep = None if keep_below >= size else keep
+        self._pieces: list[tuple[int, memoryview]] = []
+
+    def feed(self, chunk: bytes | memoryview) -> None:
+        """The next ``len(chunk)`` bytes of the content (ValueError past ``size``)."""
+        offset = self.offset
+        end = offset + len(chunk)
+        if end > self.size:
+            raise ValueError(f"{self.name}: the chunks hold more than {self.size} bytes")
+        if self._keep is not None:
+            keep, self._keep = self._keep, None
+            extra = [(start, start + length) for start, length in keep(bytes(chunk)) if length > 0]
+            self._spans = merge_ranges(sorted([*self._spans, *extra]))
+        for span_start, span_end in self._spans:
+            low, high = max(span_start, offset), min(span_end, end)
+            if low < high:
+                part = memoryview(chunk)[low - offset : high - offset]
+                # A small part is copied: a view would keep the whole chunk (1 MiB) alive.
+                self._pieces.append((low, part if 2 * len(part) >= len(chunk) else memoryview(bytes(part))))
+        self.offset = end
+
+    def finish(self) -> MemberView:
+        """The view (ValueError when fewer than ``size`` bytes were fed)."""
+        if self.offset != self.size:
+            raise ValueError(f"{self.name}: the chunks hold {self.offset} bytes, not {self.size}")
+        pieces, self._pieces = self._pieces, []
+        return MemberView(self.name, self.size, pieces=pieces)
+
+
+@dataclass(frozen=True)
+class SavedRanges:
+    """Byte ranges of a member's content saved to a file (``path``: the ranges' bytes one after
+    another), so that a later step reads them without inflating the member again: the tables an
+    analysis read, for the edit that repair plans next. Plain data: it crosses process boundaries."""
+
+    name: str
+    size: int  # the member's content size
+    path: str
+    ranges: tuple[tuple[int, int], ...]  # (offset, length), in order, not overlapping
+
+    @classmethod
+    def save(
+        cls, name: str, size: int, content: BinaryIO, ranges: Iterable[tuple[int, int]], path: Path
+    ) -> SavedRanges:
+        """Write the bytes of ``ranges`` of member ``name`` (``size`` bytes) that ``content`` (a
+        :class:`MemberView`, or a file holding all of it) holds to ``path`` (replaced; the parts of
+        ranges a view lacks are left out)."""
+        wanted = merge_ranges(sorted((start, start + length) for start, length in ranges if length > 0))
+        held = content.kept_ranges if isinstance(content, MemberView) else ((0, size),)
+        saved: list[tuple[int, int]] = []
+        with path.open("wb") as handle:
+            for start, end in wanted:
+                for held_start, held_end in held:
+                    low, high = max(start, held_start), min(end, held_end, size)
+                    if low < high:
+                        content.seek(low)
+                        handle.write(content.read(high - low))
+                        saved.append((low, high - low))
+        return cls(name, size, str(path), tuple(saved))
+
+    def open(self) -> MemberView:
+        """A view holding the saved ranges (read into memory); an OSError when the file is gone."""
+        data = Path(self.path).read_bytes()
+        pieces: list[tuple[int, bytes | memoryview]] = []
+        position = 0
+        whole = memoryview(data)
+        for offset, length in self.ranges:
+            pieces.append((offset, whole[position : position + length]))
+            position += length
+        if position != len(data):
+            raise OSError(f"{self.path} holds {len(data)} bytes, not the {position} saved")
+        return MemberView(self.name, self.size, pieces=pieces)

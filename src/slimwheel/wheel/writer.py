@@ -88,6 +88,18 @@ RECORD_HINT = (
 )
 
 
+def record_mismatch(label: str, record: RecordEntry, digest: bytes) -> WheelError:
+    """The error for content of ``label``'s member ``record.path`` whose digest is ``digest``,
+    not the one its RECORD line gives."""
+    algorithm = record.hash_algorithm
+    return WheelError(
+        label,
+        f"hash mismatch for {record.path}: RECORD says {algorithm}={record.hash_digest}, the content "
+        f"hashes to {algorithm}={encode_digest(digest)} (damaged or altered after it was built)",
+        hint=RECORD_HINT,
+    )
+
+
 def date_time_from_environment(environ: Mapping[str, str]) -> DateTime | None:
     """The date_time ``SOURCE_DATE_EPOCH`` asks for (UTC), or None when it is unset or empty.
 
@@ -240,14 +252,7 @@ class WheelWriter:
                 for hasher in hashers:
                     hasher.update(chunk)
             if record is not None and not record.digest_matches(hashers[-1].digest()):
-                algorithm = record.hash_algorithm
-                raise WheelError(
-                    label,
-                    f"hash mismatch for {name}: RECORD says {algorithm}={record.hash_digest}, the content "
-                    f"hashes to {algorithm}={encode_digest(hashers[-1].digest())} (damaged or altered "
-                    "after it was built)",
-                    hint=RECORD_HINT,
-                )
+                raise record_mismatch(label, record, hashers[-1].digest())
         written = (
             None
             if member.is_dir
@@ -309,6 +314,8 @@ class WheelWriter:
         patches: Sequence[tuple[int, bytes]],
         appended: bytes,
         mode: int,
+        record: RecordEntry | None = None,
+        on_content: Callable[[bytes | memoryview], None] | None = None,
     ) -> None:
         """Add member ``name`` of ``source`` with ``patches`` ((offset, bytes), later ones winning
         where they overlap) written over its content and ``appended`` after it, re-deflating only
@@ -316,10 +323,13 @@ class WheelWriter:
         source's, so the member comes out the size it was and costs an inflate, not a deflate.
 
         Only for a deflated member, and only where ``SPLICE_AVAILABLE``. The source's CRC-32 and
-        size are checked as it streams: a mismatch is a WheelError naming the source (and breaks
-        the writer, as a member is half written)."""
+        size are checked as it streams, and its content against ``record`` (its line in the source's
+        RECORD) when given: a mismatch is a WheelError naming the source (and breaks the writer, as
+        a member is half written). ``on_content`` sees the new content in order, once."""
         self._check_open()
         self._check_name(name, file=True)
+        if record is not None and record.path != name:
+            raise ValueError(f"the RECORD entry given for {name!r} is for {record.path!r}")
         member = source.member(name)
         if not SPLICE_AVAILABLE or member.compress_type != zipfile.ZIP_DEFLATED:
             raise ValueError(
@@ -327,10 +337,20 @@ class WheelWriter:
                 f"{SPLICE_AVAILABLE}); add its content with add_stream"
             )
         label = _source_label(source)
+        if record is not None:
+            problem = record_line_problem(record, member.file_size)
+            if problem is not None:
+                raise WheelError(label, problem, hint=RECORD_HINT)
+        original = hashlib.new(record.hash_algorithm) if record and record.hash_algorithm else None
         raw = source.iter_raw_chunks(name, CHUNK_SIZE)
         first = next(raw, b"")  # reads the source's local header: a bad one leaves the writer usable
 
         def produce(consume: Callable[[bytes | memoryview], None]) -> Iterator[bytes]:
+            def seen(chunk: bytes | memoryview) -> None:
+                consume(chunk)
+                if on_content is not None:
+                    on_content(chunk)
+
             try:
                 yield from splice_deflate(
                     itertools.chain([first], raw),
@@ -338,10 +358,13 @@ class WheelWriter:
                     crc=member.crc,
                     patches=patches,
                     appended=appended,
-                    on_content=consume,
+                    on_content=seen if on_content is not None else consume,
+                    on_original=None if original is None else original.update,
                 )
             except InflateError as exc:
                 raise WheelError(label, f"cannot copy {name}: {exc}") from exc
+            if record is not None and original is not None and not record.digest_matches(original.digest()):
+                raise record_mismatch(label, record, original.digest())
 
         self._add_deflated(name, produce, member.file_size + len(appended), _check_mode(mode))
 
