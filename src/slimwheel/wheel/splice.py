@@ -444,7 +444,8 @@ class _Splicer:
         return self._span_checked(self._span.compress(content))
 
     def _span_close(self, mode: int) -> bytes:
-        assert self._span is not None and self._span_check is not None
+        assert self._span is not None
+        assert self._span_check is not None
         made = self._span_checked(self._span.flush(mode))
         self._span = None
         if self._span_out != self._span_in or (mode == zlib.Z_FINISH and not self._span_check.eof):
