@@ -204,3 +204,136 @@ def test_an_edit_that_writes_into_the_symbol_table_is_read_again_in_full(tmp_pat
         cache.rewritten(name, [(symtab.offset + 24, 8)])
         assert cache.rewrite_of(member, True) is None
         assert cache.get(member, True) == (False, None)
+
+
+def test_repair_plans_the_edit_from_the_tables_the_analysis_saved_without_inflating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The analysis (with 4 KiB ends: every table is outside them) saves the bytes of the tables an
+    edit reads; planning the edit from them reads the member no more, and gives the same patch."""
+    wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
+    monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
+    monkeypatch.setattr(inspection, "_VIEW_TAIL", 4096)
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    with Wheel.open(wheel_path) as wheel:
+        record = apply.checked_record(wheel)[edit.path]
+        cache = inspection.InspectionCache(folder)
+        inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
+        member = wheel.member(edit.path)
+        saved = cache.saved_tables(member)
+        without = apply._planned(wheel, edit, record)
+        passes = _Passes(monkeypatch)
+        planned = apply._planned(wheel, edit, record, cache.known_tables(member), saved)
+    assert saved is not None
+    # Far less than the member: its ends, headers and dynamic tables, not .symtab, .strtab, .text.
+    assert sum(length for _, length in saved.ranges) < member.file_size // 4
+    assert Path(saved.path).stat().st_size == sum(length for _, length in saved.ranges)
+    assert (passes.views, passes.spools) == (0, 0)
+    assert planned is not None
+    assert planned == without
+
+
+def test_planning_falls_back_to_a_pass_when_the_saved_tables_are_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    with Wheel.open(wheel_path) as wheel:
+        record = apply.checked_record(wheel)[edit.path]
+        cache = inspection.InspectionCache(folder)
+        inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
+        member = wheel.member(edit.path)
+        saved = cache.saved_tables(member)
+        assert saved is not None
+        Path(saved.path).unlink()
+        without = apply._planned(wheel, edit, record)
+        passes = _Passes(monkeypatch)
+        planned = apply._planned(wheel, edit, record, cache.known_tables(member), saved)
+    assert (passes.views, passes.spools) == (1, 0)
+    assert planned is not None
+    assert planned == without
+
+
+@pytest.mark.parametrize("search_path", ["$ORIGIN/../nvidia/cublas/lib", "$ORIGIN/" + "y" * 6000])
+def test_an_edited_member_seen_as_it_is_written_is_not_read_again_and_matches_a_full_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, search_path: str
+) -> None:
+    """What repair's writer hands the RewriteWatch (the new content, in chunks) serves the output's
+    analysis: no pass over the output's member, the same facts and symbols as a full read of it."""
+    wheel_path = _wheel(tmp_path)
+    name = "moved/libmoved.so"
+    edit = ElfEdit(path=name, search_path=(search_path,))
+    with Wheel.open(wheel_path) as wheel:
+        cache = _read_with_cache(wheel)
+        patch = apply._planned(wheel, edit, apply.checked_record(wheel)[name])
+        assert patch is not None
+        chunks = list(patch.apply(wheel.iter_member_chunks(name)))
+    edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
+    written = [(p.offset, len(p.data)) for p in patch.patches]
+    if patch.appended:
+        written.append((patch.original_size, len(patch.appended)))
+    monkeypatch.setattr(inspection, "_SMALL_END", 4096)
+    watch = cache.rewriting(name, written, patch.size)
+    assert watch is not None
+    for chunk in chunks:
+        watch.feed(chunk)
+    watch.finish()
+    with Wheel.open(edited_path) as edited:
+        full = inspection._inspect_member(edited, edited.member(name), True)
+        passes = _Passes(monkeypatch)
+        outcomes = inspection._read_members(
+            edited, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache
+        )
+    assert (passes.views, passes.spools) == (0, 0)
+    assert cache.watched == 1
+    assert full is not None
+    assert full.facts.rpath == (search_path,)
+    (elf_member,) = outcomes[0]
+    assert (
+        elf_member.facts,
+        elf_member.exported_api,
+        elf_member.internal_api,
+        elf_member.version_strings,
+    ) == (
+        full.facts,
+        full.exported_api,
+        full.internal_api,
+        full.version_strings,
+    )
+
+
+def test_a_watch_that_kept_too_little_leaves_the_member_to_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch not told of the appended segment (the new .dynstr, 6 KB, past a 4 KiB tail) cannot
+    read the new content: it stores nothing, and the output's analysis reads the member itself and
+    finds the new search path."""
+    wheel_path = _wheel(tmp_path)
+    name = "moved/libmoved.so"
+    search_path = "$ORIGIN/" + "y" * 6000
+    with Wheel.open(wheel_path) as wheel:
+        cache = _read_with_cache(wheel)
+        edit = ElfEdit(path=name, search_path=(search_path,))
+        patch = apply._planned(wheel, edit, apply.checked_record(wheel)[name])
+        assert patch is not None
+        assert patch.appended
+        chunks = list(patch.apply(wheel.iter_member_chunks(name)))
+    edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
+    monkeypatch.setattr(inspection, "_SMALL_END", 4096)
+    watch = cache.rewriting(name, [(p.offset, len(p.data)) for p in patch.patches], patch.size)
+    assert watch is not None
+    for chunk in chunks:
+        watch.feed(chunk)
+    watch.finish()
+    with Wheel.open(edited_path) as edited:
+        passes = _Passes(monkeypatch)
+        outcomes = inspection._read_members(
+            edited, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache
+        )
+    assert cache.watched == 0
+    assert passes.views >= 1
+    (elf_member,) = outcomes[0]
+    assert elf_member.facts is not None
+    assert elf_member.facts.rpath == (search_path,)

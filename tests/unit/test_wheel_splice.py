@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import zlib
+from typing import Any
 
 import pytest
 from isal import isal_zlib
@@ -177,3 +178,28 @@ def test_a_patch_outside_the_content_is_refused() -> None:
                 [raw], size=3, crc=0, patches=[(2, b"xy")], appended=b"", on_content=lambda _: None
             )
         )
+
+
+@pytest.mark.parametrize("appended", [b"", b"\x7fappended"])
+def test_a_span_that_does_not_decode_to_its_content_is_an_error_not_a_member(
+    monkeypatch: pytest.MonkeyPatch, appended: bytes
+) -> None:
+    """Each re-deflated span is inflated again as it is made. A compressor primed with other bytes
+    than the 32 KiB before the span (real zlib, a window one byte off) makes back-references to the
+    wrong bytes: caught there, before the member is finished, whatever its CRC-32 would say."""
+    content = b"".join(b"symbol_%d(" % i for i in range(200_000))  # many blocks, matches everywhere
+    raw = _deflate(content)
+    real = zlib.compressobj
+
+    def wrongly_primed(*args: Any, **kwargs: Any) -> zlib._Compress:
+        if "zdict" in kwargs:  # the window one byte off: every match into it points one byte wrong
+            kwargs["zdict"] = bytes(kwargs["zdict"])[1:] + b"?"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(zlib, "compressobj", wrongly_primed)
+    with pytest.raises(InflateError, match="re-deflated span decodes to"):
+        _splice(raw, content, [(1_200_000, b"NEW")], appended)
+    monkeypatch.undo()
+    out, _, stats = _splice(raw, content, [(1_200_000, b"NEW")], appended)  # rightly primed: no error
+    assert stats.spans == (2 if appended else 1)  # appended bytes re-deflate the final block too
+    assert _inflated_both_ways(out) == _expected(content, [(1_200_000, b"NEW")], appended)

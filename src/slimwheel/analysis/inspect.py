@@ -277,8 +277,11 @@ class InspectionCache:
     A member is known by its name, size and CRC-32: the output's members that repair copied raw carry
     the input's compressed bytes (CRC-checked and hashed against RECORD as they were copied), so what
     the input's read found holds for them. Members repair rewrote are :meth:`forget`-ten, so the
-    output's analysis reads their new bytes whatever their CRC. An outcome read with version strings
-    serves an analysis that does not scan them; not the other way round.
+    output's analysis reads their new bytes whatever their CRC; those it edited itself are read as
+    they are written (:meth:`rewriting`), so that the output's analysis need not inflate them. An
+    outcome read with version strings serves an analysis that does not scan them; not the other way
+    round. With a ``tables_folder``, each read also saves the tables an ELF edit of the member reads
+    (:meth:`saved_tables`), so that planning the edit inflates nothing.
     """
 
     def __init__(self, tables_folder: Path | None = None) -> None:
@@ -289,6 +292,7 @@ class InspectionCache:
         self._rewrites: dict[str, _Rewrite] = {}
         self.reads = 0  # members read to inspect them, over every analysis that used this cache
         self.reused = 0  # members answered from here without reading
+        self.watched = 0  # members answered from what a RewriteWatch saw written
 
     def get(self, member: WheelMember, scan_strings: bool) -> tuple[bool, _Outcome]:
         """(found, outcome)."""
@@ -299,7 +303,8 @@ class InspectionCache:
                 (outcome,) = rewrite.outcome
                 if isinstance(outcome, _Inspection) and not scan_strings:
                     outcome = replace(outcome, version_strings=())
-                known = (scan_strings, outcome)
+                self.watched += 1
+                return True, outcome
         if known is None or (scan_strings and not known[0]):
             return False, None
         self.reused += 1
@@ -320,10 +325,10 @@ class InspectionCache:
     def rewritten(self, name: str, written: Sequence[tuple[int, int]]) -> None:
         """``name`` was edited by overwriting and appending the (offset, length) ranges ``written``,
         its layout otherwise the same. Its next read (the output's) reads everything an edit can change
-        (headers, the dynamic section, names, versions, the exported symbols) from the new bytes, in
-        one pass keeping the tables the earlier read found; it takes the static scan's ``.symtab`` and
-        ``.rodata`` findings from the earlier read, when no written byte lies in those sections. Else
-        the member is read afresh, as after :meth:`forget`."""
+        (headers, the dynamic section, names, versions) from the new bytes, in one pass keeping the
+        tables the earlier read found; it takes the static scan's ``.symtab`` and ``.rodata`` findings
+        from the earlier read, when no written byte lies in those sections, and the exported symbols
+        when none lies in ``.dynsym``. Else the member is read afresh, as after :meth:`forget`."""
         known = [found for key, found in self._outcomes.items() if key[0] == name]
         self.forget([name])
         if len(known) != 1 or not isinstance(known[0][1], _Inspection):

@@ -7,9 +7,10 @@ size). The output is written under a temporary name and renamed: a failure leave
 final name, and the input is never touched.
 
 ELF edits are planned before the output is opened. Most are made by ``slimwheel.elf.edit`` on the
-streamed bytes: the member is inflated once to read its tables (keeping its ends in memory, not the
-whole file) and to hash it against RECORD, then inflated again as it is written, the patch applied
-to the chunks as they pass. ``WheelWriter.add_spliced`` re-deflates only the deflate blocks around
+streamed bytes, planned from the tables the analysis saved (``saved``: no inflating; else one
+inflating pass keeping the member's tables, not the whole file), then made as the member is
+inflated to be written, the patch applied to the chunks as they pass, the input's content hashed
+against RECORD on the way. ``WheelWriter.add_spliced`` re-deflates only the deflate blocks around
 the edits and copies every other compressed bit of the input (``slimwheel.wheel.splice``): the
 member keeps its size and costs an inflate, not a deflate; where that cannot be (no zlib shared
 library, a stored member) the content is deflated whole by ``WheelWriter.add_stream``. A 1 GB

@@ -2,7 +2,9 @@
 
 ``repair_wheel`` is what the CLI, the build backend and any script call. The wheel is written into a
 staging folder inside the output folder, checked there with ``check``'s simulation of the install
-(every provider version its requirements allow), and only then renamed into place: a wheel repair
+(every provider version its requirements allow; the members slimwheel edited judged by their new
+content as it was written, members patchelf edited read back from the output), and only then
+renamed into place: a wheel repair
 writes passes its own ``check``, or is not written. :class:`RepairRefusedError` names each problem,
 split into those repair introduced and those the input already had (a torch extension that reaches
 ``libc10.so`` only because ``import torch`` loaded it first: ``preloaded``). ``allow_broken`` writes
@@ -92,11 +94,12 @@ class OutputCheck:
 class AnalysisReads:
     """How many members the analyses of one repair read (inflated), and how many they took from an
     earlier read: the input is read once, for the plan and its check; the output's check reads only
-    the members repair rewrote."""
+    the members repair rewrote, and of those not the ones it edited itself and read as it wrote them."""
 
     input: int = 0  # of the input (and of auditwheel's output, when it ran)
     output: int = 0  # of the output: the members apply rewrote
     reused: int = 0  # members whose earlier read served the output's check
+    watched: int = 0  # members of the output read as apply wrote them (edited by slimwheel itself)
 
 
 @dataclass(frozen=True)
@@ -254,13 +257,15 @@ def _prove(
     cache.forget(
         [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
     )
-    reused = cache.reused
+    reused, watched = cache.reused, cache.watched
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
         # process (which holds the input's analysis and the plan by now) would take the memory of the
         # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
         output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
-    reads = AnalysisReads(input_reads, cache.reads - input_reads, cache.reused - reused)
+    reads = AnalysisReads(
+        input_reads, cache.reads - input_reads, cache.reused - reused, cache.watched - watched
+    )
     asked = _AskedOnce(dist_files) if dist_files is not None else None
     verdict = compare_checks(
         _check(wheel_path, catalog, plan, asked, preloaded, report=input_report),

@@ -19,6 +19,12 @@ the two, empty blocks move the output to the bit offset needed: an empty fixed-H
 bits, an empty dynamic-Huffman block (complete codes, as RFC 1951 allows) is 95 bits; one of the latter
 and up to three of the former reach any offset modulo 8. They decode to nothing.
 
+What the new stream decodes to is proven as it is made, not assumed: each span is inflated again
+(primed with the same 32 KiB) and must give back its content (size and CRC-32), else an
+InflateError; the reused bits decode as before because they and the 32 KiB before them are the
+original's. So the member's CRC-32 and RECORD hash, computed from the new content, hold for the
+bytes written, and a reader of the output (repair's check) may take the content as given.
+
 Memory stays near ``HOLD_LIMIT``: the content and compressed bytes of the block being decided. A
 block bigger than that is re-deflated rather than held. The new content is handed to a callback
 chunk by chunk (the caller hashes it for RECORD and the CRC-32); the original's size and CRC-32 are
