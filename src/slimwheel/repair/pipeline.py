@@ -187,7 +187,7 @@ def _key(problem: CheckProblem | Finding) -> tuple[str, str, str | None]:
 
 
 def _check(
-    path: Path,
+    wheel: Wheel,
     catalog: Catalog,
     plan: RepairPlan,
     dist_files: DistFileSource | None,
@@ -198,19 +198,17 @@ def _check(
     """check, as the post-condition, on ``report`` (the analysis of ``path``): the copies the plan keeps
     on purpose (--exclude, named by the package's code) are the user's choice, reported as warnings."""
     from slimwheel.check import check_wheel
-    from slimwheel.wheel import Wheel
 
-    with Wheel.open(path) as wheel:
-        return check_wheel(
-            wheel,
-            catalog,
-            cuda_major=plan.cuda_major,
-            platform=plan.platform,
-            dist_files=dist_files,
-            preloaded=preloaded,
-            kept_copies=plan.kept_copies,
-            report=report,
-        )
+    return check_wheel(
+        wheel,
+        catalog,
+        cuda_major=plan.cuda_major,
+        platform=plan.platform,
+        dist_files=dist_files,
+        preloaded=preloaded,
+        kept_copies=plan.kept_copies,
+        report=report,
+    )
 
 
 class _AskedOnce:
@@ -258,21 +256,19 @@ def _prove(
         [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
     )
     reused, watched = cache.reused, cache.watched
+    asked = _AskedOnce(dist_files) if dist_files is not None else None
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
         # process (which holds the input's analysis and the plan by now) would take the memory of the
         # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
         output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
+        after = _check(written, catalog, plan, asked, preloaded, report=output_report)
     reads = AnalysisReads(
         input_reads, cache.reads - input_reads, cache.reused - reused, cache.watched - watched
     )
-    asked = _AskedOnce(dist_files) if dist_files is not None else None
-    verdict = compare_checks(
-        _check(wheel_path, catalog, plan, asked, preloaded, report=input_report),
-        _check(staged, catalog, plan, asked, preloaded, report=output_report),
-        allowed_broken=allow_broken,
-    )
-    return verdict, reads
+    with Wheel.open(wheel_path) as source:
+        before = _check(source, catalog, plan, asked, preloaded, report=input_report)
+    return compare_checks(before, after, allowed_broken=allow_broken), reads
 
 
 def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
@@ -346,6 +342,36 @@ def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> l
     return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
 
 
+def _plan(
+    wheel: Wheel,
+    report: WheelReport,
+    catalog: Catalog,
+    *,
+    options: RepairOptions,
+    environment: BuildEnvironment | None,
+    embed: Sequence[str] | None,
+) -> tuple[RepairPlan, list[WheelMember]]:
+    """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
+    analysis (kept in the repair's cache) serves to plan each edit."""
+    from slimwheel.repair.embed import embed_request
+    from slimwheel.repair.plan import plan_repair
+
+    plan = plan_repair(
+        report,
+        catalog,
+        requires_dist=wheel.requires_dist(),
+        dist_info=wheel.dist_info,
+        python_sources=python_sources(wheel),
+        options=options,
+        # Read once, as plain data: the plan itself touches no file system.
+        environment=None
+        if environment is None
+        else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
+        embed=None if embed is None else embed_request(wheel, tuple(embed)),
+    )
+    return plan, [wheel.member(edit.path) for edit in plan.edits]
+
+
 def _inspection_cache(scratch: Path) -> InspectionCache:
     """A cache for one repair, saving the tables an edit reads under ``scratch``."""
     from slimwheel.analysis import InspectionCache
@@ -385,8 +411,6 @@ def repair_wheel(
     from slimwheel.analysis import analyse_wheel
     from slimwheel.repair.apply import checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
-    from slimwheel.repair.embed import embed_request
-    from slimwheel.repair.plan import plan_repair
     from slimwheel.sources import check_stored_elf_members
     from slimwheel.wheel import Wheel
 
@@ -419,30 +443,21 @@ def repair_wheel(
                 # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
                 # member from apply's checks: the whole input is verified first.
                 wheel.verify()
+            else:  # planned while the wheel is open (its directory is read once)
+                plan, to_edit = _plan(
+                    wheel, report, catalog, options=options, environment=environment, embed=embed
+                )
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
             with progress.step("running auditwheel"):
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
-        with Wheel.open(path) as wheel:
-            if path != wheel_path:
+            with Wheel.open(path) as wheel:
                 report = analyse_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
-            plan = plan_repair(
-                report,
-                catalog,
-                requires_dist=wheel.requires_dist(),
-                dist_info=wheel.dist_info,
-                python_sources=python_sources(wheel),
-                options=options,
-                # Read once, as plain data: the plan itself touches no file system.
-                environment=None
-                if environment is None
-                else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
-                embed=None if embed is None else embed_request(wheel, tuple(embed)),
-            )
-            # What the analysis found of each member to edit serves to plan the edit.
-            to_edit = [wheel.member(edit.path) for edit in plan.edits]
+                plan, to_edit = _plan(
+                    wheel, report, catalog, options=options, environment=environment, embed=embed
+                )
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
