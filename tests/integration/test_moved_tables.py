@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from slimwheel.analysis import inspect as inspection
+from slimwheel.analysis import static
+from slimwheel.elf import read_elf_file
 from slimwheel.repair import apply
 from slimwheel.repair.plan import ElfEdit
 from slimwheel.wheel import Wheel
@@ -337,3 +339,26 @@ def test_a_watch_that_kept_too_little_leaves_the_member_to_be_read(
     (elf_member,) = outcomes[0]
     assert elf_member.facts is not None
     assert elf_member.facts.rpath == (search_path,)
+
+
+@pytest.mark.parametrize("cut_into_string", [-300, -10, 0, 1, 7, 20, 21, 22])
+def test_rodata_is_scanned_in_pieces_and_a_string_across_a_cut_is_found_once_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut_into_string: int
+) -> None:
+    """The version-string scan reads .rodata a piece at a time; a piece boundary falling before, at,
+    inside or after "cuBLAS version 12.4.5" finds it exactly once, never cut short."""
+    source = (
+        "const char pad_before[300000] = {1};\n"
+        'const char version_text[] = "cuBLAS version 12.4.5";\n'
+        "const char pad_after[300000] = {1};\n"
+    )
+    library = compile_shared(tmp_path / "libversion.so", {"version.c": source}, soname="libversion.so")
+    facts = read_elf_file(library)
+    rodata = facts.section(".rodata")
+    assert rodata is not None
+    with library.open("rb") as handle:
+        handle.seek(rodata.offset)
+        where = handle.read(rodata.size).index(b"cuBLAS version 12.4.5")
+        assert where > 300  # the cuts below fall inside .rodata
+        monkeypatch.setattr(static, "_RODATA_PIECE", where + cut_into_string)
+        assert static._scan_version_strings(handle, facts, library.name) == ("cuBLAS 12.4.5",)

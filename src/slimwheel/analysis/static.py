@@ -5,6 +5,7 @@ libraries a file loads at run time through trampolines (lazy loads).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import BinaryIO
 
 from slimwheel.analysis.libraries import _API_PREFIX_BODY, api_library_of
@@ -36,12 +37,26 @@ _VERSION_STRING = re.compile(
 _RODATA_SCAN_LIMIT = 64 * 1024 * 1024
 
 
+_RODATA_PIECE = 1 << 20  # .rodata is scanned this much at a time: a 60 MB one is never copied whole
+_VERSION_OVERLAP = 256  # longer than any version string: a string the cut splits is in the next piece
+
+
 def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
     section = facts.section(".rodata")
     if section is None or section.size == 0:
         return ()
-    data = read_section(stream, section, limit=_RODATA_SCAN_LIMIT, path=name)
-    found = {f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(data)}
+    size = min(section.size, _RODATA_SCAN_LIMIT)
+    found: set[str] = set()
+    start = 0
+    while start < size:
+        length = min(_RODATA_PIECE + _VERSION_OVERLAP, size - start)
+        piece = read_section(stream, replace(section, offset=section.offset + start, size=length), path=name)
+        # Matches starting in the overlap are left to the next piece, which holds them whole.
+        cut = length if start + length >= size else length - _VERSION_OVERLAP
+        found.update(
+            f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(piece) if m.start() < cut
+        )
+        start += cut
     return tuple(sorted(found))
 
 

@@ -37,7 +37,7 @@ def scan_symbols(
     table: str = ".symtab",
     defined_only: bool = True,
     path: str | None = None,
-    chunk_size: int = 4 << 20,
+    chunk_size: int = 1 << 20,
     include_tails: bool = True,
 ) -> tuple[Symbol, ...]:
     """The symbols of ``table`` (``".symtab"`` or ``".dynsym"``) whose names ``pattern`` matches,

@@ -237,6 +237,9 @@ class ViewBuilder:
         return MemberView(self.name, self.size, pieces=pieces)
 
 
+_SAVE_PIECE = 1 << 20  # bytes copied at a time into a SavedRanges file
+
+
 @dataclass(frozen=True)
 class SavedRanges:
     """Byte ranges of a member's content saved to a file (``path``: the ranges' bytes one after
@@ -264,7 +267,8 @@ class SavedRanges:
                     low, high = max(start, held_start), min(end, held_end, size)
                     if low < high:
                         content.seek(low)
-                        handle.write(content.read(high - low))
+                        for start_of_piece in range(low, high, _SAVE_PIECE):  # no copy of a whole table
+                            handle.write(content.read(min(_SAVE_PIECE, high - start_of_piece)))
                         saved.append((low, high - low))
         return cls(name, size, str(path), tuple(saved))
 
