@@ -339,25 +339,48 @@ def _real_tools(wheel: Path, project: str, work: Path, bindir: Path) -> list[Too
     ]
 
 
-def _size_note(wheel: Path, folder: Path) -> tuple[str, str]:
-    """How the output's size compares with the input's minus what was dropped, and what changed."""
+def read_once(wheel: Path, names: Sequence[str]) -> None:
+    """Inflate (ISA-L) and sha256 each named member once: the least a repair that writes a correct
+    RECORD line for an edited member must do (hash its new content, which takes inflating it)."""
+    from isal import isal_zlib
+
+    from slimwheel.wheel import CHUNK_SIZE, Wheel
+
+    with Wheel.open(wheel) as source:
+        for name in names:
+            inflater = isal_zlib.decompressobj(-isal_zlib.MAX_WBITS)
+            digest = hashlib.sha256()
+            for raw in source.iter_raw_chunks(name, CHUNK_SIZE):
+                digest.update(inflater.decompress(raw))
+            digest.update(inflater.flush())
+
+
+def _read_floor_argv(wheel: Path, names: Sequence[str]) -> list[str]:
+    code = "import sys; from benchmarks.bench_repair import read_once; read_once(sys.argv[1], sys.argv[2:])"
+    return [sys.executable, "-c", code, str(wheel), *names]
+
+
+def _size_note(wheel: Path, folder: Path) -> tuple[str, str, list[str]]:
+    """How the output's size compares with the input's minus what was dropped, what changed (words
+    and the names of the edited members)."""
     from slimwheel.wheel import Wheel
 
     outputs = list(folder.glob("*.whl"))
     if len(outputs) != 1:
-        return "no output", ""
+        return "no output", "", []
     with Wheel.open(wheel) as source, Wheel.open(outputs[0]) as repaired:
         repaired.verify()
         kept = {m.name: m for m in repaired.members}
         dropped = sum(m.compress_size for m in source.members if m.name not in kept)
         edited = [
-            f"{m.name} ({m.file_size / 2**20:.0f} MiB)"
+            m
             for m in source.members
             if m.name in kept and not m.is_dir and kept[m.name].crc != m.crc and m.name.endswith(".so")
         ]
     base = wheel.stat().st_size - dropped
     growth = outputs[0].stat().st_size / base - 1
-    return f"{growth * 100:+.2f}% ({dropped / 2**20:.0f} MiB dropped)", ", ".join(edited)
+    words = ", ".join(f"{m.name} ({m.file_size / 2**20:.0f} MiB)" for m in edited)
+    return f"{growth * 100:+.2f}% ({dropped / 2**20:.0f} MiB dropped)", words, [m.name for m in edited]
 
 
 def main_real(projects: Sequence[str], repeat: int, work: Path) -> int:
@@ -365,13 +388,16 @@ def main_real(projects: Sequence[str], repeat: int, work: Path) -> int:
     with ProcessPoolExecutor(max_workers=1) as pool:
         wheels = pool.submit(_fetch_real, projects).result()
     print(f"`benchmarks/bench_repair.py --real {' '.join(projects)} --repeat {repeat}`: median wall time,")
-    print("largest peak RSS of the whole process tree (sampled) and of one process (wait4)")
+    print('largest peak RSS of the whole process tree (sampled) and of one process (wait4); "read once":')
+    print("one ISA-L inflate and sha256 of the members slimwheel edited, in one process (what hashing their")
+    print("new content for RECORD costs at least)")
     print()
     print(
-        "| wheel | size | slimwheel repair | auditwheel repair | cp | slimwheel / cp time "
-        "| peak RSS, tree: slimwheel / auditwheel / cp | one process: slimwheel | output vs input - dropped |"
+        "| wheel | size | slimwheel repair | auditwheel repair | cp | read once | slimwheel / cp time "
+        "| slimwheel / read once | peak RSS, tree: slimwheel / auditwheel / cp | one process: slimwheel "
+        "| output vs input - dropped |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for project, wheel in zip(projects, wheels, strict=True):
         folder = work / project
@@ -394,13 +420,18 @@ def main_real(projects: Sequence[str], repeat: int, work: Path) -> int:
         ours, theirs, floor = found["slimwheel repair"], found["auditwheel repair"], found["cp"]
         if ours.returncode not in accepted:
             raise SystemExit(f"slimwheel repair exited with {ours.returncode} on {wheel.name}")
-        size_note, edited = _size_note(wheel, tools[0].out)
+        size_note, edited, edited_names = _size_note(wheel, tools[0].out)
+        reads = [measure(_read_floor_argv(wheel, edited_names)) for _ in range(repeat)]
+        if any(r.returncode for r in reads):
+            raise SystemExit(f"reading the edited members of {wheel.name} failed")
+        once = statistics.median(r.seconds for r in reads)
         theirs_cell = f"{theirs.seconds:.2f} s" + (
             f" (failed, exit {theirs.returncode})" if theirs.returncode else ""
         )
         print(
             f"| {wheel.name} | {wheel.stat().st_size / 2**20:.0f} MiB | {ours.seconds:.2f} s | {theirs_cell} "
-            f"| {floor.seconds:.2f} s | {ours.seconds / floor.seconds:.1f}x "
+            f"| {floor.seconds:.2f} s | {once:.2f} s | {ours.seconds / floor.seconds:.1f}x "
+            f"| {ours.seconds / once:.1f}x "
             f"| {ours.tree_rss_mib:.0f} / {theirs.tree_rss_mib:.0f} / {floor.tree_rss_mib:.0f} MiB "
             f"| {ours.peak_rss_mib:.0f} MiB | {size_note} |",
             flush=True,
