@@ -19,7 +19,7 @@ import pytest
 
 from slimwheel.analysis import inspect as inspection
 from slimwheel.analysis import static
-from slimwheel.elf import read_elf_file
+from slimwheel.elf import read_elf_file, segment_after_section_headers
 from slimwheel.repair import apply
 from slimwheel.repair.plan import ElfEdit
 from slimwheel.wheel import Wheel
@@ -362,3 +362,33 @@ def test_rodata_is_scanned_in_pieces_and_a_string_across_a_cut_is_found_once_who
         assert where > 300  # the cuts below fall inside .rodata
         monkeypatch.setattr(static, "_RODATA_PIECE", where + cut_into_string)
         assert static._scan_version_strings(handle, facts, library.name) == ("cuBLAS 12.4.5",)
+
+
+def test_the_first_bytes_of_a_library_patchelf_moved_tell_its_tables_are_far_from_its_end(
+    tmp_path: Path,
+) -> None:
+    fresh = compile_shared(tmp_path / "libfresh.so", {"fresh.c": "int f(void) { return 1; }\n"})
+    assert not segment_after_section_headers(fresh.read_bytes()[:65536])
+    assert segment_after_section_headers(_library(tmp_path).read_bytes()[:65536])
+    assert not segment_after_section_headers(b"\x7fELF")  # too short to tell
+
+
+def test_a_big_library_patchelf_moved_is_spooled_at_once_not_viewed_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told by its first bytes (a segment after the section headers), a big library whose tables a
+    view would miss is inflated once, into a spool, and read the same."""
+    wheel_path = _wheel(tmp_path)
+    with Wheel.open(wheel_path) as wheel:
+        member = wheel.member("moved/libmoved.so")
+        monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
+        monkeypatch.setattr(inspection, "_VIEW_TAIL", 4096)
+        monkeypatch.setattr(inspection, "_PEEK_ABOVE", 0)
+        viewed = inspection._inspect_member(wheel, member, True)
+        monkeypatch.setattr(inspection, "_SPOOL_MOVED_ABOVE", 0)
+        passes = _Passes(monkeypatch)
+        spooled = inspection._inspect_member(wheel, member, True)
+    assert (passes.views, passes.spools) == (0, 1)
+    assert spooled is not None
+    assert spooled == viewed
+    assert spooled.version_strings == ("cuBLAS 12.4.5",)

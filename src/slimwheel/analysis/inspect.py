@@ -33,6 +33,7 @@ from slimwheel.elf import (
     ranges_to_keep,
     read_elf,
     scan_symbols,
+    segment_after_section_headers,
     table_ranges,
 )
 from slimwheel.errors import ElfError, InputError
@@ -58,6 +59,10 @@ PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs
 _VIEW_HEAD = 16 * 1024 * 1024
 _VIEW_TAIL = 16 * 1024 * 1024
 _PEEK_ABOVE = 4 * 1024 * 1024  # bigger members are first checked for the ELF magic with one chunk
+_PEEK = 64 << 10  # what that check reads: the ELF and program headers
+# Bigger members whose first bytes show tables moved by patchelf are spooled to disk at once (one
+# inflating pass) rather than viewed (a second pass after the view misses): a pass costs seconds.
+_SPOOL_MOVED_ABOVE = 128 << 20
 _SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
 _EXTRA_LIMIT = 48 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
 _VIEW_PASSES = 3  # inflating passes of a view that missed a range, before spooling instead
@@ -117,8 +122,14 @@ def _inspect_member(
     if member.file_size > _PEEK_ABOVE:
         # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
         with wheel.open_member(name) as start:
-            if start.read(4) != ELF_MAGIC:
-                return None
+            prefix = start.read(_PEEK)
+        if prefix[:4] != ELF_MAGIC:
+            return None
+        if member.file_size > _SPOOL_MOVED_ABOVE and segment_after_section_headers(prefix):
+            # Its symbol tables sit far from its end (see segment_after_section_headers): a view
+            # would miss them and inflate it again; spooled, it is inflated once.
+            with wheel.seekable_member(name) as stream:
+                return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
     extra: list[tuple[int, int]] = []
     ends = (_VIEW_HEAD, _VIEW_TAIL)
 

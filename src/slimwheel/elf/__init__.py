@@ -24,7 +24,14 @@ The package holds :mod:`~slimwheel.elf.format` (the numbers and struct layouts o
 """
 
 from slimwheel.elf.format import ELF_MAGIC, is_elf
-from slimwheel.elf.keep import EDIT_ENDS, edit_ranges, known_table_ranges, ranges_to_keep, table_ranges
+from slimwheel.elf.keep import (
+    EDIT_ENDS,
+    edit_ranges,
+    known_table_ranges,
+    ranges_to_keep,
+    segment_after_section_headers,
+    table_ranges,
+)
 from slimwheel.elf.reader import ElfFacts, Section, Symbol, VersionNeed, read_elf, read_elf_file, read_section
 from slimwheel.elf.scan import scan_symbols
 
@@ -43,5 +50,6 @@ __all__ = [
     "read_elf_file",
     "read_section",
     "scan_symbols",
+    "segment_after_section_headers",
     "table_ranges",
 ]

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from slimwheel.elf.format import (
     _PT_DYNAMIC,
+    _PT_LOAD,
     _PT_NOTE,
     _SHF_ALLOC,
     _SHF_EXECINSTR,
@@ -26,7 +27,14 @@ from slimwheel.elf.format import (
     is_elf,
 )
 
-__all__ = ["EDIT_ENDS", "edit_ranges", "known_table_ranges", "ranges_to_keep", "table_ranges"]
+__all__ = [
+    "EDIT_ENDS",
+    "edit_ranges",
+    "known_table_ranges",
+    "ranges_to_keep",
+    "segment_after_section_headers",
+    "table_ranges",
+]
 
 EDIT_ENDS = 256 << 10  # the start and end of a file kept for an ELF edit once its tables are known
 
@@ -97,6 +105,38 @@ def ranges_to_keep(prefix: bytes) -> list[tuple[int, int]]:
         if kind in (_PT_DYNAMIC, _PT_NOTE) and size:
             ranges.append((offset, size))
     return ranges
+
+
+def segment_after_section_headers(prefix: bytes) -> bool:
+    """Whether a file's first bytes show a loadable segment placed at or after its section header
+    table (or the program header table itself there): the layout patchelf leaves when it moves ``.dynstr``
+    to the end of a file, as PyTorch 1.13's build did to ``libtorch_cuda_cu.so``. The tables the
+    section headers name then sit before the moved ones, further from the end than a kept tail
+    reaches. False when the bytes cannot tell."""
+    if len(prefix) < 64 or not is_elf(prefix) or prefix[4] not in (1, 2) or prefix[5] not in (1, 2):
+        return False
+    wide = prefix[4] == 2
+    order = "<" if prefix[5] == 1 else ">"
+    if wide:
+        phoff, shoff = struct.unpack_from(order + "QQ", prefix, 32)
+        phentsize, phnum = struct.unpack_from(order + "HH", prefix, 54)
+        program = struct.Struct(order + "IIQQQQQQ")
+    else:
+        phoff, shoff = struct.unpack_from(order + "II", prefix, 28)
+        phentsize, phnum = struct.unpack_from(order + "HH", prefix, 42)
+        program = struct.Struct(order + "IIIIIIII")
+    if not shoff or not phnum or phentsize < program.size:
+        return False
+    if phoff >= shoff:
+        return True  # the program headers were moved behind the section headers
+    if phoff + phentsize * phnum > len(prefix):
+        return False
+    for index in range(phnum):
+        fields = program.unpack_from(prefix, phoff + index * phentsize)
+        kind, offset = (fields[0], fields[2]) if wide else (fields[0], fields[1])
+        if kind == _PT_LOAD and offset >= shoff:
+            return True
+    return False
 
 
 def table_ranges(stream: _Readable, *, read_only_data: int = 0) -> list[tuple[int, int]]:

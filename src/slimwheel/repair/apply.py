@@ -6,17 +6,18 @@ modules, are written anew; RECORD is rebuilt, every line computed from the bytes
 size). The output is written under a temporary name and renamed: a failure leaves nothing under the
 final name, and the input is never touched.
 
-ELF edits are planned before the output is opened. Most are made by ``slimwheel.elf.edit`` on the
-streamed bytes, planned from the tables the analysis saved (``saved``: no inflating; else one
-inflating pass keeping the member's tables, not the whole file), then made as the member is
-inflated to be written, the patch applied to the chunks as they pass, the input's content hashed
-against RECORD on the way. ``WheelWriter.add_spliced`` re-deflates only the deflate blocks around
-the edits and copies every other compressed bit of the input (``slimwheel.wheel.splice``): the
-member keeps its size and costs an inflate, not a deflate; where that cannot be (no zlib shared
-library, a stored member) the content is deflated whole by ``WheelWriter.add_stream``. A 1 GB
-library is never in memory or on disk whole. A member whose edit would change nothing is copied raw. Only what
-that module cannot do (no section headers, no spare DT_NULL slot for a new search path, both RPATH
-and RUNPATH, an executable that needs room) is copied out to a scratch file for patchelf.
+ELF edits are made as their members are written, one at a time. Most are made by
+``slimwheel.elf.edit`` on the streamed bytes, planned from the tables the analysis saved
+(``saved``: no inflating; else one inflating pass keeping the member's tables, not the whole file),
+then made as the member is inflated to be written, the patch applied to the chunks as they pass,
+the input's content hashed against RECORD on the way. ``WheelWriter.add_spliced`` re-deflates only
+the deflate blocks around the edits and copies every other compressed bit of the input
+(``slimwheel.wheel.splice``): the member keeps its size and costs an inflate, not a deflate; where
+that cannot be (no zlib shared library, a stored member) the content is deflated whole by
+``WheelWriter.add_stream``. A 1 GB library is never in memory or on disk whole. A member whose edit
+would change nothing is copied raw. Only what that module cannot do (no section headers, no spare
+DT_NULL slot for a new search path, both RPATH and RUNPATH, an executable that needs room) is
+copied out to a scratch file for patchelf.
 
 The input's RECORD must vouch for what goes into the output, or the wheel is refused (WheelError,
 exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
@@ -256,36 +257,6 @@ def _planned(
     return None
 
 
-def _edits(
-    wheel: Wheel,
-    plan: RepairPlan,
-    records: Mapping[str, RecordEntry],
-    scratch: Path,
-    patchelf: str | None,
-    *,
-    tables: Mapping[str, Sequence[tuple[int, int]]],
-    saved: Mapping[str, SavedRanges],
-) -> tuple[dict[str, ElfPatch], dict[str, Path]]:
-    """Each edit as a streamed patch where slimwheel.elf.edit can make it, else as a file patchelf
-    edited in ``scratch``."""
-    streamed: dict[str, ElfPatch] = {}
-    patched: dict[str, Path] = {}
-    for i, edit in enumerate(plan.edits):
-        # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
-        planned = (
-            None
-            if patchelf
-            else _planned(wheel, edit, records[edit.path], tables.get(edit.path, ()), saved.get(edit.path))
-        )
-        if planned is not None:
-            streamed[edit.path] = planned
-            continue
-        tool = patchelf or find_patchelf()
-        target = scratch / f"{i}-{Path(edit.path).name}"
-        patched[edit.path] = _patch(wheel, edit, _Hashed(wheel, records[edit.path]), target, tool)
-    return streamed, patched
-
-
 class EditWatch(Protocol):
     """Sees the new content of a member apply edits itself, as it is written (see ``apply_plan``)."""
 
@@ -341,6 +312,60 @@ def _write_patched(
         watch.finish()
 
 
+class _Edits:
+    """Makes each ELF edit as its member is written: a streamed patch where slimwheel.elf.edit can
+    make it, else a copy patchelf edited in ``scratch``. Made then, not all before writing, so that one
+    edit's patch is in memory at a time (a moved ``.dynstr`` is tens of MB in PyTorch's libraries)."""
+
+    def __init__(
+        self,
+        wheel: Wheel,
+        plan: RepairPlan,
+        records: Mapping[str, RecordEntry],
+        scratch: Path,
+        patchelf: str | None,
+        *,
+        tables: Mapping[str, Sequence[tuple[int, int]]],
+        saved: Mapping[str, SavedRanges],
+        watch: Callable[[str, ElfPatch], EditWatch | None] | None,
+    ) -> None:
+        self._wheel = wheel
+        self._edits = {edit.path: (index, edit) for index, edit in enumerate(plan.edits)}
+        self._records = records
+        self._scratch = scratch
+        self._patchelf = patchelf
+        self._tables = tables
+        self._saved = saved
+        self._watch = watch
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._edits
+
+    def write(self, writer: WheelWriter, member: WheelMember) -> None:
+        """Add ``member`` edited (as it is, where the edit would change nothing)."""
+        name = member.name
+        index, edit = self._edits[name]
+        record = self._records[name]
+        wheel = self._wheel
+        # A patchelf named by the caller makes every edit (tests hand in failing or sabotaging ones).
+        patch = (
+            None
+            if self._patchelf
+            else _planned(wheel, edit, record, self._tables.get(name, ()), self._saved.get(name))
+        )
+        if patch is None:
+            tool = self._patchelf or find_patchelf()
+            target = self._scratch / f"{index}-{Path(name).name}"
+            edited = _patch(wheel, edit, _Hashed(wheel, record), target, tool)
+            writer.add_file(name, edited, mode=member.unix_mode or None)
+            edited.unlink()  # a library of hundreds of MB: the scratch folder holds one at a time
+        elif patch.changes_anything:
+            seen = self._watch(name, patch) if self._watch is not None else None
+            _write_patched(writer, wheel, member, patch, record=record, watch=seen)
+        else:  # the edit would change nothing: the member as it is
+            writer.copy_raw(wheel, name, record=record)
+
+
 def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
     while chunk := source.read(_COPY_CHUNK):
         hashed.update(chunk)
@@ -379,8 +404,8 @@ def apply_plan(
         records = checked_record(wheel)
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
-        streamed, patched = _edits(
-            wheel, plan, records, scratch, patchelf, tables=tables or {}, saved=saved or {}
+        edits = _Edits(
+            wheel, plan, records, scratch, patchelf, tables=tables or {}, saved=saved or {}, watch=watch
         )
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
@@ -406,14 +431,8 @@ def apply_plan(
                     ):
                         continue  # a folder left empty by the drops
                     writer.copy_raw(wheel, name, record=None)
-                elif name in streamed and streamed[name].changes_anything:
-                    patch = streamed[name]
-                    seen = watch(name, patch) if watch is not None else None
-                    _write_patched(writer, wheel, member, patch, record=records[name], watch=seen)
-                elif name in streamed:  # the edit would change nothing: the member as it is
-                    writer.copy_raw(wheel, name, record=records[name])
-                elif name in patched:
-                    writer.add_file(name, patched[name], mode=member.unix_mode or None)
+                elif name in edits:
+                    edits.write(writer, member)
                 elif name == metadata_path and plan.requirements:
                     original = _checked(wheel, records[name], wheel.metadata_bytes())
                     metadata = metadata_with_requirements(original, plan.requirements)

@@ -20,7 +20,7 @@ locked while in use: those a killed repair left behind are removed by the next o
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence, Set
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,7 +235,7 @@ def _prove(
     plan: RepairPlan,
     *,
     cache: InspectionCache,
-    edited: Mapping[str, ElfPatch],
+    edited: Set[str],
     input_report: WheelReport,
     input_reads: int,
     dist_files: DistFileSource | None,
@@ -297,8 +297,8 @@ def _write(
     progress: Progress,
     cache: InspectionCache,
     members: Sequence[WheelMember],
-) -> tuple[Path, dict[str, ElfPatch]]:
-    """apply_plan, its progress in bytes of the input, member by member; with the patches of the
+) -> tuple[Path, set[str]]:
+    """apply_plan, its progress in bytes of the input, member by member; with the names of the
     members it edited itself. What the analysis found of the members to edit (``cache``,
     ``members``) plans each edit without reading the member again; the cache sees the edited
     members' new content as it is written, for the output's analysis."""
@@ -307,10 +307,10 @@ def _write(
     tables = {member.name: cache.known_tables(member) for member in members}
     saved = {member.name: kept for member in members if (kept := cache.saved_tables(member)) is not None}
     size = path.stat().st_size
-    edited: dict[str, ElfPatch] = {}
+    edited: set[str] = set()  # names only: a patch holds a new .dynstr, freed once written
 
     def watch(name: str, patch: ElfPatch) -> EditWatch | None:
-        edited[name] = patch
+        edited.add(name)
         overwritten = [(p.offset, len(p.data)) for p in patch.patches]
         appended = [(patch.original_size, len(patch.appended))] if patch.appended else []
         return cache.rewriting(name, [*overwritten, *appended], patch.size)
