@@ -131,6 +131,11 @@ def test_repair_plans_the_edit_in_one_pass_where_the_analysis_found_the_tables(
     assert planned == without
 
 
+def _found(inspected: Any) -> tuple[Any, ...]:
+    """What a read found of a member (an inspection or an analysis's ELF member)."""
+    return (inspected.facts, inspected.exported_api, inspected.internal_api, inspected.version_strings)
+
+
 def _edited_wheel(tmp_path: Path, wheel_path: Path, name: str, patch: Any) -> Path:
     with Wheel.open(wheel_path) as wheel:
         data = b"".join(patch.apply(wheel.iter_member_chunks(name)))
@@ -157,10 +162,7 @@ def test_the_output_read_of_an_edited_member_is_one_pass_and_finds_what_a_full_r
     assert patch is not None
     assert patch.changes_anything
     edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
-    written = [(p.offset, len(p.data)) for p in patch.patches]
-    cache.rewritten(
-        name, [*written, (patch.original_size, len(patch.appended))] if patch.appended else written
-    )
+    cache.rewritten(name, patch.written)
     monkeypatch.setattr(inspection, "_SMALL_END", 4096)
     with Wheel.open(edited_path) as edited:
         member = edited.member(name)
@@ -173,17 +175,7 @@ def test_the_output_read_of_an_edited_member_is_one_pass_and_finds_what_a_full_r
     assert full is not None
     assert full.facts.rpath == (search_path,)
     (elf_member,) = outcomes[0]
-    assert (
-        elf_member.facts,
-        elf_member.exported_api,
-        elf_member.internal_api,
-        elf_member.version_strings,
-    ) == (
-        full.facts,
-        full.exported_api,
-        full.internal_api,
-        full.version_strings,
-    )
+    assert _found(elf_member) == _found(full)
     assert len(full.internal_api) >= _FUNCTIONS
 
 
@@ -273,11 +265,8 @@ def test_an_edited_member_seen_as_it_is_written_is_not_read_again_and_matches_a_
         assert patch is not None
         chunks = list(patch.apply(wheel.iter_member_chunks(name)))
     edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
-    written = [(p.offset, len(p.data)) for p in patch.patches]
-    if patch.appended:
-        written.append((patch.original_size, len(patch.appended)))
     monkeypatch.setattr(inspection, "_SMALL_END", 4096)
-    watch = cache.rewriting(name, written, patch.size)
+    watch = cache.rewriting(name, patch.written, patch.size)
     assert watch is not None
     for chunk in chunks:
         watch.feed(chunk)
@@ -293,17 +282,7 @@ def test_an_edited_member_seen_as_it_is_written_is_not_read_again_and_matches_a_
     assert full is not None
     assert full.facts.rpath == (search_path,)
     (elf_member,) = outcomes[0]
-    assert (
-        elf_member.facts,
-        elf_member.exported_api,
-        elf_member.internal_api,
-        elf_member.version_strings,
-    ) == (
-        full.facts,
-        full.exported_api,
-        full.internal_api,
-        full.version_strings,
-    )
+    assert _found(elf_member) == _found(full)
 
 
 def test_a_watch_that_kept_too_little_leaves_the_member_to_be_read(

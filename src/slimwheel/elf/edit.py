@@ -97,6 +97,13 @@ class ElfPatch:
     def changes_anything(self) -> bool:
         return bool(self.patches or self.appended)
 
+    @property
+    def written(self) -> tuple[tuple[int, int], ...]:
+        """(offset, length) of the edited file's bytes the patch writes: those it overwrites, then
+        the appended ones."""
+        appended = ((self.original_size, len(self.appended)),) if self.appended else ()
+        return (*((p.offset, len(p.data)) for p in self.patches), *appended)
+
     def apply(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """The edited content, chunk by chunk, from the original's chunks (ValueError when they do
         not hold ``original_size`` bytes)."""

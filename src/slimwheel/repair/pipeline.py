@@ -311,9 +311,7 @@ def _write(
 
     def watch(name: str, patch: ElfPatch) -> EditWatch | None:
         edited.add(name)
-        overwritten = [(p.offset, len(p.data)) for p in patch.patches]
-        appended = [(patch.original_size, len(patch.appended))] if patch.appended else []
-        return cache.rewriting(name, [*overwritten, *appended], patch.size)
+        return cache.rewriting(name, patch.written, patch.size)
 
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(
