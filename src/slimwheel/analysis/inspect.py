@@ -241,7 +241,8 @@ class _Rewrite:
     # The earlier read's exported API, when no written byte lies in .dynsym: an ELF edit writes no
     # string a dynamic symbol's name reads (slimwheel.elf.edit), so the names are the same.
     exported_api: tuple[Symbol, ...] | None = None
-    # What reading the new content as it was written found (see RewriteWatch); None: not read yet.
+    # (outcome,) once a RewriteWatch read the new content as it was written (the outcome itself is
+    # None for a file that is not ELF); None: not read that way.
     outcome: tuple[_Outcome] | None = None
 
 

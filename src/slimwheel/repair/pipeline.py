@@ -4,11 +4,10 @@
 staging folder inside the output folder, checked there with ``check``'s simulation of the install
 (every provider version its requirements allow; the members slimwheel edited judged by their new
 content as it was written, members patchelf edited read back from the output), and only then
-renamed into place: a wheel repair
-writes passes its own ``check``, or is not written. :class:`RepairRefusedError` names each problem,
-split into those repair introduced and those the input already had (a torch extension that reaches
-``libc10.so`` only because ``import torch`` loaded it first: ``preloaded``). ``allow_broken`` writes
-the wheel anyway and says so.
+renamed into place: a wheel repair writes passes its own ``check``, or is not written.
+:class:`RepairRefusedError` names each problem, split into those repair introduced and those the
+input already had (a torch extension that reaches ``libc10.so`` only because ``import torch`` loaded
+it first: ``preloaded``). ``allow_broken`` writes the wheel anyway and says so.
 
 An input whose RECORD does not vouch for its files (a member without a line, a line without a hash or
 with md5, a wrong size or hash) is refused with one line before any work, or as soon as its bytes are
