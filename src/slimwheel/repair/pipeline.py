@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence, Set
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,38 +227,22 @@ class _AskedOnce:
         return self._answers[key]
 
 
-def _check_input(
-    wheel_path: Path,
-    catalog: Catalog,
-    plan: RepairPlan,
-    dist_files: DistFileSource | None,
-    preloaded: Sequence[str],
-    *,
-    report: WheelReport,
-) -> CheckReport:
-    """check on the input, from its analysis (``report``)."""
-    from slimwheel.wheel import Wheel
-
-    with Wheel.open(wheel_path) as source:
-        return _check(source, catalog, plan, dist_files, preloaded, report=report)
-
-
 def _prove(
+    wheel_path: Path,
     staged: Path,
     catalog: Catalog,
     plan: RepairPlan,
     *,
     cache: InspectionCache,
     edited: Set[str],
-    before: Future[CheckReport],
+    input_report: WheelReport,
     input_reads: int,
-    asked: DistFileSource | None,
+    dist_files: DistFileSource | None,
     preloaded: Sequence[str],
     allow_broken: bool,
 ) -> tuple[OutputCheck, AnalysisReads]:
-    """check on the output, against ``before`` (the input's). The output's members that apply copied
-    raw keep what the input's read found; the edited ones are judged by their new bytes (``edited``:
-    those slimwheel edited itself, whose new bytes it saw as it wrote them)."""
+    """check on the input and on the output. The output's members that apply copied raw keep what
+    the input's read found; the edited ones are judged by their new bytes, read back from the output."""
     from slimwheel.analysis import analyse_wheel
     from slimwheel.wheel import Wheel
 
@@ -272,18 +255,19 @@ def _prove(
         [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
     )
     reused, watched = cache.reused, cache.watched
+    asked = _AskedOnce(dist_files) if dist_files is not None else None
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
         # process (which holds the input's analysis and the plan by now) would take the memory of the
         # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
         output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
-        # The input's check first: its answers from the index serve the output's (_AskedOnce).
-        input_check = before.result()
         after = _check(written, catalog, plan, asked, preloaded, report=output_report)
     reads = AnalysisReads(
         input_reads, cache.reads - input_reads, cache.reused - reused, cache.watched - watched
     )
-    return compare_checks(input_check, after, allowed_broken=allow_broken), reads
+    with Wheel.open(wheel_path) as source:
+        before = _check(source, catalog, plan, asked, preloaded, report=input_report)
+    return compare_checks(before, after, allowed_broken=allow_broken), reads
 
 
 def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
@@ -491,29 +475,21 @@ def repair_wheel(
             )
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
-        asked = _AskedOnce(dist_files) if dist_files is not None else None
-        with (
-            _staging(out_dir) if not dry_run else nullcontext(scratch) as staging,
-            ThreadPoolExecutor(max_workers=1) as beside,
-        ):
-            # The input's check waits mostly on the index (its requirements' pages): it runs while
-            # the output is written, which waits on the CPU.
-            before = beside.submit(
-                _check_input, wheel_path, catalog, plan, asked, preloaded, report=input_report
-            )
+        with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
             staged, edited = _write(
                 path, plan, staging, patchelf, progress=progress, cache=cache, members=to_edit
             )
             with progress.step("checking input and output"):
                 verdict, reads = _prove(
+                    wheel_path,
                     staged,
                     catalog,
                     plan,
                     cache=cache,
                     edited=edited,
-                    before=before,
+                    input_report=input_report,
                     input_reads=input_reads,
-                    asked=asked,
+                    dist_files=dist_files,
                     preloaded=preloaded,
                     allow_broken=allow_broken,
                 )
