@@ -110,8 +110,11 @@ def test_repair_plans_the_edit_itself_on_a_second_pass(
     assert passes.spools == 0
 
 
-def _read_with_cache(wheel: Wheel) -> inspection.InspectionCache:
-    cache = inspection.InspectionCache()
+def _read_with_cache(wheel: Wheel, tables_folder: Path | None = None) -> inspection.InspectionCache:
+    """The analysis's read of every member, into a cache (saving edit tables in ``tables_folder``)."""
+    if tables_folder is not None:
+        tables_folder.mkdir()
+    cache = inspection.InspectionCache(tables_folder)
     inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
     return cache
 
@@ -208,12 +211,9 @@ def test_repair_plans_the_edit_from_the_tables_the_analysis_saved_without_inflat
     wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
     monkeypatch.setattr(inspection, "_VIEW_TAIL", 4096)
-    folder = tmp_path / "tables"
-    folder.mkdir()
     with Wheel.open(wheel_path) as wheel:
         record = apply.checked_record(wheel)[edit.path]
-        cache = inspection.InspectionCache(folder)
-        inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
+        cache = _read_with_cache(wheel, tmp_path / "tables")
         member = wheel.member(edit.path)
         saved = cache.saved_tables(member)
         without = apply._planned(wheel, edit, record)
@@ -232,12 +232,9 @@ def test_planning_falls_back_to_a_pass_when_the_saved_tables_are_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
-    folder = tmp_path / "tables"
-    folder.mkdir()
     with Wheel.open(wheel_path) as wheel:
         record = apply.checked_record(wheel)[edit.path]
-        cache = inspection.InspectionCache(folder)
-        inspection._read_members(wheel, True, 1, inspection.PARALLEL_BYTES, frozenset(), cache=cache)
+        cache = _read_with_cache(wheel, tmp_path / "tables")
         member = wheel.member(edit.path)
         saved = cache.saved_tables(member)
         assert saved is not None
