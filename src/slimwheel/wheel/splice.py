@@ -4,7 +4,8 @@ An ELF edit changes a few hundred bytes of a library of hundreds of MB (the ELF 
 ``.dynstr``, an appended segment at the end). Deflating the whole library again costs seconds (ISA-L)
 to minutes (zlib), and comes out bigger than the builder's deflate (BENCHMARKS.md: ISA-L's level 2 is
 1.1% bigger than the zlib level 6 NVIDIA used). Here the original deflate stream is walked block by
-block (zlib's ``inflate(Z_BLOCK)``, through ctypes: Python's zlib does not expose it) and:
+block (``inflate(Z_BLOCK)`` of zlib-ng or zlib, through ctypes: Python's zlib does not expose it)
+and:
 
 * a block is **reused**, its compressed bits copied as they are, when no edited byte lies inside it or
   in the 32 KiB before it (a back-reference reaches at most 32 KiB back, so it decodes to the same
@@ -30,8 +31,8 @@ block bigger than that is re-deflated rather than held. The new content is hande
 chunk by chunk (the caller hashes it for RECORD and the CRC-32); the original's size and CRC-32 are
 checked at the end (``InflateError``).
 
-Without a loadable zlib (``libz.so.1``), ``SPLICE_AVAILABLE`` is False and callers deflate the whole
-content instead.
+Without zlib-ng (the ``zlib-ng`` package) or a loadable zlib (``libz.so.1``), ``SPLICE_AVAILABLE`` is
+False and callers deflate the whole content instead.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ from slimwheel.wheel.ahead import ahead
 from slimwheel.wheel.inflate import InflateError, crc32
 
 __all__ = [
+    "BLOCK_INFLATERS",
     "HOLD_LIMIT",
     "SPAN_LEVEL",
     "SPLICE_AVAILABLE",
+    "BlockInflater",
     "SpliceStats",
     "splice_deflate",
 ]
@@ -67,13 +70,16 @@ _IN_LAST_BLOCK = 64  # z_stream.data_type: the block being (or just) decoded is 
 
 
 class _ZStream(ctypes.Structure):
+    """zlib's ``z_stream`` and zlib-ng's ``zng_stream``: the same layout on LP64 (Linux, where
+    repair edits ELF files) up to ``data_type``, the last field read here."""
+
     _fields_ = (
         ("next_in", ctypes.c_void_p),
         ("avail_in", ctypes.c_uint),
-        ("total_in", ctypes.c_ulong),
+        ("total_in", ctypes.c_size_t),
         ("next_out", ctypes.c_void_p),
         ("avail_out", ctypes.c_uint),
-        ("total_out", ctypes.c_ulong),
+        ("total_out", ctypes.c_size_t),
         ("msg", ctypes.c_char_p),
         ("state", ctypes.c_void_p),
         ("zalloc", ctypes.c_void_p),
@@ -85,7 +91,44 @@ class _ZStream(ctypes.Structure):
     )
 
 
-def _load_zlib() -> ctypes.CDLL | None:
+@dataclass(frozen=True)
+class BlockInflater:
+    """A loaded inflate that can stop at each deflate block's end (``inflate(Z_BLOCK)``): zlib-ng's,
+    through the ``zlib-ng`` package's extension (its ``zng_`` functions are exported), inflates
+    these libraries about 1.5 times as fast as zlib 1.2's (BENCHMARKS.md); the system's zlib
+    otherwise. Python's zlib modules expose neither ``Z_BLOCK`` nor ``data_type``."""
+
+    name: str
+    library: ctypes.CDLL
+    prefix: str  # "zng_" for zlib-ng's own API, "" for zlib's
+
+    def init(self, stream: _ZStream) -> int:
+        if self.prefix:
+            return int(self.library.zng_inflateInit2(ctypes.byref(stream), -15))
+        zlib_version = self.library.zlibVersion()
+        return int(self.library.inflateInit2_(ctypes.byref(stream), -15, zlib_version, ctypes.sizeof(stream)))
+
+    def inflate(self, stream: _ZStream, flush: int) -> int:
+        return int(getattr(self.library, f"{self.prefix}inflate")(ctypes.byref(stream), flush))
+
+    def end(self, stream: _ZStream) -> None:
+        getattr(self.library, f"{self.prefix}inflateEnd")(ctypes.byref(stream))
+
+
+def _zlib_ng() -> BlockInflater | None:
+    try:
+        from zlib_ng import zlib_ng  # optional: the system's zlib serves without it
+
+        library = ctypes.CDLL(zlib_ng.__file__)
+        library.zng_inflateInit2.argtypes = (ctypes.c_void_p, ctypes.c_int)
+        library.zng_inflate.argtypes = (ctypes.c_void_p, ctypes.c_int)
+        library.zng_inflateEnd.argtypes = (ctypes.c_void_p,)
+    except (ImportError, OSError, AttributeError):
+        return None
+    return BlockInflater("zlib-ng", library, "zng_")
+
+
+def _system_zlib() -> BlockInflater | None:
     for name in ("libz.so.1", ctypes.util.find_library("z")):
         if not name:
             continue
@@ -100,12 +143,13 @@ def _load_zlib() -> ctypes.CDLL | None:
             continue
         # inflate(Z_BLOCK) and data_type's boundary bit are there since zlib 1.2.3.
         if tuple(int(part) for part in version.decode().split(".")[:3] if part.isdigit()) >= (1, 2, 3):
-            return library
+            return BlockInflater(f"zlib {version.decode()}", library, "")
     return None
 
 
-_ZLIB = _load_zlib()
-SPLICE_AVAILABLE = _ZLIB is not None
+# Every one that loads, the fastest first (tests run the splice with each).
+BLOCK_INFLATERS = tuple(inflater for inflater in (_zlib_ng(), _system_zlib()) if inflater is not None)
+SPLICE_AVAILABLE = bool(BLOCK_INFLATERS)
 
 
 @dataclass(frozen=True)
@@ -136,17 +180,12 @@ class _End:
     consumed: int
 
 
-def _walk(raw: Iterable[bytes]) -> Iterator[_Raw | _Content | _Boundary | _End]:
+def _walk(raw: Iterable[bytes], inflater: BlockInflater) -> Iterator[_Raw | _Content | _Boundary | _End]:
     """Inflate raw deflate data, telling each compressed chunk before its bytes are inflated and
     each block boundary."""
-    assert _ZLIB is not None
-    library = _ZLIB
     stream = _ZStream()
-    if (
-        library.inflateInit2_(ctypes.byref(stream), -15, library.zlibVersion(), ctypes.sizeof(_ZStream))
-        != _Z_OK
-    ):
-        raise MemoryError("zlib's inflateInit2 failed")
+    if inflater.init(stream) != _Z_OK:
+        raise MemoryError(f"{inflater.name}'s inflateInit2 failed")
     out = ctypes.create_string_buffer(_OUT_SIZE)
     out_address = ctypes.addressof(out)
     try:
@@ -160,7 +199,7 @@ def _walk(raw: Iterable[bytes]) -> Iterator[_Raw | _Content | _Boundary | _End]:
             while True:
                 stream.next_out = out_address
                 stream.avail_out = _OUT_SIZE
-                code = library.inflate(ctypes.byref(stream), _Z_BLOCK)
+                code = inflater.inflate(stream, _Z_BLOCK)
                 produced = _OUT_SIZE - stream.avail_out
                 if code not in (_Z_OK, _Z_STREAM_END, _Z_BUF_ERROR):
                     message = stream.msg.decode(errors="replace") if stream.msg else f"zlib error {code}"
@@ -179,7 +218,7 @@ def _walk(raw: Iterable[bytes]) -> Iterator[_Raw | _Content | _Boundary | _End]:
                     break  # it needs more input
         raise InflateError(f"the deflate data ends early, after {stream.total_out} bytes")
     finally:
-        library.inflateEnd(ctypes.byref(stream))
+        inflater.end(stream)
 
 
 class _Bits:
@@ -293,13 +332,17 @@ def splice_deflate(
     on_content: Callable[[bytes], None],
     on_original: Callable[[bytes], None] | None = None,
     stats: SpliceStats | None = None,
+    inflater: BlockInflater | None = None,
 ) -> Iterator[bytes]:
     """The raw deflate data of the original content (``raw``: its raw deflate data; ``size`` bytes
     of CRC-32 ``crc``, checked at the end) with ``patches`` (offset, bytes) written over it and
     ``appended`` after it. ``on_content`` sees the new content in order, once; ``on_original`` the
-    original content (to hash it against RECORD)."""
-    if _ZLIB is None:
-        raise RuntimeError("splice_deflate needs zlib's shared library; check SPLICE_AVAILABLE first")
+    original content (to hash it against RECORD). ``inflater``: which of ``BLOCK_INFLATERS`` walks
+    the original (the first, the fastest, by default)."""
+    if inflater is None:
+        if not BLOCK_INFLATERS:
+            raise RuntimeError("splice_deflate needs zlib's shared library; check SPLICE_AVAILABLE first")
+        inflater = BLOCK_INFLATERS[0]
     for offset, data in patches:
         if offset < 0 or offset + len(data) > size:
             raise ValueError(f"a patch at {offset} of {len(data)} bytes lies outside the {size} bytes")
@@ -307,7 +350,7 @@ def splice_deflate(
     position = 0
     running_crc = 0
     # Read and inflated on a thread (zlib releases the GIL) while this one hashes and re-deflates.
-    with closing(ahead(_walk(raw))) as events:
+    with closing(ahead(_walk(raw, inflater))) as events:
         for event in events:
             if isinstance(event, _Raw):
                 splicer.held_raw.extend(event.data)
