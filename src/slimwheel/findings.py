@@ -43,6 +43,7 @@ class FindingKind(enum.Enum):
     LOADS_UNREADABLE = "loads-unreadable"  # the file found by name is not a loadable ELF file
     SPLIT_INSTALL = "split-install"  # found through $ORIGIN/.. in another distribution's folder
     PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
+    LOADED_FIRST = "found-loaded-first"  # found only if this wheel's file of that soname is loaded first
     # What the requirements allow (check).
     NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
     BAD_REQUIREMENT = "bad-requirement"

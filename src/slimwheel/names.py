@@ -8,6 +8,7 @@ and Windows DLLs (``cudss64_1.dll``, ``nvJitLink_130_0.dll``).
 from __future__ import annotations
 
 import enum
+import importlib.machinery
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ __all__ = [
     "LibraryFileName",
     "LibrarySpec",
     "NameStyle",
+    "is_extension_abi_tag",
+    "is_extension_module_name",
     "is_shared_library_name",
     "parse_library_file_name",
     "parse_library_spec",
@@ -81,6 +84,27 @@ def parse_library_file_name(filename: str) -> LibraryFileName | None:
 
 def is_shared_library_name(filename: str) -> bool:
     return parse_library_file_name(filename) is not None
+
+
+# An extension module's ABI tag, ``core_cc.<tag>.so``, for interpreters other than this one too.
+_EXTENSION_ABI_TAG = re.compile(r"abi3|cpython-[\w-]+|cp\d+[\w-]*|pypy[\w-]*|graalpy[\w-]*|pyston[\w-]*")
+
+
+def is_extension_abi_tag(tag: str) -> bool:
+    """``tag`` (``cpython-311-x86_64-linux-gnu``, ``abi3``) is an extension module's ABI tag, for this
+    interpreter or another."""
+    return f".{tag}.so" in importlib.machinery.EXTENSION_SUFFIXES or bool(_EXTENSION_ABI_TAG.fullmatch(tag))
+
+
+def is_extension_module_name(filename: str) -> bool:
+    """Named as ``import`` loads it: ``core_cc.cpython-311-x86_64-linux-gnu.so``, ``_C.abi3.so``, or an
+    untagged ``_C.so`` (torchvision's); not ``libuct_cuda.so``, a library (a plugin, say)."""
+    if not filename.endswith(".so"):
+        return False
+    stem, dot, tag = filename[: -len(".so")].partition(".")
+    if not stem.isidentifier():
+        return False
+    return is_extension_abi_tag(tag) if dot else not stem.startswith("lib")
 
 
 def soname_stem(soname: str) -> str:

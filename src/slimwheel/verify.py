@@ -37,7 +37,7 @@ from slimwheel.elf import is_elf, read_elf, scan_symbols
 from slimwheel.errors import ElfError, InputError, SlimwheelError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
-from slimwheel.names import is_shared_library_name, soname_stem
+from slimwheel.names import is_extension_abi_tag, is_shared_library_name, soname_stem
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
@@ -641,10 +641,6 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
         )
 
 
-# An extension module's ABI tag, ``core_cc.<tag>.so``, for interpreters other than this one too.
-_ABI_TAG = re.compile(r"abi3|cpython-[\w-]+|cp\d+[\w-]*|pypy[\w-]*|graalpy[\w-]*|pyston[\w-]*")
-
-
 @dataclass(frozen=True)
 class _ModuleFile:
     stem: str  # the module's own name: "core_cc", "__init__"
@@ -669,9 +665,8 @@ def _module_file(filename: str) -> _ModuleFile | None:
         return None
     if not dot:
         return _ModuleFile(stem, "untagged", ".so")
-    suffix = f".{tag}.so"
-    if suffix in importlib.machinery.EXTENSION_SUFFIXES or _ABI_TAG.fullmatch(tag):
-        return _ModuleFile(stem, "extension", suffix)
+    if is_extension_abi_tag(tag):
+        return _ModuleFile(stem, "extension", f".{tag}.so")
     return None  # libfoo.1.so, a library
 
 

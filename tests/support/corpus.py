@@ -7,8 +7,14 @@ slimwheel's cache, where later runs find it without a request. No host is writte
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from slimwheel.index import Cache
 
 __all__ = ["CORPUS", "VERIFY_LIMIT_MB", "CorpusWheel", "fetch"]
 
@@ -158,6 +164,20 @@ CORPUS: tuple[CorpusWheel, ...] = (
         install_mb=1300,  # seven CUDA 11 NVIDIA wheels, fastrlock, numpy
         cuda_major=11,
     ),
+    CorpusWheel(
+        project="libucx-cu12",
+        filename="libucx_cu12-1.22.0-py3-none-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="5cbbef0c140a0a158ae3486089af659b38822b2234cd3dc90ba40a5e6553402a",
+        size=43_362_786,
+        vendors=(
+            "auditwheel copy libucx_cu12.libs/libcudart-256e6409.so.12.9.79; UCX's plugins "
+            "(libucx/lib/ucx/libuct_cuda.so ...) need libuct.so.0 and libucs.so.0 with no RPATH to them: "
+            "found because libuct loads them, and once a false 'not found' that refused the repair"
+        ),
+        install_mb=10,  # cudart for CUDA 12
+        must_repair=True,
+        cuda_major=12,
+    ),
 )
 
 
@@ -182,12 +202,24 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
 
 def fetch(entry: CorpusWheel) -> Path:
     """The wheel in slimwheel's cache, downloaded (and checked against the pinned sha256) when absent."""
-    from slimwheel.index import Cache, IndexClient, resolve_index_settings
+    from slimwheel.index import Cache
 
     cache = Cache.default()
     cached = cache.cached_file(entry.filename, sha256=entry.sha256, url="")
     if cached is not None:
         return cached
+    # One download per file across pytest-xdist's workers: a second one, renamed over the first's
+    # file, would change it under a repair reading it (and fail "repair modified its input").
+    lock_path = Path(tempfile.gettempdir()) / f"slimwheel-corpus-{entry.sha256[:16]}.lock"
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = cache.cached_file(entry.filename, sha256=entry.sha256, url="")
+        return cached if cached is not None else _download(entry, cache)
+
+
+def _download(entry: CorpusWheel, cache: Cache) -> Path:
+    from slimwheel.index import IndexClient, resolve_index_settings
+
     with IndexClient(resolve_index_settings(), cache=cache) as client:
         matches = [file for file in client.project(entry.project).files if file.filename == entry.filename]
         if not matches:

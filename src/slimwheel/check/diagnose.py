@@ -108,6 +108,8 @@ class Diagnosis:
             if lookup.resolution is Resolution.UNRESOLVED:
                 self._unresolved(elf, check, lookup)
             elif lookup.resolution in (Resolution.WHEEL, Resolution.VENDORED) and lookup.path is not None:
+                if lookup.found_by is None:
+                    self._loaded_first(elf, check, lookup.path)
                 self._found_in_wheel(elf, soname, lookup.path)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
                 self._split_install(elf, soname, lookup)
@@ -205,6 +207,12 @@ class Diagnosis:
             )
             why += f"; {', '.join(installs)}" if installs else ""
             why += self._requirement_hint(elf, shipped, check.searched)
+            carrier = self.tree.sonames.get(soname)
+            if carrier is not None and carrier != elf.installed_path:
+                why += (
+                    f"; this wheel's {carrier} has that soname, but import loads an extension module "
+                    f"before its package's libraries: add RPATH {_origin_entry(elf, carrier)!r}"
+                )
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
@@ -292,6 +300,24 @@ class Diagnosis:
             f"(--preloaded {distribution})"
         )
 
+    def _loaded_first(self, elf: ElfReport, check: NeededCheck, provider: str) -> None:
+        """Not on the file's search path, but this wheel has a library of that soname, which glibc
+        reuses once loaded: a plugin loaded by its host library works so. (An extension module is
+        loaded by ``import`` before anything of its package: the simulation calls that not found.)"""
+        searched = ", ".join(folder or "." for folder in check.searched)
+        path_words = f"searched {searched}" if searched else "no RPATH"
+        self.findings.append(
+            Finding(
+                FindingKind.LOADED_FIRST,
+                Severity.WARNING,
+                elf.path,
+                f"needs {check.soname}: not on its search path ({path_words}); "
+                f"found only if {provider} (this wheel's, that soname) is loaded first, as a plugin's host "
+                f"library does; add RPATH {_origin_entry(elf, provider)!r} for it to load alone",
+                check.soname,
+            )
+        )
+
     def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         self.findings.append(
             Finding(
@@ -335,3 +361,11 @@ def pins_text(pins: Sequence[Pin]) -> str:
     for pin in pins:
         by_distribution.setdefault(pin.distribution, []).append(pin.version)
     return "; ".join(f"{d} {', '.join(versions)}" for d, versions in by_distribution.items())
+
+
+def _origin_entry(elf: ElfReport, provider: str) -> str:
+    """The $ORIGIN entry from ``elf``'s folder to ``provider``'s (installed paths)."""
+    relative = posixpath.relpath(
+        posixpath.dirname(provider) or ".", posixpath.dirname(elf.installed_path) or "."
+    )
+    return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"

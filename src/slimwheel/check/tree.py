@@ -23,6 +23,7 @@ from slimwheel.ldso import (
     inherited_folders,
     search_folders,
 )
+from slimwheel.names import is_extension_module_name
 from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
@@ -57,7 +58,10 @@ class SimulatedTree:
     requirements: frozenset[str] = frozenset()  # providers that are other requirements, not NVIDIA's
     preloaded: frozenset[str] = frozenset()  # providers whose files count as loaded before the wheel's
     glibc: tuple[int, int] | None = None  # the wheel's manylinux level: which host libraries it may use
-    _memo: dict[tuple[str, tuple[SearchFolder, ...]], list[tuple[Answer, tuple[Pin, ...]]]] = field(
+    # DT_SONAME -> the installed path of this wheel's loadable file that carries it (the one named so,
+    # where several copies do): what glibc reuses, once loaded, for a DT_NEEDED of that name.
+    sonames: dict[str, str] = field(default_factory=dict)
+    _memo: dict[tuple[str, tuple[SearchFolder, ...], bool], list[tuple[Answer, tuple[Pin, ...]]]] = field(
         default_factory=dict
     )
 
@@ -95,19 +99,40 @@ class SimulatedTree:
                 )
         requirements = frozenset(provider.distribution for provider in others)
         preloaded = frozenset(preloaded) & requirements
+        sonames: dict[str, str] = {}
+        for elf in sorted(report.elf_files, key=lambda e: e.installed_path):
+            if elf.soname and elf.error is None:
+                named = posixpath.basename(elf.installed_path) == elf.soname
+                if elf.soname not in sonames or (
+                    named and posixpath.basename(sonames[elf.soname]) != elf.soname
+                ):
+                    sonames[elf.soname] = elf.installed_path
         return cls(
-            wheel_files, shipped, versions, requirements, preloaded, manylinux_level(source.platform_tags)
+            wheel_files,
+            shipped,
+            versions,
+            requirements,
+            preloaded,
+            manylinux_level(source.platform_tags),
+            sonames,
         )
 
-    def lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[Answer, tuple[Pin, ...]]]:
+    def lookup(
+        self, soname: str, folders: tuple[SearchFolder, ...], *, loaded_first: bool = True
+    ) -> list[tuple[Answer, tuple[Pin, ...]]]:
         """The answers for ``soname`` over every combination of the versions of the providers that ship
-        a file of that name: versions with the same folders for it are tried once, as a group."""
-        key = (soname, folders)
+        a file of that name: versions with the same folders for it are tried once, as a group.
+        ``loaded_first``: a file of this wheel carrying that soname counts when nothing else does
+        (found once loaded, as by a plugin's host library); not for an extension module, which
+        ``import`` loads before anything of its package."""
+        key = (soname, folders, loaded_first)
         if key not in self._memo:
-            self._memo[key] = self._lookup(soname, folders)
+            self._memo[key] = self._lookup(soname, folders, loaded_first)
         return self._memo[key]
 
-    def _lookup(self, soname: str, folders: tuple[SearchFolder, ...]) -> list[tuple[Answer, tuple[Pin, ...]]]:
+    def _lookup(
+        self, soname: str, folders: tuple[SearchFolder, ...], loaded_first: bool
+    ) -> list[tuple[Answer, tuple[Pin, ...]]]:
         relevant = self.shipped.get(soname, {})
         per_distribution = []
         for distribution in sorted(relevant):
@@ -118,12 +143,16 @@ class SimulatedTree:
             per_distribution.append([(distribution, where, pins) for where, pins in groups.items()])
         answers: dict[Answer, list[Pin]] = {}
         for combination in itertools.product(*per_distribution):
-            answer = self._search(soname, folders, [(d, where) for d, where, _ in combination])
+            answer = self._search(soname, folders, [(d, where) for d, where, _ in combination], loaded_first)
             answers.setdefault(answer, []).extend(pin for _, _, pins in combination for pin in pins)
         return [(answer, tuple(dict.fromkeys(pins))) for answer, pins in answers.items()]
 
     def _search(
-        self, soname: str, folders: Sequence[SearchFolder], installed: Sequence[tuple[str, frozenset[str]]]
+        self,
+        soname: str,
+        folders: Sequence[SearchFolder],
+        installed: Sequence[tuple[str, frozenset[str]]],
+        loaded_first: bool,
     ) -> Answer:
         for searched in folders:
             own = self.wheel_files.get(searched.folder, {}).get(soname)
@@ -149,6 +178,13 @@ class SimulatedTree:
             return Answer(Resolution.DRIVER, None, None, None)
         if is_system_library(soname, self.glibc):
             return Answer(Resolution.SYSTEM, None, None, None)
+        # A file of this wheel carries that soname: found when it was loaded first, as by a plugin
+        # loader (UCX's libuct loads libucx/lib/ucx/*.so, which need libuct.so.0 and find no path
+        # to it), or a package's __init__ that loads its libraries before its extensions.
+        carrier = self.sonames.get(soname) if loaded_first else None
+        found = None if carrier is None else self.wheel_file(carrier)
+        if carrier is not None and found is not None:
+            return Answer(Resolution.VENDORED if found.vendored else Resolution.WHEEL, carrier, None, None)
         return Answer(Resolution.UNRESOLVED, None, None, None)
 
     def wheel_file(self, path: str) -> WheelFile | None:
@@ -196,11 +232,12 @@ class Simulation:
         self._visited.add((path, inherited))
         self._visited_paths.add(path)
         folders = search_folders(obj, loaders, self._folders)
+        extension = is_extension_module_name(posixpath.basename(path))
         for need in obj.needed:
             soname = need.soname
             self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))
             seen = self.answers.setdefault((path, soname), {})
-            for answer, pins in self.tree.lookup(soname, folders):
+            for answer, pins in self.tree.lookup(soname, folders, loaded_first=not extension):
                 if answer in seen:
                     seen[answer][0].extend(p for p in pins if p not in seen[answer][0])
                 else:
@@ -208,6 +245,7 @@ class Simulation:
                 found = answer.path
                 if (
                     answer.resolution in (Resolution.WHEEL, Resolution.VENDORED)
+                    and answer.found_by is not None  # not one already loaded: this file loads it
                     and found in self.elfs
                     and found != path
                     and found not in chain

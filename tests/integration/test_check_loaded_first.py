@@ -1,0 +1,130 @@
+"""A DT_NEEDED off the file's search path that another file of the wheel carries as its SONAME.
+
+glibc reuses an object already loaded under that soname, so UCX's plugins (``libucx/lib/ucx/*.so``
+need ``libuct.so.0`` and have no RPATH to it) load when libuct loads them. check once called that
+"not found", an error, and repair refused libucx-cu12. It is a warning for a library (a plugin);
+an extension module, which ``import`` loads before anything of its package, still does not find it.
+
+The libraries are built by gcc, and a fresh interpreter loads them with ctypes to show glibc
+behaves as the finding says: the plugin alone fails, after its host library it loads.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from slimwheel.analysis import Resolution, Severity
+from slimwheel.catalog.model import Catalog
+from slimwheel.check import CheckKind, CheckReport, check_wheel
+from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared, find_tool
+from tests.support.wheels import make_wheel
+
+pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
+
+TAG = "py3-none-manylinux_2_17_x86_64"
+EXTENSION = "_ext.cpython-311-x86_64-linux-gnu.so"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """pkg/lib/libhost.so.0 (SONAME libhost.so.0); a plugin and an extension module that need it,
+    with no RPATH."""
+    out = tmp_path_factory.mktemp("loaded-first")
+    host = compile_shared(
+        out / "libhost.so.0", {"host.c": "int host_value(void) { return 7; }\n"}, soname="libhost.so.0"
+    )
+    plugin = compile_shared(
+        out / "libplug.so",
+        {"plug.c": "int host_value(void);\nint plug(void) { return host_value() + 1; }\n"},
+        link=[host],
+    )
+    extension = compile_shared(
+        out / EXTENSION,
+        {"ext.c": "int host_value(void);\nint PyInit__ext(void) { return host_value(); }\n"},
+        link=[host],
+    )
+    return {
+        "pkg/lib/libhost.so.0": host.read_bytes(),
+        "pkg/lib/plugins/libplug.so": plugin.read_bytes(),
+        f"pkg/{EXTENSION}": extension.read_bytes(),
+    }
+
+
+def _check(wheel: Path, catalog: Catalog) -> CheckReport:
+    with Wheel.open(wheel) as opened:
+        return check_wheel(opened, catalog)
+
+
+def test_a_plugin_finds_its_host_library_once_loaded_a_warning(
+    built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    files = {name: data for name, data in built.items() if "_ext" not in name}
+    report = _check(make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG), provider_catalog)
+    assert not report.has_errors
+    (finding,) = [f for f in report.findings if f.kind is CheckKind.LOADED_FIRST]
+    assert finding.severity is Severity.WARNING
+    assert finding.path == "pkg/lib/plugins/libplug.so"
+    assert "pkg/lib/libhost.so.0" in finding.message
+    assert "'$ORIGIN/..'" in finding.message
+    (file,) = [f for f in report.files if f.installed_path == "pkg/lib/plugins/libplug.so"]
+    (needed,) = [n for n in file.needed if n.soname == "libhost.so.0"]
+    (lookup,) = needed.lookups
+    assert (lookup.resolution, lookup.path, lookup.found_by) == (
+        Resolution.WHEEL,
+        "pkg/lib/libhost.so.0",
+        None,
+    )
+
+
+def test_an_extension_module_that_needs_it_is_still_not_found(
+    built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    report = _check(make_wheel(tmp_path, "pkg", "1.0", built, tag=TAG), provider_catalog)
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert [(f.kind, f.path) for f in errors] == [(CheckKind.UNRESOLVED, f"pkg/{EXTENSION}")]
+    assert "this wheel's pkg/lib/libhost.so.0 has that soname" in errors[0].message
+    assert "add RPATH '$ORIGIN/lib'" in errors[0].message
+
+
+def test_without_a_file_of_that_soname_it_is_not_found(
+    built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    files = {"pkg/lib/plugins/libplug.so": built["pkg/lib/plugins/libplug.so"]}
+    report = _check(make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG), provider_catalog)
+    kinds = {(f.kind, f.severity) for f in report.findings}
+    assert (CheckKind.UNRESOLVED, Severity.ERROR) in kinds
+    assert not any(kind is CheckKind.LOADED_FIRST for kind, _ in kinds)
+
+
+_LOAD = """
+import ctypes, sys
+root = sys.argv[1]
+try:
+    ctypes.CDLL(root + "/pkg/lib/plugins/libplug.so")
+except OSError as exc:
+    print("alone:", exc)
+else:
+    print("alone: loaded")
+ctypes.CDLL(root + "/pkg/lib/libhost.so.0")
+print("after host:", ctypes.CDLL(root + "/pkg/lib/plugins/libplug.so").plug())
+"""
+
+
+def test_glibc_loads_the_plugin_only_after_its_host_library(built: dict[str, bytes], tmp_path: Path) -> None:
+    """What the warning says, by the real loader: alone the plugin fails, after libhost.so.0 it loads."""
+    wheel = make_wheel(tmp_path, "pkg", "1.0", built, tag=TAG)
+    root = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(root)
+    result = subprocess.run(
+        [sys.executable, "-c", _LOAD, str(root)], capture_output=True, text=True, check=True, timeout=60
+    )
+    alone, after = result.stdout.splitlines()
+    assert "libhost.so.0: cannot open shared object file" in alone
+    assert after == "after host: 8"
