@@ -178,6 +178,20 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=12,
     ),
+    CorpusWheel(
+        project="pennylane-lightning-gpu",
+        filename="pennylane_lightning_gpu-0.45.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="8fa158507144efa9f4e7c202e583a677c034eea303b8710d3152aef2e400b680",
+        size=924_889,
+        vendors=(
+            "nothing vendored; links libcustatevec.so.1 (custatevec-cu12, cuQuantum: installs in "
+            "cuquantum/lib, which the catalog once did not know) and cuBLAS, cuSPARSE, cudart, nvJitLink; "
+            "liblightning_gpu_catalyst.so has no RPATH to any of them"
+        ),
+        install_mb=1200,  # cuBLAS 12 (580 MB), cuSPARSE, custatevec, nvJitLink, pennylane, scipy-openblas32
+        must_repair=True,
+        cuda_major=12,
+    ),
 )
 
 

@@ -242,3 +242,15 @@ def test_the_shipped_snapshot_knows_what_cudnn_and_cudss_need() -> None:
         for d in ("nvidia-cudnn-cu11", "nvidia-nccl-cu11", "cutensor-cu11")
         for r in shipped.releases_of(d)
     } == {11}
+
+
+def test_the_shipped_snapshot_knows_libraries_outside_the_toolkit_for_cuda_12_and_13() -> None:
+    """Seeded names reach the shipped snapshot: cuQuantum's (custatevec, cutensornet, cudensitymat),
+    the multi-GPU libraries and nvImageCodec's, each for both CUDA majors, with what they need."""
+    shipped = read_catalog(shipped_catalog_path())
+    for soname in ("libcustatevec.so.1", "libcutensornet.so.2", "libcudensitymat.so.0", "libcublasmp.so.0"):
+        providers = shipped.providers(soname=soname)
+        assert {p.release.cuda_major for p in providers} >= {12, 13}, soname
+        assert any(p.library.needed for p in providers), f"{soname}: what it needs was not read"
+    for name in ("custatevec-cu13", "cudensitymat-cu12", "nvidia-nvimgcodec-cu13", "nvidia-cusolvermp-cu13"):
+        assert name in DEFAULT_SEEDS

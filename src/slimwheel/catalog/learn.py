@@ -74,9 +74,26 @@ DEFAULT_SEEDS: tuple[str, ...] = tuple(
         # TensorRT's libraries (libnvinfer.so.10, ...). Where the index serves them only as sdists
         # that fetch the wheel at install time, nothing is learned and repair leaves them alone.
         ("tensorrt", "-libs", (12, 13)),
+        # cuQuantum's libraries (cuquantum-python requires them; Qiskit Aer, PennyLane Lightning and
+        # others link libcustatevec.so.1 and libcutensornet.so.2).
+        ("custatevec", "", (12, 13)),
+        ("cutensornet", "", (12, 13)),
+        ("cudensitymat", "", (12, 13)),
+        ("cupauliprop", "", (12, 13)),
+        # Multi-GPU and imaging libraries outside the toolkit metapackage.
+        ("nvidia-cublasmp", "", (12, 13)),
+        ("nvidia-cusolvermp", "", (12, 13)),
+        ("nvidia-cufftmp", "", (12,)),
+        ("nvidia-nvcomp", "", (12, 13)),
+        ("nvidia-nvjpeg2k", "", (12, 13)),
+        ("nvidia-nvtiff", "", (12, 13)),
+        ("nvidia-nvimgcodec", "", (12, 13)),
     )
     for major in majors
 )
+
+# Distributions named so are NVIDIA's: a requirement on one is followed when learning.
+_NVIDIA_NAME_PREFIXES = ("nvidia-", "cutensor", "tensorrt-cu", "custatevec-", "cudensitymat-", "cupauliprop-")
 
 _SUFFIX = re.compile(r"-cu(\d+)(?:-libs)?$")
 _CLASSIFIER = re.compile(r"^Environment :: GPU :: NVIDIA CUDA :: (\d+)")
@@ -375,7 +392,7 @@ def _nvidia_names(requirements: Iterable[str]) -> set[str]:
             name = canonicalize_name(Requirement(text).name)
         except InvalidRequirement:
             continue
-        if name.startswith(("nvidia-", "cutensor", "tensorrt-cu")):
+        if name.startswith(_NVIDIA_NAME_PREFIXES):
             names.add(name)
     return names
 
