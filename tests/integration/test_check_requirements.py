@@ -254,6 +254,32 @@ def test_a_preloaded_requirement_counts_off_the_search_path_with_a_warning(
     assert report.preloaded == ("torchlike",)
 
 
+def test_a_preloaded_distribution_no_requires_dist_names_is_looked_up_too(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    """ucxx-cu12 requires libucxx-cu12, which requires libucx-cu12 and loads it: ucxx's files need
+    libucp.so.0 with no RPATH to it. Named by --preloaded, a distribution that comes in through a
+    requirement's requirements is read from the index (any version) and counts as loaded first; not
+    named, it is not read, and the library is not found."""
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["otherdep>=1"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source, preloaded=["TorchLike"])
+        without = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    # Any version: the oldest and the newest are read (3.0 moved the library to torchlike/lib64).
+    assert {(lookup.resolution, lookup.path, lookup.found_by) for lookup in _lookups(report)} == {
+        (Resolution.REQUIREMENT, "torchlike/lib/libc10x.so", None),
+        (Resolution.REQUIREMENT, "torchlike/lib64/libc10x.so", None),
+    }
+    assert [answer.requirement for answer in report.requirement_files] == ["otherdep>=1", "torchlike"]
+    warnings = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
+    assert any(
+        "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in w for w in warnings
+    )
+    assert [lookup.resolution for lookup in _lookups(without)] == [Resolution.UNRESOLVED]
+    assert [answer.requirement for answer in without.requirement_files] == ["otherdep>=1"]
+
+
 def test_an_injected_source_and_no_source(built: Built, provider_catalog: Catalog, tmp_path: Path) -> None:
     wheel = _extension(tmp_path / "w", built, requires=["torchlike>=1.0"])
     source = StaticDistFiles(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from slimwheel.analysis import WheelReport, analyse_wheel
@@ -42,9 +43,10 @@ def check_wheel(
     to simulate (default: the wheel's METADATA; none for loose files). ``dist_files``: where the library
     files of requirements the catalog does not know come from (``IndexDistFiles`` reads them from the
     index); None: they are not simulated. It is asked only when some DT_NEEDED is left that neither
-    this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: required distributions whose
-    library files count as already loaded when this wheel's are (``torch``, whose import loads
-    ``torch/lib``): a soname they ship is found even off the search path, with a warning.
+    this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: distributions whose library
+    files count as already loaded when this wheel's are (``torch``, whose import loads ``torch/lib``): a
+    soname they ship is found even off the search path, with a warning. One that no Requires-Dist
+    names (installed by a requirement's own requirements) is looked up too, any version.
     ``kept_copies``: vendored copies (member paths) kept on purpose (``repair --exclude``, or named by
     the package's Python code): still reported, as warnings rather than errors. ``report``: an
     ``analyse_wheel`` of these same bytes against this catalog that the caller already made (repair
@@ -71,14 +73,19 @@ def check_wheel(
     )
     resolver.run(requires_dist)
     providers = resolver.providers()
-    looked_up = requirement_files(report, resolver.others, target, dist_files, findings)
+    preloaded = tuple(sorted({canonicalize_name(name) for name in preloaded}))
+    # A preloaded distribution may come in through a requirement's own requirements (ucxx-cu12
+    # requires libucxx-cu12, which requires libucx-cu12 and loads it): looked up unconstrained.
+    direct = {canonicalize_name(requirement.name) for requirement in resolver.others}
+    known = set(catalog.distributions)
+    indirect = [Requirement(name) for name in preloaded if name not in direct and name not in known]
+    looked_up = requirement_files(report, [*resolver.others, *indirect], target, dist_files, findings)
     others = [
         ProviderRelease(release.distribution, release.version, release.wheel, release.files)
         for answer in looked_up
         if answer.known
         for release in answer.releases
     ]
-    preloaded = tuple(sorted({canonicalize_name(name) for name in preloaded}))
     tree = SimulatedTree.build(source, report, providers, others, preloaded)
     elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
     simulation = Simulation(tree, elfs)

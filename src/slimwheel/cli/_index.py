@@ -47,8 +47,9 @@ def add_dist_files_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="DIST",
-        help="a required distribution whose libraries are loaded before this wheel's (torch, when the "
-        "package imports torch first): a soname it ships counts as found, with a warning; repeatable",
+        help="a distribution whose libraries are loaded before this wheel's (torch, when the package "
+        "imports torch first; one a requirement requires, such as libucx-cu12 under libucxx-cu12): a "
+        "soname it ships counts as found, with a warning; repeatable",
     )
     add_index_arguments(parser)
 
