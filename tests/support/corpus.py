@@ -40,6 +40,8 @@ class CorpusWheel:
     # The CUDA major repair's plan must choose (in its --json document, written or refused), where a
     # wrong one once ended the repair.
     cuda_major: int | None = None
+    # The distributions repair must add as Requires-Dist, in its plan's order (None: not checked).
+    adds: tuple[str, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -177,6 +179,7 @@ CORPUS: tuple[CorpusWheel, ...] = (
         install_mb=10,  # cudart for CUDA 12
         must_repair=True,
         cuda_major=12,
+        adds=("nvidia-cuda-runtime-cu12",),
     ),
     CorpusWheel(
         project="pennylane-lightning-gpu",
@@ -191,6 +194,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
         install_mb=1200,  # cuBLAS 12 (580 MB), cuSPARSE, custatevec, nvJitLink, pennylane, scipy-openblas32
         must_repair=True,
         cuda_major=12,
+        adds=(),  # it requires each of them itself
+    ),
+    CorpusWheel(
+        project="qiskit-aer-gpu",
+        filename="qiskit_aer_gpu-0.18.2-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="c07cc487f95f6d8f130a6e9a5b1dc75635f072a6f84d18a3dc66b187f0813bc8",
+        size=20_486_303,
+        vendors=(
+            "auditwheel copies of OpenBLAS and gfortran only; links libcustatevec.so.1 and "
+            "libcutensornet.so.2, which its requirement on the metapackage cuquantum-cu12<24.11.0,>=23.3.0 "
+            "brings in: repair once added custatevec-cu12 and cutensornet-cu12 beside it"
+        ),
+        install_mb=1600,  # cuBLAS, cuSOLVER, cuSPARSE, cuTENSOR, cuStateVec, cuTensorNet for CUDA 12, qiskit
+        must_repair=True,
+        cuda_major=12,
+        adds=(),
     ),
 )
 

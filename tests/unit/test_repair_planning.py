@@ -184,3 +184,43 @@ def test_a_copy_nobody_links_stays_unless_forced() -> None:
     )
     forced = _plan(_with_copies(linked=False), force=True)
     assert forced.drop == ("pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2")
+
+
+_CUQUANTUM = Catalog(
+    (
+        *CATALOG.releases,
+        _release("custatevec-cu12", "1.5.0", 12, "cuquantum/lib/libcustatevec.so.1"),
+        _release("custatevec-cu12", "1.7.0", 12, "cuquantum/lib/libcustatevec.so.1"),
+        # the metapackage: no library of its own, each release pins the libraries' releases
+        _release("cuquantum-cu12", "23.10.0", 12, requires=("custatevec-cu12 ==1.5.0",)),
+        _release("cuquantum-cu12", "24.11.0", 12, requires=("custatevec-cu12==1.7.0",)),
+        _release("cuquantum-cu12", "25.3.0", 12, requires=('custatevec-cu12==1.8.0; extra == "full"',)),
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("requires", "added", "kept"),
+    [
+        # qiskit-aer-gpu 0.18.2 requires cuquantum-cu12<24.11.0,>=23.3.0 and links libcustatevec.so.1
+        (("cuquantum-cu12<24.11.0,>=23.3.0",), [], ("cuquantum-cu12<24.11.0,>=23.3.0",)),
+        (("cuquantum-cu12>=23.3.0,<25",), [], ("cuquantum-cu12>=23.3.0,<25",)),
+        # a release it allows (25.3.0) brings custatevec only with an extra: not counted on
+        (("cuquantum-cu12>=23.3.0",), ["custatevec-cu12"], ()),
+        ((), ["custatevec-cu12"], ()),
+    ],
+)
+def test_a_metapackage_the_wheel_requires_brings_the_library(
+    requires: tuple[str, ...], added: list[str], kept: tuple[str, ...]
+) -> None:
+    plan = plan_repair(
+        _report("libcustatevec.so.1"),
+        _CUQUANTUM,
+        requires_dist=requires,
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"custatevec": "1.5.0"}),
+    )
+    assert [r.distribution for r in plan.requirements] == added
+    assert plan.kept_requirements == kept
+    (library,) = plan.manifest.libraries
+    assert (library.distribution, library.folder) == ("custatevec-cu12", "cuquantum/lib")

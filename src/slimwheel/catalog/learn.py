@@ -80,6 +80,7 @@ DEFAULT_SEEDS: tuple[str, ...] = tuple(
         ("cutensornet", "", (12, 13)),
         ("cudensitymat", "", (12, 13)),
         ("cupauliprop", "", (12, 13)),
+        ("cuquantum", "", (12, 13)),  # the metapackage requiring the four (qiskit-aer-gpu requires it)
         # Multi-GPU and imaging libraries outside the toolkit metapackage.
         ("nvidia-cublasmp", "", (12, 13)),
         ("nvidia-cusolvermp", "", (12, 13)),
@@ -93,7 +94,15 @@ DEFAULT_SEEDS: tuple[str, ...] = tuple(
 )
 
 # Distributions named so are NVIDIA's: a requirement on one is followed when learning.
-_NVIDIA_NAME_PREFIXES = ("nvidia-", "cutensor", "tensorrt-cu", "custatevec-", "cudensitymat-", "cupauliprop-")
+_NVIDIA_NAME_PREFIXES = (
+    "nvidia-",
+    "cutensor",
+    "tensorrt-cu",
+    "custatevec-",
+    "cudensitymat-",
+    "cupauliprop-",
+    "cuquantum-cu",  # not cuquantum-python-cu12: Python bindings, no library of NVIDIA's to provide
+)
 
 _SUFFIX = re.compile(r"-cu(\d+)(?:-libs)?$")
 _CLASSIFIER = re.compile(r"^Environment :: GPU :: NVIDIA CUDA :: (\d+)")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -696,7 +696,11 @@ def _plan_distribution(
     mine = [w for w in existing if w.name == distribution]
     always = [w for w in mine if w.scope is RequirementScope.ALWAYS]
     gated = [w for w in mine if w.scope is RequirementScope.EXTRA]
-    if always:
+    through = [] if always else _bringing(distribution, existing, context.catalog)
+    if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
+        draft.kept.extend(w.text for w in through if w.text not in draft.kept)
+        requirement_text = through[0].text
+    elif always:
         for wheel_requirement in always:
             if not wheel_requirement.requirement.specifier.contains(linked, prereleases=True):
                 raise RepairError(
@@ -751,6 +755,37 @@ def _plan_distribution(
         known = _catalog_needs(context, folder, choice.soname) is not None
         if not installed and not known and distribution not in draft.unread_providers:
             draft.unread_providers.append(distribution)
+
+
+def _bringing(
+    distribution: str, existing: Sequence[WheelRequirement], catalog: Catalog
+) -> list[WheelRequirement]:
+    """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in:
+    every release of theirs that the requirement allows, the catalog knows, and requires it."""
+    found = []
+    for wheel_requirement in existing:
+        if wheel_requirement.scope is not RequirementScope.ALWAYS or wheel_requirement.name == distribution:
+            continue
+        allowed = [
+            release
+            for release in catalog.releases_of(wheel_requirement.name)
+            if wheel_requirement.requirement.specifier.contains(release.version, prereleases=True)
+        ]
+        if allowed and all(_requires(release.requires_dist, distribution) for release in allowed):
+            found.append(wheel_requirement)
+    return found
+
+
+def _requires(requires_dist: Sequence[str], distribution: str) -> bool:
+    for text in requires_dist:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        unconditional = requirement.marker is None or "extra" not in str(requirement.marker)
+        if canonicalize_name(requirement.name) == distribution and unconditional:
+            return True
+    return False
 
 
 def _catalog_needs(context: _Context, folder: str, soname: str) -> tuple[str, ...] | None:
