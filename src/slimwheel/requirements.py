@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -35,6 +35,7 @@ __all__ = [
     "Selection",
     "WheelRequirement",
     "expand_requirements",
+    "installed_with",
     "marker_environment",
     "read_requirements",
     "scope_of",
@@ -96,6 +97,40 @@ def read_requirements(
             continue
         scope, extras = scope_of(requirement.marker, environment, offered)
         found.append(WheelRequirement(text, canonicalize_name(requirement.name), requirement, scope, extras))
+    return tuple(found)
+
+
+def installed_with(
+    requirements: Sequence[WheelRequirement], own: str, extras: Iterable[str] = ()
+) -> tuple[WheelRequirement, ...]:
+    """The requirements ``pip install own[extras]`` installs on the target: those always in force,
+    and those of each extra asked for, following the wheel's references to its own extras
+    (nvmath-python's ``cu12`` brings ``nvmath-python[sysctk12]``), which are left out themselves.
+    Two extras are two installs: conflicts between them are no conflict (``cu12`` against ``cu13``)."""
+    own = canonicalize_name(own)
+    wanted = [canonicalize_name(extra) for extra in extras]
+    asked: set[str] = set()
+    found: list[WheelRequirement] = []
+
+    def take(requirement: WheelRequirement) -> None:
+        if requirement.name == own:  # own[extra]: that extra's lines too
+            wanted.extend(canonicalize_name(extra) for extra in requirement.requirement.extras)
+        elif requirement not in found:
+            found.append(requirement)
+
+    for requirement in requirements:
+        if requirement.scope is RequirementScope.ALWAYS:
+            take(requirement)
+    while wanted:
+        extra = wanted.pop()
+        if extra in asked:
+            continue
+        asked.add(extra)
+        for requirement in requirements:
+            if requirement.scope is RequirementScope.EXTRA and extra in (
+                canonicalize_name(name) for name in requirement.extras
+            ):
+                take(requirement)
     return tuple(found)
 
 
@@ -284,13 +319,17 @@ def expand_requirements(
     roots: Iterable[tuple[str, Requirement]],
     environment: Mapping[str, str],
     admits: Callable[[Release], bool] | None = None,
+    brought: dict[tuple[str, str, str], tuple[Requirement, ...]] | None = None,
 ) -> RequirementGraph:
     """The requirement graph of a package whose own requirements are ``roots``: (who asks, as the
     answers should name them; the requirement). Their markers are not evaluated: pass those in force
     on the target (see ``read_requirements``). ``environment``: the target's marker
     environment; ``admits``: whether pip could install a release there at all (platform, CUDA major,
     Requires-Python), version ranges aside. Requirements on distributions the catalog does not know
-    and direct URLs are left out (the catalog cannot answer for them)."""
+    and direct URLs are left out (the catalog cannot answer for them). ``brought``: what each release
+    brings in, by (name, version, extra), kept across the calls of a caller that expands several
+    graphs for one ``environment`` (parsing NVIDIA's requirement lines is most of the cost)."""
+    memo = {} if brought is None else brought
     allowed = admits or _stable
     candidates: dict[str, tuple[Release, ...]] = {}
 
@@ -326,8 +365,11 @@ def expand_requirements(
                     continue
                 expanded.add((name, release.version, extra))
                 label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
-                for child in _brought_in(release.requires_dist, environment, extra):
-                    queue.append((child, label, (name, release.version, extra)))
+                key = (name, release.version, extra)
+                if key not in memo:
+                    memo[key] = tuple(_brought_in(release.requires_dist, environment, extra))
+                for child in memo[key]:
+                    queue.append((child, label, key))
     return RequirementGraph(tuple(edges), candidates)
 
 

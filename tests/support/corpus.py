@@ -211,6 +211,20 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=12,
         adds=(),
     ),
+    CorpusWheel(
+        project="nvmath-python",
+        filename="nvmath_python-1.0.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="2e1074eef6de406a26fd8207254df65e78ab528594b58b31ca44f80c81130ab2",
+        size=5_518_699,
+        vendors=(
+            "nothing vendored or linked (CUDA libraries loaded at run time through cuda-pathfinder); its "
+            "extras cu12 and cu13 require CUDA 12 and CUDA 13 wheels (cuda-toolkit==13.* against "
+            "nvidia-cudss-cu12's cuda-toolkit==12.*): taken as one install, a conflict, repair exited 2"
+        ),
+        install_mb=60,  # cuda-bindings, cuda-core, cuda-pathfinder, numpy
+        must_repair=True,
+        adds=(),
+    ),
 )
 
 

@@ -224,3 +224,28 @@ def test_a_metapackage_the_wheel_requires_brings_the_library(
     assert plan.kept_requirements == kept
     (library,) = plan.manifest.libraries
     assert (library.distribution, library.folder) == ("custatevec-cu12", "cuquantum/lib")
+
+
+def test_requirements_of_two_extras_need_not_agree_but_those_of_one_extra_must() -> None:
+    """nvmath-python 1.0.0's extras cu12 and cu13 pull in CUDA 12 and CUDA 13 wheels: no one installs
+    both, so that is no conflict (repair exited 2 on it); one extra at odds with itself, or with an
+    extra of the same package it names (``pkg[a]``), still is."""
+    report = _report("libcudart.so.12")
+    fine = _plan(
+        report,
+        'nvidia-cudnn-cu12==9.1.0.70; extra == "a"',
+        'nvidia-cudnn-cu12==9.8.0.87; extra == "b"',
+    )
+    assert not [w for w in fine.warnings if "satisfies" in w]
+    for extra_lines in (
+        ['nvidia-cudnn-cu12==9.1.0.70; extra == "c"', 'nvidia-cudnn-cu12>=9.8; extra == "c"'],
+        [
+            'nvidia-cudnn-cu12==9.1.0.70; extra == "a"',
+            'pkg[a]; extra == "c"',
+            'nvidia-cudnn-cu12>=9.8; extra == "c"',
+        ],
+    ):
+        with pytest.raises(
+            RepairError, match="with the extra 'c': no release of nvidia-cudnn-cu12 satisfies"
+        ):
+            _plan(report, *extra_lines)

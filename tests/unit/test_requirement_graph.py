@@ -9,7 +9,13 @@ from packaging.requirements import Requirement
 
 from slimwheel.catalog.model import Catalog, CudaMajorSource, Release
 from slimwheel.platforms import Platform
-from slimwheel.requirements import RequirementGraph, expand_requirements, marker_environment
+from slimwheel.requirements import (
+    RequirementGraph,
+    expand_requirements,
+    installed_with,
+    marker_environment,
+    read_requirements,
+)
 
 LINUX = marker_environment(Platform("linux", "x86_64"), "3.12")
 WINDOWS = marker_environment(Platform("win", "amd64"), "3.12")
@@ -171,3 +177,24 @@ def test_select_honours_a_further_filter() -> None:
     """The targets command picks only releases with a wheel for the platform."""
     selection = _graph("nvidia-cudss-cu12").select("newest", usable=lambda r: r.version != "12.9.1.4")
     assert selection.chosen["nvidia-cublas-cu12"].version == "12.8.4.1"
+
+
+def test_installed_with_follows_extras_and_the_wheels_references_to_its_own() -> None:
+    """nvmath-python's extra cu12 names nvmath-python[sysctk12]: pip installs that extra's lines too."""
+    lines = [
+        "numpy",
+        'cutensor-cu12<3; extra == "sysctk12"',
+        'nvmath-python[sysctk12]; extra == "cu12"',
+        'nvidia-cublas-cu12; extra == "cu12"',
+        'nvidia-cublas; extra == "cu13"',
+        'pywin32; platform_system == "Windows"',
+    ]
+    existing = read_requirements(lines, marker_environment(Platform("linux", "x86_64"), "3.11"))
+
+    def names(extras: tuple[str, ...]) -> list[str]:
+        return [w.name for w in installed_with(existing, "NVMath_Python", extras)]
+
+    assert names(()) == ["numpy"]
+    assert names(("cu12",)) == ["numpy", "nvidia-cublas-cu12", "cutensor-cu12"]
+    assert names(("CU13",)) == ["numpy", "nvidia-cublas"]
+    assert names(("sysctk12",)) == ["numpy", "cutensor-cu12"]

@@ -44,6 +44,7 @@ from slimwheel.requirements import (
     RequirementScope,
     WheelRequirement,
     expand_requirements,
+    installed_with,
     marker_environment,
     read_requirements,
 )
@@ -509,10 +510,16 @@ def _marker(platform: Platform) -> str:
     return f'sys_platform == "linux" and platform_machine == "{machine}"'
 
 
-def _conflicts(catalog: Catalog, roots: Sequence[tuple[str, Requirement]], platform: Platform) -> list[str]:
+def _conflicts(
+    catalog: Catalog,
+    roots: Sequence[tuple[str, Requirement]],
+    platform: Platform,
+    brought: dict[tuple[str, str, str], tuple[Requirement, ...]] | None = None,
+) -> list[str]:
     """The distributions no release of which satisfies every requirement in force once the newest
-    consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones."""
-    graph = expand_requirements(catalog, roots, marker_environment(platform, None))
+    consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones.
+    ``brought``: ``expand_requirements``'s memo, shared by the calls for one platform."""
+    graph = expand_requirements(catalog, roots, marker_environment(platform, None), brought=brought)
     selection = graph.select("newest")
     problems = []
     for name in selection.conflicts:
@@ -521,6 +528,28 @@ def _conflicts(catalog: Catalog, roots: Sequence[tuple[str, Requirement]], platf
             for edge in selection.constraints[name]
         )
         problems.append(f"no release of {name} satisfies every requirement: {listed}")
+    return problems
+
+
+def _conflicts_per_install(
+    catalog: Catalog,
+    existing: Sequence[WheelRequirement],
+    own: str,
+    added: Sequence[tuple[str, Requirement]],
+    platform: Platform,
+) -> list[str]:
+    """``_conflicts`` for each install the wheel allows: without extras, and with each one of its
+    extras (two extras at once, such as nvmath-python's ``cu12`` and ``cu13``, may exclude each other
+    by design). ``added``: the requirements repair adds, in force in every install."""
+    extras = sorted({extra for w in existing if w.scope is RequirementScope.EXTRA for extra in w.extras})
+    problems: list[str] = []
+    brought: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
+    for extra in [None, *extras]:
+        lines = installed_with(existing, own, () if extra is None else (extra,))
+        roots = [*(("the wheel", w.requirement) for w in lines), *added]
+        for problem in _conflicts(catalog, roots, platform, brought):
+            if problem not in problems and not any(problem in known for known in problems):
+                problems.append(problem if extra is None else f"with the extra {extra!r}: {problem}")
     return problems
 
 
@@ -900,7 +929,6 @@ def plan_repair(
     draft = _Draft()
     _decide_drops(report, options, python_sources or {}, draft)
     existing = read_requirements(requires_dist, marker_environment(platform, None))
-    draft.roots += [("the wheel", w.requirement) for w in existing if w.scope is not RequirementScope.NEVER]
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     major = _choose_major(needs, catalog, platform, options, _majors_required(catalog, existing))
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
@@ -924,7 +952,7 @@ def plan_repair(
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft)
-    problems = _conflicts(catalog, draft.roots, platform)
+    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, platform)
     if problems and not options.force:
         raise RepairError(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"
