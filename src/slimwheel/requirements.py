@@ -34,6 +34,7 @@ __all__ = [
     "RequirementScope",
     "Selection",
     "WheelRequirement",
+    "brought_in",
     "expand_requirements",
     "installed_with",
     "marker_environment",
@@ -367,7 +368,7 @@ def expand_requirements(
                 label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
                 key = (name, release.version, extra)
                 if key not in memo:
-                    memo[key] = tuple(_brought_in(release.requires_dist, environment, extra))
+                    memo[key] = tuple(brought_in(release.requires_dist, environment, extra))
                 for child in memo[key]:
                     queue.append((child, label, key))
     return RequirementGraph(tuple(edges), candidates)
@@ -377,7 +378,7 @@ def _stable(release: Release) -> bool:
     return not (release.parsed_version.is_prerelease or release.parsed_version.is_devrelease)
 
 
-def _brought_in(lines: Iterable[str], environment: Mapping[str, str], extra: str) -> Iterator[Requirement]:
+def brought_in(lines: Iterable[str], environment: Mapping[str, str], extra: str) -> Iterator[Requirement]:
     """The requirements a release adds when installed plainly (``extra`` empty), or the ones that only
     asking for ``extra`` adds."""
     for text in lines:

@@ -225,6 +225,27 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         adds=(),
     ),
+    CorpusWheel(
+        project="libcuml-cu12",
+        filename="libcuml_cu12-26.10.0-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="ba0265d814241532b45c26239bd2d557f5c83926dfeb610361787058d5f2c9d9",
+        size=99_081_525,
+        vendors=(
+            "RAPIDS: nothing vendored; libcuml.so needs libcuvs.so, libraft.so, librmm.so, libkvikio.so "
+            "(a requirement of a requirement) and more with no RPATH to them, as each RAPIDS package "
+            "loads its libraries first; cuBLAS, cuFFT... come through cuda-toolkit[cublas,...]==12.*, "
+            "beside which repair once added nvidia-cublas-cu12 and four more"
+        ),
+        install_mb=2500,  # libcuvs, libraft, the CUDA 12 math libraries
+        must_repair=True,
+        options=(
+            *("--preloaded", "libcuvs-cu12", "--preloaded", "libraft-cu12", "--preloaded", "librmm-cu12"),
+            *("--preloaded", "libkvikio-cu12", "--preloaded", "libnvforest-cu12"),
+            *("--preloaded", "rapids-logger"),
+        ),
+        cuda_major=12,
+        adds=(),
+    ),
 )
 
 

@@ -195,6 +195,9 @@ _CUQUANTUM = Catalog(
         _release("cuquantum-cu12", "23.10.0", 12, requires=("custatevec-cu12 ==1.5.0",)),
         _release("cuquantum-cu12", "24.11.0", 12, requires=("custatevec-cu12==1.7.0",)),
         _release("cuquantum-cu12", "25.3.0", 12, requires=('custatevec-cu12==1.8.0; extra == "full"',)),
+        # libcuml-cu12 requires cuda-toolkit[cublas,...]==12.*: the toolkit brings each library only
+        # through the extra of its name
+        _release("cuda-toolkit", "12.9.1", 12, requires=('custatevec-cu12==1.7.0; extra == "statevec"',)),
     )
 )
 
@@ -208,6 +211,8 @@ _CUQUANTUM = Catalog(
         # a release it allows (25.3.0) brings custatevec only with an extra: not counted on
         (("cuquantum-cu12>=23.3.0",), ["custatevec-cu12"], ()),
         ((), ["custatevec-cu12"], ()),
+        (("cuda-toolkit[statevec]==12.*",), [], ("cuda-toolkit[statevec]==12.*",)),
+        (("cuda-toolkit[other]==12.*",), ["custatevec-cu12"], ()),
     ],
 )
 def test_a_metapackage_the_wheel_requires_brings_the_library(

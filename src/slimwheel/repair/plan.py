@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -43,6 +43,7 @@ from slimwheel.repair.errors import RepairError
 from slimwheel.requirements import (
     RequirementScope,
     WheelRequirement,
+    brought_in,
     expand_requirements,
     installed_with,
     marker_environment,
@@ -725,7 +726,7 @@ def _plan_distribution(
     mine = [w for w in existing if w.name == distribution]
     always = [w for w in mine if w.scope is RequirementScope.ALWAYS]
     gated = [w for w in mine if w.scope is RequirementScope.EXTRA]
-    through = [] if always else _bringing(distribution, existing, context.catalog)
+    through = [] if always else _bringing(distribution, existing, context)
     if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
         draft.kept.extend(w.text for w in through if w.text not in draft.kept)
         requirement_text = through[0].text
@@ -787,34 +788,32 @@ def _plan_distribution(
 
 
 def _bringing(
-    distribution: str, existing: Sequence[WheelRequirement], catalog: Catalog
+    distribution: str, existing: Sequence[WheelRequirement], context: _Context
 ) -> list[WheelRequirement]:
-    """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in:
-    every release of theirs that the requirement allows, the catalog knows, and requires it."""
+    """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in
+    (``cuquantum-cu12``; ``cuda-toolkit[cublas]==12.*`` through the extras it asks for): every
+    release of theirs that the requirement allows and the catalog knows requires it."""
+    environment = marker_environment(context.platform, None)
     found = []
     for wheel_requirement in existing:
+        requirement = wheel_requirement.requirement
         if wheel_requirement.scope is not RequirementScope.ALWAYS or wheel_requirement.name == distribution:
             continue
         allowed = [
             release
-            for release in catalog.releases_of(wheel_requirement.name)
-            if wheel_requirement.requirement.specifier.contains(release.version, prereleases=True)
+            for release in context.catalog.releases_of(wheel_requirement.name)
+            if requirement.specifier.contains(release.version, prereleases=True)
         ]
-        if allowed and all(_requires(release.requires_dist, distribution) for release in allowed):
+        if allowed and all(
+            any(
+                canonicalize_name(child.name) == distribution
+                for extra in ("", *sorted(requirement.extras))
+                for child in brought_in(release.requires_dist, environment, extra)
+            )
+            for release in allowed
+        ):
             found.append(wheel_requirement)
     return found
-
-
-def _requires(requires_dist: Sequence[str], distribution: str) -> bool:
-    for text in requires_dist:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        unconditional = requirement.marker is None or "extra" not in str(requirement.marker)
-        if canonicalize_name(requirement.name) == distribution and unconditional:
-            return True
-    return False
 
 
 def _catalog_needs(context: _Context, folder: str, soname: str) -> tuple[str, ...] | None:
