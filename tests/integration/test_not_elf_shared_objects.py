@@ -13,6 +13,7 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, check_wheel
 from slimwheel.cli import main
 from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.solver import SOLVER_INIT, SOLVER_TAG
 from tests.support.wheels import make_wheel
@@ -127,3 +128,43 @@ def test_a_vendored_copy_that_is_not_elf_is_named_not_silently_dropped(
     err = capsys.readouterr().err
     assert f"{copy}: not an ELF file" in err
     assert list(out.iterdir()) == []
+
+
+def test_a_linker_script_named_as_a_library_is_a_warning_until_something_needs_it(
+    provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """RAPIDS's libcuopt-cu12 ships libcuopt/lib64/libcuopt.so as a GNU ld script for ``-lcuopt``;
+    nothing loads it, and check refused the wheel for it. Named as a library, it is a warning; a file
+    that needs it by that name still fails (the loader would find text)."""
+    real = compile_shared(
+        tmp_path / "b/libfoo.so.1", {"foo.c": "int foo(void) { return 1; }\n"}, soname="libfoo.so.1"
+    )
+    extension = compile_shared(
+        tmp_path / "b/_ext.so",
+        {"ext.c": "int foo(void);\nint PyInit__ext(void) { return foo(); }\n"},
+        link=[real],
+        rpath="$ORIGIN",
+    )
+    script = b"/* GNU ld script */\nINPUT(libfoo.so.1)\n"
+    ext_name = "pkg/_ext.cpython-311-x86_64-linux-gnu.so"
+    shipped = {
+        ext_name: extension.read_bytes(),
+        "pkg/libfoo.so.1": real.read_bytes(),
+        "pkg/libfoo.so": script,
+    }
+    (tmp_path / "ok").mkdir()
+    wheel = make_wheel(tmp_path / "ok", "pkg", "1.0", shipped, tag=SOLVER_TAG)
+    with Wheel.open(wheel) as opened:
+        report = check_wheel(opened, provider_catalog)
+    assert [(f.kind, f.severity.value) for f in report.findings if f.path == "pkg/libfoo.so"] == [
+        (CheckKind.NOT_ELF, "warning")
+    ]
+    assert not report.has_errors, report.findings
+
+    needed = {ext_name: extension.read_bytes(), "pkg/libfoo.so.1": script}
+    (tmp_path / "bad").mkdir()
+    wheel = make_wheel(tmp_path / "bad", "pkg", "1.0", needed, tag=SOLVER_TAG)
+    with Wheel.open(wheel) as opened:
+        report = check_wheel(opened, provider_catalog)
+    errors = {(f.kind, f.path) for f in report.findings if f.severity.value == "error"}
+    assert (CheckKind.LOADS_UNREADABLE, ext_name) in errors, report.findings

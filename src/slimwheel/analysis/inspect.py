@@ -38,7 +38,7 @@ from slimwheel.elf import (
 )
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
-from slimwheel.names import parse_library_file_name
+from slimwheel.names import is_extension_module_name, parse_library_file_name
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import MissingRangeError, SavedRanges, ViewBuilder, Wheel, WheelMember
 from slimwheel.wheel.shares import in_two_threads
@@ -576,8 +576,17 @@ def _read_members(
             continue
         if inspection is None:
             if looks_shared:
-                reason = _not_elf_reason(wheel, member)
-                findings.append(Finding(FindingKind.NOT_ELF, Severity.ERROR, member.name, reason))
+                reason, script = _not_elf_reason(wheel, member)
+                # A linker script named as a library (RAPIDS's libcuopt.so) is for the link editor
+                # (-lcuopt); the dynamic loader never reads it unless asked: a file that needs it is
+                # an error where it is checked (loads-unreadable). An extension module's name is
+                # loaded by import: an error.
+                severity = (
+                    Severity.WARNING
+                    if script and not is_extension_module_name(posixpath.basename(installed))
+                    else Severity.ERROR
+                )
+                findings.append(Finding(FindingKind.NOT_ELF, severity, member.name, reason))
             others += 1
             continue
         elf_members.append(
@@ -608,13 +617,13 @@ _NOT_ELF_HEAD = 4096  # what telling text and linker scripts apart reads of a .s
 _LINKER_SCRIPT = re.compile(rb"\b(INPUT|GROUP|OUTPUT_FORMAT|OUTPUT_ARCH|SEARCH_DIR)\s*\(")
 
 
-def _not_elf_reason(wheel: ArchiveSource, member: WheelMember) -> str:
-    """Why a member named like a shared object (``libX.so.1``, an extension module) cannot be loaded:
-    the dynamic loader maps only ELF files, so text, a linker script or an empty file fails the import
-    or the load that needs it."""
+def _not_elf_reason(wheel: ArchiveSource, member: WheelMember) -> tuple[str, bool]:
+    """Why a member named like a shared object (``libX.so.1``, an extension module) cannot be loaded,
+    and whether it is a linker script: the dynamic loader maps only ELF files, so text, a linker
+    script or an empty file fails the import or the load that needs it."""
     what = "not an ELF file"
     if member.file_size == 0:
-        return f"{what} (empty): the dynamic loader cannot load it"
+        return f"{what} (empty): the dynamic loader cannot load it", False
     try:
         with wheel.open_member(member.name) as stream:
             head = stream.read(_NOT_ELF_HEAD)
@@ -622,10 +631,10 @@ def _not_elf_reason(wheel: ArchiveSource, member: WheelMember) -> str:
         head = b""  # the member's own read error is reported where it is read for its content
     cannot = "the dynamic loader cannot load it"
     if _is_text(head) and _LINKER_SCRIPT.search(head):
-        return f"{what} (a linker script, which only the link editor reads): {cannot}"
+        return f"{what} (a linker script, which only the link editor reads): {cannot}", True
     if _is_text(head):
-        return f"{what} (text): {cannot}"
-    return f"{what}: {cannot}"
+        return f"{what} (text): {cannot}", False
+    return f"{what}: {cannot}", False
 
 
 def _is_text(head: bytes) -> bool:
