@@ -19,6 +19,7 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, Lookup, Pin, check_wheel
 from slimwheel.cli import main
 from slimwheel.dist_files import ReleaseFiles, StaticDistFiles
+from slimwheel.errors import UsageError
 from slimwheel.index import Cache, IndexSettings
 from slimwheel.index.dist_files import IndexDistFiles, wheel_rank
 from slimwheel.platforms import Platform
@@ -259,25 +260,38 @@ def test_a_preloaded_distribution_no_requires_dist_names_is_looked_up_too(
 ) -> None:
     """ucxx-cu12 requires libucxx-cu12, which requires libucx-cu12 and loads it: ucxx's files need
     libucp.so.0 with no RPATH to it. Named by --preloaded, a distribution that comes in through a
-    requirement's requirements is read from the index (any version) and counts as loaded first; not
-    named, it is not read, and the library is not found."""
+    requirement's requirements is read from the index and counts as loaded first: its newest release,
+    or those of the range given (its oldest may predate the library: librmm-cu12 24.12 had no
+    librmm.so). Not named, it is not read, and the library is not found."""
     wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["otherdep>=1"])
     with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
-        report = _check(wheel, provider_catalog, source, preloaded=["TorchLike"])
+        newest = _check(wheel, provider_catalog, source, preloaded=["TorchLike"])
+        ranged = _check(wheel, provider_catalog, source, preloaded=["torchlike>=1,<3"])
         without = _check(wheel, provider_catalog, source)
-    assert not report.has_errors, report.findings
-    # Any version: the oldest and the newest are read (3.0 moved the library to torchlike/lib64).
-    assert {(lookup.resolution, lookup.path, lookup.found_by) for lookup in _lookups(report)} == {
-        (Resolution.REQUIREMENT, "torchlike/lib/libc10x.so", None),
-        (Resolution.REQUIREMENT, "torchlike/lib64/libc10x.so", None),
-    }
-    assert [answer.requirement for answer in report.requirement_files] == ["otherdep>=1", "torchlike"]
-    warnings = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
-    assert any(
-        "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in w for w in warnings
-    )
+    for report, paths in (
+        (newest, {"torchlike/lib64/libc10x.so"}),  # 3.0 moved it to lib64
+        (ranged, {"torchlike/lib/libc10x.so"}),  # 1.0 and 2.0
+    ):
+        assert not report.has_errors, report.findings
+        assert {(lookup.resolution, lookup.path, lookup.found_by) for lookup in _lookups(report)} == {
+            (Resolution.REQUIREMENT, path, None) for path in paths
+        }
+        assert report.preloaded == ("torchlike",)
+        (warning, *_) = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
+        assert "is loaded first" in warning
+    assert [answer.requirement for answer in newest.requirement_files] == ["otherdep>=1", "TorchLike"]
+    assert [release.version for release in newest.requirement_files[1].releases] == ["3.0"]
+    assert [release.version for release in ranged.requirement_files[1].releases] == ["1.0", "2.0"]
     assert [lookup.resolution for lookup in _lookups(without)] == [Resolution.UNRESOLVED]
     assert [answer.requirement for answer in without.requirement_files] == ["otherdep>=1"]
+
+
+def test_a_preloaded_value_that_is_no_requirement_is_a_usage_error(
+    built: Built, provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["otherdep>=1"])
+    with pytest.raises(UsageError, match="--preloaded 'torch like' is neither"):
+        _check(wheel, provider_catalog, None, preloaded=["torch like"])
 
 
 def test_an_injected_source_and_no_source(built: Built, provider_catalog: Catalog, tmp_path: Path) -> None:

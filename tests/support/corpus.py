@@ -246,6 +246,24 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=12,
         adds=(),
     ),
+    CorpusWheel(
+        project="cudf-cu12",
+        filename="cudf_cu12-26.10.2-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="f25756930671c3e4c0fa802cc9c119d3187a7822ae59906a3ff1557612a13f4c",
+        size=2_786_815,
+        vendors=(
+            "RAPIDS: nothing vendored; its extensions need libcudf.so, librmm.so and "
+            "librapids_logger.so, which libcudf-cu12 and its own requirements (librmm-cu12, "
+            "rapids-logger) install and load first; librmm-cu12's oldest release had no librmm.so"
+        ),
+        install_mb=2000,  # libcudf (670 MB), cupy, pyarrow, pandas, numba-cuda
+        must_repair=True,
+        options=(
+            *("--preloaded", "libcudf-cu12", "--preloaded", "librmm-cu12"),
+            *("--preloaded", "rapids-logger", "--preloaded", "libkvikio-cu12"),
+        ),
+        adds=(),
+    ),
 )
 
 

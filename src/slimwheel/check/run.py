@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from slimwheel.analysis import WheelReport, analyse_wheel
@@ -15,6 +16,7 @@ from slimwheel.check.providers import ProviderResolver, requirement_files
 from slimwheel.check.target import Target, platform_of, python_of
 from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
+from slimwheel.errors import UsageError
 from slimwheel.findings import Finding, Severity
 from slimwheel.platforms import Platform
 from slimwheel.requirements import marker_environment
@@ -73,13 +75,22 @@ def check_wheel(
     )
     resolver.run(requires_dist)
     providers = resolver.providers()
-    preloaded = tuple(sorted({canonicalize_name(name) for name in preloaded}))
+    asked = _preloaded_requirements(preloaded)
+    preloaded = tuple(sorted({canonicalize_name(requirement.name) for requirement in asked}))
     # A preloaded distribution may come in through a requirement's own requirements (ucxx-cu12
-    # requires libucxx-cu12, which requires libucx-cu12 and loads it): looked up unconstrained.
+    # requires libucxx-cu12, which requires libucx-cu12 and loads it): looked up with the range the
+    # caller gives (``librmm-cu12==26.10.*``), else its newest release only (its oldest may predate
+    # the library: librmm-cu12 24.12 shipped no librmm.so).
     direct = {canonicalize_name(requirement.name) for requirement in resolver.others}
     known = set(catalog.distributions)
-    indirect = [Requirement(name) for name in preloaded if name not in direct and name not in known]
-    looked_up = requirement_files(report, [*resolver.others, *indirect], target, dist_files, findings)
+    indirect = [r for r in asked if canonicalize_name(r.name) not in direct | known]
+    unranged = {canonicalize_name(r.name) for r in indirect if not r.specifier}
+    looked_up = [
+        dataclasses.replace(answer, releases=answer.releases[-1:])
+        if answer.distribution in unranged
+        else answer
+        for answer in requirement_files(report, [*resolver.others, *indirect], target, dist_files, findings)
+    ]
     others = [
         ProviderRelease(release.distribution, release.version, release.wheel, release.files)
         for answer in looked_up
@@ -112,3 +123,18 @@ def check_wheel(
         requirement_files=tuple(looked_up),
         preloaded=preloaded,
     )
+
+
+def _preloaded_requirements(preloaded: Iterable[str]) -> list[Requirement]:
+    """``--preloaded`` values: a distribution's name, or a requirement (``librmm-cu12==26.10.*``)."""
+    asked = []
+    for text in preloaded:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement as error:
+            raise UsageError(
+                f"--preloaded {text!r} is neither a distribution name nor a requirement ({error})",
+                hint="e.g. --preloaded torch, or --preloaded 'librmm-cu12==26.10.*'",
+            ) from error
+        asked.append(requirement)
+    return asked

@@ -48,8 +48,9 @@ def add_dist_files_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="DIST",
         help="a distribution whose libraries are loaded before this wheel's (torch, when the package "
-        "imports torch first; one a requirement requires, such as libucx-cu12 under libucxx-cu12): a "
-        "soname it ships counts as found, with a warning; repeatable",
+        "imports torch first; one a requirement requires, such as libucx-cu12 under libucxx-cu12, "
+        "read at its newest release or at the range given: 'librmm-cu12==26.10.*'): a soname it ships "
+        "counts as found, with a warning; repeatable",
     )
     add_index_arguments(parser)
 
