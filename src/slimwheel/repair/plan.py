@@ -474,7 +474,9 @@ def _linked_version(
     first = _first_release_with(catalog, provider, platform)
     warnings.append(
         f"{name}: the linked version of {provider.distribution} is unknown; assuming {first}, the first "
-        f"release that ships {provider.library.path} (pass --linked-version {name}=VERSION to say)"
+        f"release that ships {provider.library.path}, which may lack symbols the wheel was built "
+        f"against: pass --linked-version {name}=VERSION, or repair where the build's NVIDIA wheels are "
+        "installed; `slimwheel verify --lowest` proves whether the floor loads"
     )
     return first, "first release"
 
