@@ -25,6 +25,7 @@ __all__ = [
     "entry_folders",
     "expand_entry",
     "inherited_folders",
+    "rpath_entry",
     "rpath_problems",
     "search_folders",
     "starts_with_origin",
@@ -203,3 +204,9 @@ def search_folders(
         folders += inherited_folders(chain, memo)
     folders += entry_folders(obj, obj.runpath, EntryTag.RUNPATH, memo)
     return tuple(folders)
+
+
+def rpath_entry(file_path: str, folder: str) -> str:
+    """``$ORIGIN``-relative path from an installed file to a folder (both relative to site-packages)."""
+    relative = posixpath.relpath(folder, posixpath.dirname(file_path) or ".")
+    return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"

@@ -488,7 +488,7 @@ def _dist_infos(site: str) -> list[tuple[str, str, str]]:
 
 def _rpath(install_dir: str, site_folder: str) -> str:
     # The rule repair uses, written once there: from a file in install_dir to the provider's folder.
-    from slimwheel.repair.plan import rpath_entry
+    from slimwheel.ldso import rpath_entry
 
     directory = posixpath.normpath(install_dir.replace(os.sep, "/").strip("/") or ".")
     return rpath_entry(posixpath.join(directory, "_"), site_folder)

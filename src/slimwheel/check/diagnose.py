@@ -28,6 +28,7 @@ from slimwheel.ldso import (
     EntryKind,
     EntryTag,
     expand_entry,
+    rpath_entry,
     starts_with_origin,
 )
 
@@ -209,9 +210,10 @@ class Diagnosis:
             why += self._requirement_hint(elf, shipped, check.searched)
             carrier = self.tree.sonames.get(soname)
             if carrier is not None and carrier != elf.installed_path:
+                entry = rpath_entry(elf.installed_path, posixpath.dirname(carrier) or ".")
                 why += (
                     f"; this wheel's {carrier} has that soname, but import loads an extension module "
-                    f"before its package's libraries: add RPATH {_origin_entry(elf, carrier)!r}"
+                    f"before its package's libraries: add RPATH {entry!r}"
                 )
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
@@ -294,7 +296,7 @@ class Diagnosis:
         if not where:
             return ""
         folder, distribution = where[0]
-        entry = "$ORIGIN/" + posixpath.relpath(folder, posixpath.dirname(elf.installed_path) or ".")
+        entry = rpath_entry(elf.installed_path, folder or ".")
         return (
             f": add RPATH {entry!r}, or, if importing {distribution} loads it first, count on that "
             f"(--preloaded {distribution})"
@@ -306,6 +308,7 @@ class Diagnosis:
         loaded by ``import`` before anything of its package: the simulation calls that not found.)"""
         searched = ", ".join(folder or "." for folder in check.searched)
         path_words = f"searched {searched}" if searched else "no RPATH"
+        entry = rpath_entry(elf.installed_path, posixpath.dirname(provider) or ".")
         self.findings.append(
             Finding(
                 FindingKind.LOADED_FIRST,
@@ -313,7 +316,7 @@ class Diagnosis:
                 elf.path,
                 f"needs {check.soname}: not on its search path ({path_words}); "
                 f"found only if {provider} (this wheel's, that soname) is loaded first, as a plugin's host "
-                f"library does; add RPATH {_origin_entry(elf, provider)!r} for it to load alone",
+                f"library does; add RPATH {entry!r} for it to load alone",
                 check.soname,
             )
         )
@@ -361,11 +364,3 @@ def pins_text(pins: Sequence[Pin]) -> str:
     for pin in pins:
         by_distribution.setdefault(pin.distribution, []).append(pin.version)
     return "; ".join(f"{d} {', '.join(versions)}" for d, versions in by_distribution.items())
-
-
-def _origin_entry(elf: ElfReport, provider: str) -> str:
-    """The $ORIGIN entry from ``elf``'s folder to ``provider``'s (installed paths)."""
-    relative = posixpath.relpath(
-        posixpath.dirname(provider) or ".", posixpath.dirname(elf.installed_path) or "."
-    )
-    return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"

@@ -47,8 +47,9 @@ def check_wheel(
     index); None: they are not simulated. It is asked only when some DT_NEEDED is left that neither
     this wheel, an NVIDIA wheel nor the system provides. ``preloaded``: distributions whose library
     files count as already loaded when this wheel's are (``torch``, whose import loads ``torch/lib``): a
-    soname they ship is found even off the search path, with a warning. One that no Requires-Dist
-    names (installed by a requirement's own requirements) is looked up too, any version.
+    soname they ship is found even off the search path, with a warning. Each is a name or a
+    requirement (``librmm-cu12==26.10.*``); one that no Requires-Dist names (installed by a
+    requirement's own requirements) is looked up too: in the range given, else its newest release.
     ``kept_copies``: vendored copies (member paths) kept on purpose (``repair --exclude``, or named by
     the package's Python code): still reported, as warnings rather than errors. ``report``: an
     ``analyse_wheel`` of these same bytes against this catalog that the caller already made (repair

@@ -33,7 +33,7 @@ from slimwheel.analysis import (
     is_system_library,
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider
-from slimwheel.ldso import EntryKind, expand_entry
+from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
@@ -137,12 +137,6 @@ class RepairPlan:
         return bool(
             self.drop or self.requirements or self.embedded or any(e.changes_anything for e in self.edits)
         )
-
-
-def rpath_entry(file_path: str, folder: str) -> str:
-    """``$ORIGIN``-relative path from an installed file to a folder (both relative to site-packages)."""
-    relative = posixpath.relpath(folder, posixpath.dirname(file_path) or ".")
-    return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
 
 
 def _wheel_platform(report: WheelReport) -> Platform:
