@@ -362,11 +362,11 @@ def expand_requirements(
             if not _within(release, root_specifiers.get(name, ())):
                 continue
             for extra in ("", *sorted(requirement.extras)):
-                if (name, release.version, extra) in expanded:
-                    continue
-                expanded.add((name, release.version, extra))
-                label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
                 key = (name, release.version, extra)
+                if key in expanded:
+                    continue
+                expanded.add(key)
+                label = f"{name}[{extra}] {release.version}" if extra else f"{name} {release.version}"
                 if key not in memo:
                     memo[key] = tuple(brought_in(release.requires_dist, environment, extra))
                 for child in memo[key]:

@@ -545,7 +545,7 @@ def _conflicts_per_install(
         lines = installed_with(existing, own, () if extra is None else (extra,))
         roots = [*(("the wheel", w.requirement) for w in lines), *added]
         for problem in _conflicts(catalog, roots, platform, brought):
-            if problem not in problems and not any(problem in known for known in problems):
+            if not any(problem in known for known in problems):  # the same, or with another extra
                 problems.append(problem if extra is None else f"with the extra {extra!r}: {problem}")
     return problems
 
@@ -644,7 +644,9 @@ class _Draft:
     kept: list[str] = field(default_factory=list)
     libraries: list[ManifestLibrary] = field(default_factory=list)
     folders_for: dict[str, list[str]] = field(default_factory=dict)  # installed path -> provider folders
-    roots: list[tuple[str, Requirement]] = field(default_factory=list)
+    roots: list[tuple[str, Requirement]] = field(
+        default_factory=list
+    )  # the ones repair adds, checked per install
     made_hard: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
     unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers

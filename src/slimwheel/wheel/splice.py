@@ -43,6 +43,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from typing import Any
 
 from slimwheel._io import merge_ranges, overwrite
 from slimwheel.wheel.ahead import ahead
@@ -96,23 +97,13 @@ class BlockInflater:
     """A loaded inflate that can stop at each deflate block's end (``inflate(Z_BLOCK)``): zlib-ng's,
     through the ``zlib-ng`` package's extension (its ``zng_`` functions are exported), inflates
     these libraries about 1.5 times as fast as zlib 1.2's (BENCHMARKS.md); the system's zlib
-    otherwise. Python's zlib modules expose neither ``Z_BLOCK`` nor ``data_type``."""
+    otherwise. Python's zlib modules expose neither ``Z_BLOCK`` nor ``data_type``. The functions
+    are looked up once: ``inflate`` runs once per block, thousands of times per library."""
 
     name: str
-    library: ctypes.CDLL
-    prefix: str  # "zng_" for zlib-ng's own API, "" for zlib's
-
-    def init(self, stream: _ZStream) -> int:
-        if self.prefix:
-            return int(self.library.zng_inflateInit2(ctypes.byref(stream), -15))
-        zlib_version = self.library.zlibVersion()
-        return int(self.library.inflateInit2_(ctypes.byref(stream), -15, zlib_version, ctypes.sizeof(stream)))
-
-    def inflate(self, stream: _ZStream, flush: int) -> int:
-        return int(getattr(self.library, f"{self.prefix}inflate")(ctypes.byref(stream), flush))
-
-    def end(self, stream: _ZStream) -> None:
-        getattr(self.library, f"{self.prefix}inflateEnd")(ctypes.byref(stream))
+    init: Callable[[_ZStream], int]  # inflateInit2 for raw deflate (no header), on this stream
+    inflate: Callable[[Any, int], int]  # inflate(z_stream *, flush)
+    end: Callable[[Any], int]  # inflateEnd(z_stream *)
 
 
 def _zlib_ng() -> BlockInflater | None:
@@ -120,12 +111,13 @@ def _zlib_ng() -> BlockInflater | None:
         from zlib_ng import zlib_ng  # optional: the system's zlib serves without it
 
         library = ctypes.CDLL(zlib_ng.__file__)
-        library.zng_inflateInit2.argtypes = (ctypes.c_void_p, ctypes.c_int)
-        library.zng_inflate.argtypes = (ctypes.c_void_p, ctypes.c_int)
-        library.zng_inflateEnd.argtypes = (ctypes.c_void_p,)
+        init, inflate, end = library.zng_inflateInit2, library.zng_inflate, library.zng_inflateEnd
     except (ImportError, OSError, AttributeError):
         return None
-    return BlockInflater("zlib-ng", library, "zng_")
+    init.argtypes = (ctypes.c_void_p, ctypes.c_int)
+    inflate.argtypes = (ctypes.c_void_p, ctypes.c_int)
+    end.argtypes = (ctypes.c_void_p,)
+    return BlockInflater("zlib-ng", lambda stream: int(init(ctypes.byref(stream), -15)), inflate, end)
 
 
 def _system_zlib() -> BlockInflater | None:
@@ -143,7 +135,12 @@ def _system_zlib() -> BlockInflater | None:
             continue
         # inflate(Z_BLOCK) and data_type's boundary bit are there since zlib 1.2.3.
         if tuple(int(part) for part in version.decode().split(".")[:3] if part.isdigit()) >= (1, 2, 3):
-            return BlockInflater(f"zlib {version.decode()}", library, "")
+            init = library.inflateInit2_
+
+            def init_raw(stream: _ZStream, init: Any = init, version: bytes = version) -> int:
+                return int(init(ctypes.byref(stream), -15, version, ctypes.sizeof(stream)))
+
+            return BlockInflater(f"zlib {version.decode()}", init_raw, library.inflate, library.inflateEnd)
     return None
 
 
@@ -199,7 +196,7 @@ def _walk(raw: Iterable[bytes], inflater: BlockInflater) -> Iterator[_Raw | _Con
             while True:
                 stream.next_out = out_address
                 stream.avail_out = _OUT_SIZE
-                code = inflater.inflate(stream, _Z_BLOCK)
+                code = inflater.inflate(ctypes.byref(stream), _Z_BLOCK)
                 produced = _OUT_SIZE - stream.avail_out
                 if code not in (_Z_OK, _Z_STREAM_END, _Z_BUF_ERROR):
                     message = stream.msg.decode(errors="replace") if stream.msg else f"zlib error {code}"
@@ -218,7 +215,7 @@ def _walk(raw: Iterable[bytes], inflater: BlockInflater) -> Iterator[_Raw | _Con
                     break  # it needs more input
         raise InflateError(f"the deflate data ends early, after {stream.total_out} bytes")
     finally:
-        inflater.end(stream)
+        inflater.end(ctypes.byref(stream))
 
 
 class _Bits:
