@@ -88,6 +88,7 @@ def oracle(path: Path) -> dict[str, Any]:
             return [getattr(tag, attribute) for tag in tags if tag.entry.d_tag == name]
 
         version_names: dict[int, str] = {}
+        need_files: dict[int, str] = {}
         needs = []
         if "SHT_GNU_verneed" in by_type:
             for need, auxes in by_type["SHT_GNU_verneed"].iter_versions():
@@ -95,6 +96,7 @@ def oracle(path: Path) -> dict[str, Any]:
                 for aux in auxes:
                     names.append(aux.name)
                     version_names[aux["vna_other"] & 0x7FFF] = aux.name
+                    need_files[aux["vna_other"] & 0x7FFF] = need.name
                 needs.append(VersionNeed(need.name, tuple(names)))
         definitions = []
         if "SHT_GNU_verdef" in by_type:
@@ -109,13 +111,14 @@ def oracle(path: Path) -> dict[str, Any]:
         for index, symbol in enumerate(symbol_source.iter_symbols() if symbol_source is not None else ()):
             if not symbol.name:
                 continue
+            version, library = None, None
+            if versym is not None:
+                ndx = versym.get_symbol(index)["ndx"]
+                if isinstance(ndx, int):
+                    version, library = version_names.get(ndx & 0x7FFF), need_files.get(ndx & 0x7FFF)
             if symbol["st_shndx"] == "SHN_UNDEF":
-                undefined.append(symbol.name)
+                undefined.append((symbol.name, version, library))
             elif symbol["st_info"]["bind"] != "STB_LOCAL":
-                version = None
-                if versym is not None:
-                    ndx = versym.get_symbol(index)["ndx"]
-                    version = version_names.get(ndx & 0x7FFF) if isinstance(ndx, int) else None
                 defined.append((symbol.name, symbol["st_size"], version))
         notes = [s for s in sections if s["sh_type"] == "SHT_NOTE"] or [
             seg for seg in elf.iter_segments() if seg["p_type"] == "PT_NOTE"
@@ -150,7 +153,7 @@ def ours(path: Path) -> dict[str, Any]:
         "version_needs": facts.version_needs,
         "version_definitions": facts.version_definitions,
         "defined": sorted((s.name, s.size, s.version) for s in facts.defined_symbols),
-        "undefined": sorted(facts.undefined_symbols),
+        "undefined": sorted((s.name, s.version, s.library) for s in facts.undefined_symbols),
         "build_id": facts.build_id,
         "sections": [(s.name, s.offset, s.size) for s in facts.sections],
     }
@@ -177,6 +180,7 @@ def test_stripped_matches_pyelftools(elf_zoo: ElfZoo, field: str) -> None:
     expected, got = oracle(path), ours(path)
     for facts in (expected, got):
         facts["defined"] = sorted(name for name, _size, _version in facts["defined"])
+        facts["undefined"] = sorted(name for name, _version, _library in facts["undefined"])
         facts.pop("version_needs")
         facts.pop("version_definitions")
     assert got == expected
@@ -225,7 +229,7 @@ def test_libcudss(elf_zoo: ElfZoo) -> None:
     assert symbols["cudssBuildInfo"].kind == "object"
     assert symbols["cudssBuildInfo"].size == len("fake cudss for slimwheel tests") + 1
     assert symbols["cudssLastStatus"].kind == "tls"
-    assert "cublasCreate_v2" in facts.undefined_symbols
+    assert "cublasCreate_v2" in {s.name for s in facts.undefined_symbols}
     assert not any(s.binding == "local" for s in facts.defined_symbols)
     assert facts.symtab is not None
     assert facts.has_symtab
@@ -260,7 +264,7 @@ def test_ext_dynamic(elf_zoo: ElfZoo) -> None:
     assert facts.runpath == ("$ORIGIN/../nvidia/cudss/lib",)
     assert facts.version_needs == (VersionNeed("libcudss.so.1", (CUDSS_NODE,)),)
     assert facts.version_definitions == ()
-    assert "cudssGetProperty" in facts.undefined_symbols
+    assert "cudssGetProperty" in {s.name for s in facts.undefined_symbols}
     assert set(exported(facts)) == {"solver_cudss_version", "PyInit__solver"}
     assert exported(facts)["PyInit__solver"].version is None
 

@@ -183,7 +183,7 @@ def test_against_pyelftools(elf_zoo: ElfZoo, field: str, defined_only: bool) -> 
         # The extensions call into libcublas / libcudss: undefined there, and in .dynsym too.
         needed = re.compile(rb"cublasCreate_v2|cudssGetProperty")
         undefined = [s for s in scan(path, ".dynsym", needed, defined_only=False) if s.size == 0]
-        assert {s.name for s in undefined} & set(read_elf_file(path).undefined_symbols)
+        assert {s.name for s in undefined} & {s.name for s in read_elf_file(path).undefined_symbols}
 
 
 def test_reads_a_zip_member(elf_zoo: ElfZoo, tmp_path: Path) -> None:

@@ -141,6 +141,8 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from slimwheel.catalog.exports import IndexExports
+    from slimwheel.index.cache import Cache
     from slimwheel.repair import RepairOptions, VersionPolicy
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
@@ -170,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     worst = 0  # one wheel that cannot be repaired does not stop the others: its error's exit code
     with open_dist_files(args) as dist_files:
+        # What NVIDIA's releases export, read through the same index client (offline: the cache only).
+        exports = IndexExports(lambda: dist_files.client, Cache.default())
         for original in args.wheels:
             catalog = _with_required_releases(catalog, original, args)
             try:
@@ -186,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
                     allow_broken=args.allow_broken,
                     dist_files=dist_files,
                     preloaded=tuple(args.preloaded),
+                    exports=exports,
                     progress=out.progress(),
                 )
             except RepairRefusedError as refused:

@@ -82,6 +82,9 @@ class Symbol:
     # st_shndx: the index of the symbol's section in ElfFacts.sections, or a reserved value as it is
     # (SHN_ABS 0xfff1, SHN_COMMON 0xfff2, SHN_XINDEX 0xffff); see ElfFacts.section_of.
     section: int | None = None
+    # Undefined dynamic symbols only: the DT_NEEDED name whose version need ``version`` belongs to (the
+    # library the link bound the symbol to); None when unversioned.
+    library: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ class ElfFacts:
     version_needs: tuple[VersionNeed, ...]
     version_definitions: tuple[str, ...]
     defined_symbols: tuple[Symbol, ...]
-    undefined_symbols: tuple[str, ...]
+    undefined_symbols: tuple[Symbol, ...]
     symtab: tuple[Symbol, ...] | None
     sections: tuple[Section, ...]
     build_id: str | None
@@ -173,14 +176,15 @@ def read_elf_file(path: str | os.PathLike[str], *, symbols: bool = True) -> ElfF
         return read_elf(stream, path=os.fspath(path), symbols=symbols)
 
 
-def read_elf(stream: BinaryIO, *, path: str, symbols: bool = True) -> ElfFacts:
+def read_elf(stream: BinaryIO, *, path: str, symbols: bool = True, symtab: bool = True) -> ElfFacts:
     """Read the facts of the ELF file in ``stream`` (seekable; the file starts at offset 0).
 
     ``path`` only names the file in errors. ``symbols=False`` skips the symbol tables, which are the
-    only big reads. OSError from the stream propagates; every problem with the bytes is an ElfError.
+    only big reads; ``symtab=False`` only ``.symtab`` (the dynamic symbols are read). OSError from the
+    stream propagates; every problem with the bytes is an ElfError.
     """
     try:
-        return _Parser(stream, path).parse(symbols=symbols)
+        return _Parser(stream, path).parse(symbols=symbols, symtab=symtab)
     except OSError:
         raise
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
@@ -309,7 +313,7 @@ class _Parser:
 
     # -- headers --------------------------------------------------------------------------------
 
-    def parse(self, *, symbols: bool) -> ElfFacts:
+    def parse(self, *, symbols: bool, symtab: bool = True) -> ElfFacts:
         e_type, e_machine = self.read_headers()
         order = self.layout.order
         if e_machine == _EM_PPC64:
@@ -338,12 +342,12 @@ class _Parser:
         definitions, def_index = self.read_version_definitions(values, dynstr)
 
         defined: tuple[Symbol, ...] = ()
-        undefined: tuple[str, ...] = ()
-        symtab: tuple[Symbol, ...] | None = None
+        undefined: tuple[Symbol, ...] = ()
+        symbol_table: tuple[Symbol, ...] | None = None
         if symbols:
-            version_names = {**need_index, **def_index}
+            version_names = {**need_index, **{i: (None, name) for i, name in def_index.items()}}
             defined, undefined = self.read_dynamic_symbols(values, dynstr, version_names)
-            symtab = self.read_symtab()
+            symbol_table = self.read_symtab() if symtab else None
 
         return ElfFacts(
             elf_class=self.layout.elf_class,
@@ -358,7 +362,7 @@ class _Parser:
             version_definitions=definitions,
             defined_symbols=defined,
             undefined_symbols=undefined,
-            symtab=symtab,
+            symtab=symbol_table,
             sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size, sh.flags) for sh in self.shdrs),
             build_id=self.read_build_id(),
             file_size=self.file_size,
@@ -521,20 +525,22 @@ class _Parser:
 
     def read_version_needs(
         self, values: dict[int, int], dynstr: _StringTable | None
-    ) -> tuple[tuple[VersionNeed, ...], dict[int, str]]:
+    ) -> tuple[tuple[VersionNeed, ...], dict[int, tuple[str, str]]]:
+        """The version needs, and each need's version index -> (the file it is needed from, its name)."""
         table = self.version_table(_SHT_GNU_VERNEED, _DT_VERNEED, _DT_VERNEEDNUM, values, dynstr)
         if table is None:
             return (), {}
         region, count, strings = table
         layout = self.layout
         needs: list[VersionNeed] = []
-        index: dict[int, str] = {}
+        index: dict[int, tuple[str, str]] = {}
         position = 0
         for _ in range(_MAX_VERSION_ENTRIES if count is None else count):
             _version, aux_count, file_offset, aux, next_offset = self.entry(
                 region, position, layout.verneed, "version need entry"
             )
             names: list[str] = []
+            file = strings.get(file_offset)
             aux_position = position + aux
             for _ in range(aux_count):
                 _hash, _flags, other, name_offset, aux_next = self.entry(
@@ -542,11 +548,11 @@ class _Parser:
                 )
                 name = strings.get(name_offset)
                 names.append(name)
-                index[other & _VER_NDX_MASK] = name
+                index[other & _VER_NDX_MASK] = (file, name)
                 if aux_next == 0:
                     break
                 aux_position += aux_next
-            needs.append(VersionNeed(strings.get(file_offset), tuple(names)))
+            needs.append(VersionNeed(file, tuple(names)))
             if next_offset == 0:
                 break
             position += next_offset
@@ -642,8 +648,13 @@ class _Parser:
         return region, strings
 
     def read_dynamic_symbols(
-        self, values: dict[int, int], dynstr: _StringTable | None, version_names: dict[int, str]
-    ) -> tuple[tuple[Symbol, ...], tuple[str, ...]]:
+        self,
+        values: dict[int, int],
+        dynstr: _StringTable | None,
+        version_names: dict[int, tuple[str | None, str]],
+    ) -> tuple[tuple[Symbol, ...], tuple[Symbol, ...]]:
+        """The defined (non-local) and the undefined dynamic symbols; ``version_names``: a version
+        index -> (the file a version need names, None for a definition; the version's name)."""
         table = self.dynamic_symbol_table(values, dynstr)
         if table is None:
             return (), ()
@@ -652,21 +663,24 @@ class _Parser:
         rows = self.symbol_rows(region)
         versions = self.read_versym(values, len(rows))
         defined: list[Symbol] = []
-        undefined: list[str] = []
+        undefined: list[Symbol] = []
         for position, (name_offset, info, shndx, size) in enumerate(rows):
             if name_offset == 0:
                 continue
             name = strings.get(name_offset)
-            if shndx == _SHN_UNDEF:
-                undefined.append(name)
-                continue
             binding = _BINDINGS.get(info >> 4, "other")
-            if binding == "local":
+            if binding == "local" and shndx != _SHN_UNDEF:
                 continue
-            version = None
-            if versions is not None:
-                version = version_names.get(versions[position] & _VER_NDX_MASK)
-            defined.append(Symbol(name, size, _KINDS.get(info & 0xF, "other"), binding, version, shndx))
+            library, version = None, None
+            index = versions[position] & _VER_NDX_MASK if versions is not None else 0
+            # 0 and 1 (VER_NDX_LOCAL, VER_NDX_GLOBAL) on an undefined symbol: not bound to a version.
+            if index > 1 or (index == 1 and shndx != _SHN_UNDEF):
+                library, version = version_names.get(index, (None, None))
+            kind = _KINDS.get(info & 0xF, "other")
+            if shndx == _SHN_UNDEF:
+                undefined.append(Symbol(name, size, kind, binding, version, shndx, library))
+            else:
+                defined.append(Symbol(name, size, kind, binding, version, shndx))
         return tuple(defined), tuple(undefined)
 
     def versym_region(self, values: dict[int, int], count: int) -> _Region | None:

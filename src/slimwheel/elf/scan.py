@@ -277,5 +277,5 @@ class _Scanner(_Parser):
         ]
         _needs, need_index = self.read_version_needs(values, dynstr)
         _definitions, def_index = self.read_version_definitions(values, dynstr)
-        version_names = {**need_index, **def_index}
+        version_names = {**{i: name for i, (_file, name) in need_index.items()}, **def_index}
         return [version_names.get(index) for index in indexes]

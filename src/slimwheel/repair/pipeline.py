@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from slimwheel.analysis import InspectionCache, WheelReport
     from slimwheel.catalog.model import Catalog
+    from slimwheel.catalog.exports import ExportSource
     from slimwheel.check import CheckReport
     from slimwheel.dist_files import DistFileSource, RequirementFiles
     from slimwheel.elf.edit import ElfPatch
@@ -347,13 +348,21 @@ def _plan(
     options: RepairOptions,
     environment: BuildEnvironment | None,
     embed: Sequence[str] | None,
+    exports: ExportSource | None,
+    progress: Progress,
 ) -> tuple[RepairPlan, list[WheelMember]]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
-    analysis (kept in the repair's cache) serves to plan each edit."""
+    analysis (kept in the repair's cache) serves to plan each edit. Where the plan had to assume a
+    library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
+    again with the oldest release that exports what the wheel imports."""
+    from functools import partial
+
     from slimwheel.repair.embed import embed_request
+    from slimwheel.repair.floors import symbol_floors
     from slimwheel.repair.plan import plan_repair
 
-    plan = plan_repair(
+    planning = partial(
+        plan_repair,
         report,
         catalog,
         requires_dist=wheel.requires_dist(),
@@ -366,6 +375,11 @@ def _plan(
         else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
         embed=None if embed is None else embed_request(wheel, tuple(embed)),
     )
+    plan = planning()
+    if plan.assumed_floors and exports is not None:
+        floors = symbol_floors(wheel, plan, catalog, exports, progress=progress)
+        if floors:
+            plan = planning(floors=floors)
     return plan, [wheel.member(edit.path) for edit in plan.edits]
 
 
@@ -393,13 +407,16 @@ def repair_wheel(
     patchelf: str | None = None,
     dist_files: DistFileSource | None = None,
     preloaded: Sequence[str] = (),
+    exports: ExportSource | None = None,
     progress: Progress = SILENT,
 ) -> RepairOutcome:
     """Repair ``wheel_path`` into ``out_dir`` and prove the result with ``check``.
 
     Raises :class:`RepairRefusedError` (nothing written) when the output would fail ``check``, unless
     ``allow_broken``; ``dist_files`` and ``preloaded`` are ``check_wheel``'s (the files of non-NVIDIA
-    requirements such as torch, and which of them are loaded first).
+    requirements such as torch, and which of them are loaded first). ``exports``: what NVIDIA's
+    releases export, to find the floor of a library whose linked version nothing else tells (None:
+    the first release that ships it is assumed, with a warning).
     :class:`~slimwheel.repair.RepairError` when
     the wheel cannot be repaired as asked. ``embed``: ``--embed-loader``'s packages (``()``: picked
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
@@ -442,7 +459,14 @@ def repair_wheel(
                 wheel.verify()
             else:  # planned while the wheel is open (its directory is read once)
                 plan, to_edit = _plan(
-                    wheel, report, catalog, options=options, environment=environment, embed=embed
+                    wheel,
+                    report,
+                    catalog,
+                    options=options,
+                    environment=environment,
+                    embed=embed,
+                    exports=exports,
+                    progress=progress,
                 )
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
@@ -453,7 +477,14 @@ def repair_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
                 plan, to_edit = _plan(
-                    wheel, report, catalog, options=options, environment=environment, embed=embed
+                    wheel,
+                    report,
+                    catalog,
+                    options=options,
+                    environment=environment,
+                    embed=embed,
+                    exports=exports,
+                    progress=progress,
                 )
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():

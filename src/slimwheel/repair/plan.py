@@ -32,6 +32,7 @@ from slimwheel.analysis import (
     is_driver_library,
     is_system_library,
 )
+from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
@@ -52,6 +53,7 @@ from slimwheel.requirements import (
 
 __all__ = [
     "AddedRequirement",
+    "AssumedFloor",
     "ElfEdit",
     "EmbedRequest",
     "EmbeddedLoader",
@@ -106,8 +108,21 @@ class AddedRequirement:
     distribution: str
     requirement: str  # as written to Requires-Dist, marker included
     linked_version: str
-    version_source: str  # "--linked-version", "installed", "vendored copy", "first release"
+    version_source: str  # "--linked-version", "installed", "vendored copy", "symbols ...", "first release"
     range_reason: str
+
+
+@dataclass(frozen=True)
+class AssumedFloor:
+    """A library whose linked version nothing told, so the plan assumed the first release that ships
+    it: which files import from it, for :func:`~slimwheel.catalog.exports.oldest_exporting` to
+    find the release they need instead (``plan_repair``'s ``floors``)."""
+
+    library: str
+    distribution: str
+    soname: str
+    path: str  # where the provider installs it, relative to site-packages
+    needed_by: tuple[str, ...]  # installed paths of the wheel's files that need it
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,7 @@ class RepairPlan:
     # libraries they need in turn could not be listed in the manifest. Nothing to do about it: their own
     # RPATHs find those at run time.
     unread_providers: tuple[str, ...] = ()
+    assumed_floors: tuple[AssumedFloor, ...] = ()  # see AssumedFloor
 
     @property
     def changes_anything(self) -> bool:
@@ -415,6 +431,7 @@ class _Context:
     major: int | None
     options: RepairOptions
     environment: InstalledProviders | None
+    floors: Mapping[str, SymbolFloor]  # distribution -> the oldest release exporting what the wheel imports
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -465,6 +482,9 @@ def _linked_version(
         found = copy.identified
         if found and canonicalize_name(found.distribution) == provider.distribution:
             return found.version, f"vendored copy ({found.confidence.value})"
+    floor = context.floors.get(provider.distribution)
+    if floor is not None:
+        return floor.version, f"symbols: {floor.reason}"
     first = _first_release_with(catalog, provider, platform)
     warnings.append(
         f"{name}: the linked version of {provider.distribution} is unknown; assuming {first}, the first "
@@ -650,6 +670,7 @@ class _Draft:
     made_hard: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
     unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers
+    assumed: list[AssumedFloor] = field(default_factory=list)  # see RepairPlan.assumed_floors
 
 
 def _decide_drops(
@@ -708,6 +729,12 @@ def _choose(
     )
     if not _is_version(linked):
         raise RepairError(f"{name}: {linked!r} is not a version", hint="e.g. --linked-version cudss=1.0.0.35")
+    if source == "first release":
+        draft.assumed.append(
+            AssumedFloor(
+                name, provider.distribution, soname, provider.library.path, tuple(sorted(need.needed_by))
+            )
+        )
     return _Choice(soname, name, need, provider, linked, source)
 
 
@@ -917,10 +944,13 @@ def plan_repair(
     options: RepairOptions | None = None,
     environment: InstalledProviders | None = None,
     embed: EmbedRequest | None = None,
+    floors: Mapping[str, SymbolFloor] | None = None,
 ) -> RepairPlan:
     """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
     (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
-    ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call."""
+    ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call.
+    ``floors``: per distribution, the oldest release exporting what the wheel imports from it, the
+    floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``)."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
@@ -932,7 +962,7 @@ def plan_repair(
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
-    context = _Context(catalog, platform, major, options, environment)
+    context = _Context(catalog, platform, major, options, environment, floors or {})
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
         if is_driver_library(soname):
@@ -979,6 +1009,7 @@ def plan_repair(
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
         warnings=tuple(draft.warnings),
         unread_providers=tuple(draft.unread_providers),
+        assumed_floors=tuple(draft.assumed),
         left_alone=tuple(draft.left_alone),
         embedded=embedded,
         kept_copies=tuple(sorted(draft.kept_copies)),

@@ -1,0 +1,88 @@
+"""Floors from symbols: for the libraries a plan had to assume the first release of, the oldest
+release that exports what the wheel's files import from them (see :mod:`slimwheel.catalog.exports`).
+
+This is the plan's only evidence that needs the wheel's symbol tables and NVIDIA's files, so it is read
+here, between two plain-data planning passes, and only when the first pass assumed a floor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from slimwheel.catalog.exports import (
+    ExportSource,
+    SymbolFloor,
+    imports_from,
+    member_symbols,
+    oldest_exporting,
+)
+from slimwheel.elf import ElfFacts
+from slimwheel.errors import SlimwheelError
+from slimwheel.progress import SILENT, Progress
+
+if TYPE_CHECKING:
+    from slimwheel.catalog.model import Catalog
+    from slimwheel.repair.plan import AssumedFloor, RepairPlan
+    from slimwheel.wheel import Wheel
+
+__all__ = ["symbol_floors"]
+
+_WORKERS = 4  # distributions searched at once: each is network and inflating, which release the GIL
+
+
+def symbol_floors(
+    wheel: Wheel,
+    plan: RepairPlan,
+    catalog: Catalog,
+    source: ExportSource,
+    *,
+    progress: Progress = SILENT,
+) -> dict[str, SymbolFloor]:
+    """Per distribution of ``plan.assumed_floors``, the oldest release of it whose files export every
+    symbol ``wheel``'s files import from them; distributions this cannot be told for are left out."""
+    if not plan.assumed_floors:
+        return {}
+    by_distribution: dict[str, list[AssumedFloor]] = {}
+    for assumed in plan.assumed_floors:
+        by_distribution.setdefault(assumed.distribution, []).append(assumed)
+    consumers = _read_consumers(wheel, {path for a in plan.assumed_floors for path in a.needed_by})
+
+    def search(distribution: str, assumed: Sequence[AssumedFloor]) -> SymbolFloor | None:
+        imports = {
+            a.path: imports_from((consumers[p] for p in a.needed_by if p in consumers), a.soname)
+            for a in assumed
+        }
+        with progress.step(f"reading what {distribution} exports") as advance:
+            return oldest_exporting(
+                catalog,
+                distribution,
+                imports,
+                source,
+                major=plan.cuda_major,
+                platform=plan.platform,
+                on_read=lambda _version: advance(1),
+            )
+
+    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(by_distribution))) as pool:
+        futures = {name: pool.submit(search, name, assumed) for name, assumed in by_distribution.items()}
+        found = {name: future.result() for name, future in futures.items()}
+    return {name: floor for name, floor in found.items() if floor is not None}
+
+
+def _read_consumers(wheel: Wheel, installed_paths: set[str]) -> dict[str, ElfFacts]:
+    """The dynamic symbols of the wheel's files at ``installed_paths`` (a file that cannot be read is
+    left out: its imports stay unknown, which only makes a floor lower, as it was)."""
+    facts: dict[str, ElfFacts] = {}
+    for member in wheel.members:
+        installed = wheel.installed_path(member.name)
+        if installed not in installed_paths:
+            continue
+        try:
+            read = member_symbols(wheel, member.name, where=f"{wheel.filename}:{member.name}")
+        except SlimwheelError:
+            continue
+        if read is not None:
+            facts[installed] = read
+    return facts

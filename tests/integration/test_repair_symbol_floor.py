@@ -1,0 +1,223 @@
+"""The floor of a requirement whose linked version nothing tells: the oldest release that exports
+what the wheel imports, not the oldest release that ships the file.
+
+On a real GPU, TransformerEngine 2.20.2 (cu13) repaired with the first-release floor
+(``nvidia-cublas>=13.0.0.19``) did not load with nvidia-cublas 13.1.0.3: ``undefined symbol:
+cublasLtGroupedMatrixLayoutInit_internal, version libcublasLt.so.13``. Here five releases of a
+gcc-built NVIDIA-style library each export one symbol more than the last, served by a real index on
+127.0.0.1; an extension linked against the third must get that release as its floor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slimwheel.catalog.learn import learn_from_wheels
+from slimwheel.catalog.store import write_catalog
+from slimwheel.cli import main
+from tests.support.elfbuild import compile_shared, find_tool
+from tests.support.index_server import IndexServer
+from tests.support.wheels import make_wheel
+
+pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
+
+TAG = "py3-none-manylinux_2_17_x86_64"
+EXTENSION = "_ext.cpython-311-x86_64-linux-gnu.so"
+DISTRIBUTION = "nvidia-cufoo-cu13"
+SONAME = "libcufoo.so.1"
+# Release i exports the first i + 1 symbols.
+RELEASES = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0")
+SYMBOLS = ("foo_create", "foo_a", "foo_b", "foo_c", "foo_d")
+
+
+def _library(out: Path, count: int, *, versioned: bool) -> Path:
+    names = SYMBOLS[:count]
+    source = "".join(f"int {name}(void) {{ return {i}; }}\n" for i, name in enumerate(names))
+    return compile_shared(
+        out / f"{count}" / SONAME,
+        {"cufoo.c": source},
+        soname=SONAME,
+        version_nodes={SONAME: names} if versioned else None,
+    )
+
+
+def _extension(out: Path, library: Path, uses: Sequence[str], *, also: Path | None = None) -> bytes:
+    calls = " + ".join(f"{name}()" for name in uses)
+    declarations = "".join(f"int {name}(void);\n" for name in uses)
+    if also is not None:
+        declarations += "int bar_value(void);\n"
+        calls += " + bar_value()"
+    source = f"{declarations}int PyInit__ext(void) {{ return {calls}; }}\n"
+    link = [library] if also is None else [library, also]
+    rpath = None if also is None else "$ORIGIN"  # libbar.so.0 ships beside it
+    return compile_shared(out / "ext" / EXTENSION, {"ext.c": source}, link=link, rpath=rpath).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Callable[[bool], dict[str, Any]]:
+    """``built(versioned)``: the five releases as wheels in an index folder, their catalog, and the
+    library each holds; with version nodes (as NVIDIA's toolkit libraries have) or without (NCCL)."""
+    made: dict[bool, dict[str, Any]] = {}
+
+    def build(versioned: bool) -> dict[str, Any]:
+        if versioned not in made:
+            out = tmp_path_factory.mktemp("symbol-floor")
+            index = out / "index"
+            index.mkdir()
+            libraries = {}
+            for count, version in enumerate(RELEASES, start=1):
+                library = _library(out / "lib", count, versioned=versioned)
+                libraries[version] = library
+                files = {f"nvidia/cufoo/lib/{SONAME}": library.read_bytes()}
+                make_wheel(index, DISTRIBUTION, version, files, tag=TAG)
+            catalog = out / "catalog.json.gz"
+            write_catalog(learn_from_wheels(sorted(index.glob("*.whl"))), catalog)
+            made[versioned] = {
+                "index": index,
+                "catalog": catalog,
+                "libraries": libraries,
+                "versioned": versioned,
+            }
+        return made[versioned]
+
+    return build
+
+
+@pytest.fixture
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
+    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "user.json.gz"))
+    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def _repair(
+    capsys: pytest.CaptureFixture[str], wheel: Path, catalog: Path, index: str | None, *extra: str
+) -> Mapping[str, Any]:
+    argv = ["repair", "--dry-run", "--json", "--isolated", "--isolated-environment", str(wheel)]
+    argv += ["--catalog", str(catalog), "-w", str(wheel.parent / "out"), *extra]
+    argv += ["--index-url", index] if index else ["--offline"]
+    code = main(argv)
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0, document
+    (result,) = document["wheels"]
+    (added,) = result["plan"]["requirements"]
+    return {"added": added, "warnings": result["plan"]["warnings"]}
+
+
+def _wheel(directory: Path, extension: bytes) -> Path:
+    return make_wheel(directory, "pkg", "1.0", {f"pkg/{EXTENSION}": extension}, tag=TAG)
+
+
+@pytest.mark.parametrize("versioned", [True, False], ids=["versioned", "unversioned"])
+def test_the_floor_is_the_oldest_release_exporting_the_imports(
+    built: Callable[[bool], dict[str, Any]],
+    versioned: bool,
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    releases = built(versioned)
+    server = index_server(releases["index"])
+    extension = _extension(isolated, releases["libraries"]["1.2.0"], ["foo_create", "foo_b"])
+    wheel = _wheel(isolated, extension)
+    plan = _repair(capsys, wheel, releases["catalog"], server.simple_url)
+    added = plan["added"]
+    assert added["linked_version"] == "1.2.0"
+    assert added["requirement"].startswith(f"{DISTRIBUTION}<2,>=1.2.0") or added["requirement"].startswith(
+        f"{DISTRIBUTION}>=1.2.0,<2"
+    )
+    lacking = "foo_b@libcufoo.so.1" if releases["versioned"] else "foo_b"
+    assert added["version_source"].startswith("symbols: ")
+    assert f"1.1.0 lacks {lacking}" in added["version_source"]
+    assert not any("is unknown" in warning for warning in plan["warnings"])
+    # Oldest, newest, then bisection: 1.2.0 exports both, 1.1.0 lacks foo_b. 1.3.0 is never read.
+    wheels_read = {path for path in server.requests if path.endswith(".whl")}
+    assert {Path(p).name.split("-")[1] for p in wheels_read} == {"1.0.0", "1.4.0", "1.2.0", "1.1.0"}
+
+    # What each release exports is kept: offline, the same floor, without a request.
+    before = sum(server.requests.values())
+    assert _repair(capsys, wheel, releases["catalog"], None)["added"]["linked_version"] == "1.2.0"
+    assert sum(server.requests.values()) == before
+
+
+@pytest.mark.parametrize("versioned", [True, False], ids=["versioned", "unversioned"])
+def test_a_wheel_using_what_the_first_release_has_reads_one_release(
+    built: Callable[[bool], dict[str, Any]],
+    versioned: bool,
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    releases = built(versioned)
+    server = index_server(releases["index"])
+    wheel = _wheel(isolated, _extension(isolated, releases["libraries"]["1.4.0"], ["foo_create"]))
+    added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
+    assert added["linked_version"] == "1.0.0"
+    assert "the oldest release that ships them exports the 1 symbols" in added["version_source"]
+    read = {Path(p).name for p in server.requests if p.endswith(".whl")}
+    # Versioned imports name the library: one release read. Unversioned ones are checked against the
+    # newest release first (what it does not export is another library's).
+    assert len(read) == (1 if releases["versioned"] else 2)
+
+
+def test_unversioned_imports_of_another_library_do_not_count(
+    built: Callable[[bool], dict[str, Any]],
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """NCCL defines no version nodes: its imports are unversioned, like any other unversioned library's
+    (libbar here). Only what the newest release exports counts as its."""
+    releases = built(False)
+    server = index_server(releases["index"])
+    bar = compile_shared(
+        isolated / "bar" / "libbar.so.0",
+        {"bar.c": "int bar_value(void) { return 3; }\n"},
+        soname="libbar.so.0",
+    )
+    extension = _extension(isolated, releases["libraries"]["1.1.0"], ["foo_a"], also=bar)
+    wheel = make_wheel(
+        isolated, "pkg", "1.0", {f"pkg/{EXTENSION}": extension, "pkg/libbar.so.0": bar.read_bytes()}, tag=TAG
+    )
+    added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
+    assert added["linked_version"] == "1.1.0"
+    assert "1.0.0 lacks foo_a" in added["version_source"]
+
+
+def test_without_the_index_the_first_release_is_assumed_with_a_warning(
+    built: Callable[[bool], dict[str, Any]], isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    releases = built(True)
+    wheel = _wheel(isolated, _extension(isolated, releases["libraries"]["1.2.0"], ["foo_b"]))
+    plan = _repair(capsys, wheel, releases["catalog"], None)
+    assert plan["added"]["linked_version"] == "1.0.0"
+    assert plan["added"]["version_source"] == "first release"
+    (warning,) = [w for w in plan["warnings"] if "is unknown" in w]
+    assert "may lack symbols" in warning
+
+
+def test_imports_no_release_exports_leave_the_floor_unknown(
+    built: Callable[[bool], dict[str, Any]],
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Linked against a build newer than any release (foo_e): no release can be the floor."""
+    releases = built(True)
+    server = index_server(releases["index"])
+    newer = compile_shared(
+        isolated / "newer" / SONAME,
+        {"cufoo.c": "".join(f"int {n}(void) {{ return 0; }}\n" for n in (*SYMBOLS, "foo_e"))},
+        soname=SONAME,
+        version_nodes={SONAME: (*SYMBOLS, "foo_e")},
+    )
+    wheel = _wheel(isolated, _extension(isolated, newer, ["foo_e"]))
+    plan = _repair(capsys, wheel, releases["catalog"], server.simple_url)
+    assert plan["added"]["version_source"] == "first release"
+    assert any("is unknown" in w for w in plan["warnings"])
