@@ -221,3 +221,28 @@ def test_imports_no_release_exports_leave_the_floor_unknown(
     plan = _repair(capsys, wheel, releases["catalog"], server.simple_url)
     assert plan["added"]["version_source"] == "first release"
     assert any("is unknown" in w for w in plan["warnings"])
+
+
+def test_a_file_that_links_the_library_and_imports_nothing_reads_no_release(
+    built: Callable[[bool], dict[str, Any]],
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Over-linking (pylibraft's extensions need libcublas.so.12 and import nothing from it): any
+    release that ships the file serves, so the oldest one is the floor, proven, without a warning."""
+    releases = built(True)
+    server = index_server(releases["index"])
+    extension = compile_shared(
+        isolated / "overlinked" / EXTENSION,
+        {"ext.c": "int PyInit__ext(void) { return 0; }\n"},
+        link=[releases["libraries"]["1.4.0"]],
+        flags=["-Wl,--no-as-needed"],
+    ).read_bytes()
+    plan = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)
+    assert plan["added"]["linked_version"] == "1.0.0"
+    assert plan["added"]["version_source"] == (
+        "symbols: the wheel imports no symbol from them: the oldest release that ships them"
+    )
+    assert not any("is unknown" in warning for warning in plan["warnings"])
+    assert not [path for path in server.requests if path.endswith(".whl")]

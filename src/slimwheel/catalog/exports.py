@@ -44,8 +44,12 @@ __all__ = [
 ]
 
 _FORMAT = "slimwheel-exports 1"
-_VIEW_HEAD = 16 << 20  # .dynsym, .gnu.version and (unpatched) .dynstr sit in a file's first pages
-_VIEW_TAIL = 16 << 20  # section headers and what patchelf moved to the end
+# Several releases are read at once, so each read is kept small: NVIDIA's .dynsym, .gnu.version and
+# (unpatched) .dynstr sit in a file's first hundred KiB; section headers and what patchelf moved, in
+# its last. A miss spools the member to disk instead.
+_VIEW_HEAD = 4 << 20
+_VIEW_TAIL = 4 << 20
+_REMOTE_MEMORY = 8 << 20  # of the wheel's bytes kept while streaming the member
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,7 @@ class IndexExports:
         if not files:
             return None
         self.fetched += 1
-        with client.open_wheel(files[0]) as wheel:
+        with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:
             member = next(
                 (m for m in wheel.members if wheel.installed_path(m.name) == provider.library.path), None
             )
@@ -221,6 +225,8 @@ class SymbolFloor:
 
     @property
     def reason(self) -> str:
+        if self.symbols == 0:
+            return "the wheel imports no symbol from them: the oldest release that ships them"
         if self.below is None:
             return f"the oldest release that ships them exports the {self.symbols} symbols the wheel imports"
         shown = ", ".join(self.lacking_below[:3]) + (", ..." if len(self.lacking_below) > 3 else "")
@@ -261,14 +267,15 @@ def oldest_exporting(
     """The oldest release of ``distribution`` (CUDA ``major``, a wheel for ``platform``) whose file at
     each path of ``imports`` exports what is imported from it; None when that cannot be told (an
     export list that cannot be read, or not even the newest release exports everything: then the
-    imports are not all this library's to give). ``on_read(version)`` is told before each release is
-    looked at."""
-    wanted = {path: found for path, found in imports.items() if len(found)}
-    if not wanted:
-        return None
-    releases = _candidates(catalog, distribution, sorted(wanted), major, platform)
+    imports are not all this library's to give). ``imports`` must hold everything the files import:
+    files that link a library and import nothing from it (over-linking) make the oldest release that
+    ships it the floor, read from nothing. ``on_read(version)`` is told before each release is looked at."""
+    releases = _candidates(catalog, distribution, sorted(imports), major, platform)
     if not releases:
         return None
+    wanted = {path: found for path, found in imports.items() if len(found)}
+    if not wanted:
+        return SymbolFloor(distribution, releases[0][0].version, 0, ())
     read: list[str] = []
     verdicts: dict[int, tuple[str, ...] | None] = {}
 
@@ -294,13 +301,16 @@ def oldest_exporting(
     # exports are this library's. Versioned ones name it.
     newest_exports: dict[str, Exports | None] = dict.fromkeys(wanted)
     if any(found.unversioned for found in wanted.values()):
+        if on_read is not None:
+            on_read(releases[-1][0].version)
+        read.append(releases[-1][0].version)
         for path in wanted:
             newest_exports[path] = source.exports(releases[-1][1][path])
             if newest_exports[path] is None:
                 return None
     symbols = sum(len(_known_to(found, newest_exports[path])) for path, found in wanted.items())
-    if symbols == 0:
-        return None
+    if symbols == 0:  # every unversioned import is another library's
+        return SymbolFloor(distribution, releases[0][0].version, 0, tuple(read))
     first = lacking(0)
     if first is None:
         return None

@@ -201,8 +201,9 @@ class IndexClient:
 
     # -- wheels -----------------------------------------------------------------------------------
 
-    def open_wheel(self, file: DistributionFile) -> Wheel:
-        """The wheel, read lazily over HTTP Range requests, or from disk when it is local or cached."""
+    def open_wheel(self, file: DistributionFile, *, max_memory: int | None = None) -> Wheel:
+        """The wheel, read lazily over HTTP Range requests, or from disk when it is local or cached.
+        ``max_memory`` bounds the bytes of the remote file kept in memory (default: RangeFile's)."""
         from slimwheel.wheel import Wheel
 
         if not file.is_wheel:
@@ -210,8 +211,9 @@ class IndexClient:
         local = self._local_copy(file)
         if local is not None:
             return Wheel.open(local)
+        bound = {} if max_memory is None else {"max_memory": max_memory}
         remote = RangeFile(
-            file.url, self._http, stats=self.stats, expected_size=file.size, retries=self._retries
+            file.url, self._http, stats=self.stats, expected_size=file.size, retries=self._retries, **bound
         )
         # The buffered wrapper is the BinaryIO Wheel wants; closing the wheel closes the range file.
         return Wheel.from_fileobj(io.BufferedReader(remote), file.filename, closefd=True)

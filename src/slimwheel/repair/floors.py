@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["symbol_floors"]
 
-_WORKERS = 4  # distributions searched at once: each is network and inflating, which release the GIL
+_WORKERS = 2  # distributions searched at once: each is network and inflating, which release the GIL
 
 
 def symbol_floors(
@@ -50,6 +50,8 @@ def symbol_floors(
     consumers = _read_consumers(wheel, {path for a in plan.assumed_floors for path in a.needed_by})
 
     def search(distribution: str, assumed: Sequence[AssumedFloor]) -> SymbolFloor | None:
+        if any(path not in consumers for a in assumed for path in a.needed_by):
+            return None  # what an unread file imports is unknown
         imports = {
             a.path: imports_from((consumers[p] for p in a.needed_by if p in consumers), a.soname)
             for a in assumed

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from slimwheel.analysis import InspectionCache, WheelReport
-    from slimwheel.catalog.model import Catalog
     from slimwheel.catalog.exports import ExportSource
+    from slimwheel.catalog.model import Catalog
     from slimwheel.check import CheckReport
     from slimwheel.dist_files import DistFileSource, RequirementFiles
     from slimwheel.elf.edit import ElfPatch
