@@ -39,8 +39,8 @@ __all__ = [
     "IndexExports",
     "SymbolFloor",
     "imports_from",
-    "member_symbols",
     "oldest_exporting",
+    "read_member_elf",
 ]
 
 _FORMAT = "slimwheel-exports 1"
@@ -189,25 +189,29 @@ class IndexExports:
             if member is None:
                 return None
             self.read_bytes += member.file_size
-            facts = member_symbols(wheel, member.name, where=f"{files[0].filename}:{member.name}")
+            where = f"{files[0].filename}:{member.name}"
+            facts = read_member_elf(wheel, member.name, where=where, symbols=True)
             return None if facts is None else Exports.of(facts)
 
 
-def member_symbols(wheel: Wheel, name: str, *, where: str) -> ElfFacts | None:
-    """The ELF facts of member ``name`` with its dynamic symbols (not ``.symtab``), inflating it once
-    while streaming and keeping only its ends and tables; spooled whole only when a table lies
-    elsewhere. None for a member that is not ELF; ElfError for one that does not parse."""
-    with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as view:
+def read_member_elf(
+    wheel: Wheel, name: str, *, where: str, symbols: bool, head: int = _VIEW_HEAD, tail: int = _VIEW_TAIL
+) -> ElfFacts | None:
+    """The ELF facts of member ``name`` (with its dynamic symbols when ``symbols``; never ``.symtab``),
+    inflating it once while streaming and keeping only ``head`` and ``tail`` bytes and its tables;
+    spooled whole only when a table lies elsewhere. None for a member that is not ELF; ElfError for
+    one that does not parse. ``where`` names it in errors."""
+    with wheel.member_view(name, head=head, tail=tail, keep=ranges_to_keep) as view:
         stream = cast(BinaryIO, view)
         if stream.read(4) != ELF_MAGIC:
             return None
         stream.seek(0)
         try:
-            return read_elf(stream, path=where, symtab=False)
+            return read_elf(stream, path=where, symbols=symbols, symtab=False)
         except MissingRangeError:
             pass
     with wheel.seekable_member(name) as whole:
-        return read_elf(whole, path=where, symtab=False)
+        return read_elf(whole, path=where, symbols=symbols, symtab=False)
 
 
 @dataclass(frozen=True)

@@ -22,19 +22,18 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
-from slimwheel.elf import ELF_MAGIC, ElfFacts, ranges_to_keep, read_elf
+from slimwheel.elf import ElfFacts
 from slimwheel.errors import SlimwheelError
 from slimwheel.names import parse_library_file_name
 from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
-from slimwheel.wheel.view import MissingRangeError
 
 if TYPE_CHECKING:
     from slimwheel.index import DistributionFile, IndexClient, ProjectPage
@@ -492,21 +491,12 @@ def read_library_elves(wheel: Wheel, facts: WheelFacts) -> WheelFacts:
 
 
 def _read_member_elf(wheel: Wheel, name: str) -> ElfFacts | None:
+    from slimwheel.catalog.exports import read_member_elf
     from slimwheel.errors import ElfError
 
-    source = f"{wheel.filename}:{name}"
     try:
-        with wheel.member_view(name, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep) as view:
-            stream = cast(BinaryIO, view)
-            if stream.read(4) != ELF_MAGIC:
-                return None
-            stream.seek(0)
-            try:
-                return read_elf(stream, path=source, symbols=False)
-            except MissingRangeError:
-                pass
-        with wheel.seekable_member(name) as whole:
-            return read_elf(whole, path=source, symbols=False)
+        where = f"{wheel.filename}:{name}"
+        return read_member_elf(wheel, name, where=where, symbols=False, head=_VIEW_HEAD, tail=_VIEW_TAIL)
     except ElfError:
         return None
 

@@ -217,7 +217,10 @@ class RangeFile(io.RawIOBase):
             if response.status_code != 206:
                 raise status_error(self.url, response)
             parsed = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", "").strip())
-            body = response.read()
+            # Joined here, not by response.read(): that keeps the body on the response too, and
+            # responses sit in reference cycles, so an evicted span would live until the next
+            # garbage collection (14 spans of 2 MiB, measured, while streaming a member).
+            body = b"".join(response.iter_bytes())
         if (
             parsed is None
             or int(parsed.group(1)) != start

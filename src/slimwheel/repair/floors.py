@@ -15,8 +15,8 @@ from slimwheel.catalog.exports import (
     ExportSource,
     SymbolFloor,
     imports_from,
-    member_symbols,
     oldest_exporting,
+    read_member_elf,
 )
 from slimwheel.elf import ElfFacts
 from slimwheel.errors import SlimwheelError
@@ -82,7 +82,7 @@ def _read_consumers(wheel: Wheel, installed_paths: set[str]) -> dict[str, ElfFac
         if installed not in installed_paths:
             continue
         try:
-            read = member_symbols(wheel, member.name, where=f"{wheel.filename}:{member.name}")
+            read = read_member_elf(wheel, member.name, where=f"{wheel.filename}:{member.name}", symbols=True)
         except SlimwheelError:
             continue
         if read is not None:

@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator, Sequence, Set
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -343,8 +344,8 @@ def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> l
 def _plan(
     wheel: Wheel,
     report: WheelReport,
-    catalog: Catalog,
     *,
+    catalog: Catalog,
     options: RepairOptions,
     environment: BuildEnvironment | None,
     embed: Sequence[str] | None,
@@ -355,7 +356,6 @@ def _plan(
     analysis (kept in the repair's cache) serves to plan each edit. Where the plan had to assume a
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
     again with the oldest release that exports what the wheel imports."""
-    from functools import partial
 
     from slimwheel.repair.embed import embed_request
     from slimwheel.repair.floors import symbol_floors
@@ -429,6 +429,15 @@ def repair_wheel(
     from slimwheel.wheel import Wheel
 
     options = options or RepairOptions()
+    plan_for = partial(
+        _plan,
+        catalog=catalog,
+        options=options,
+        environment=environment,
+        embed=embed,
+        exports=exports,
+        progress=progress,
+    )
     if not dry_run:
         prepare_output_dir(out_dir)
     # Each member is read once: the plan's analysis serves the input's check and saves the tables
@@ -458,16 +467,7 @@ def repair_wheel(
                 # member from apply's checks: the whole input is verified first.
                 wheel.verify()
             else:  # planned while the wheel is open (its directory is read once)
-                plan, to_edit = _plan(
-                    wheel,
-                    report,
-                    catalog,
-                    options=options,
-                    environment=environment,
-                    embed=embed,
-                    exports=exports,
-                    progress=progress,
-                )
+                plan, to_edit = plan_for(wheel, report)
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
             with progress.step("running auditwheel"):
@@ -476,16 +476,7 @@ def repair_wheel(
                 report = analyse_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
-                plan, to_edit = _plan(
-                    wheel,
-                    report,
-                    catalog,
-                    options=options,
-                    environment=environment,
-                    embed=embed,
-                    exports=exports,
-                    progress=progress,
-                )
+                plan, to_edit = plan_for(wheel, report)
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
