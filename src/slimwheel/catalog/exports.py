@@ -8,10 +8,12 @@ floor of the requirement it adds is the oldest release whose file exports every 
 files import from it (:func:`oldest_exporting`).
 
 Releases only add symbols under one soname (dropping one breaks what the soname promises), so the
-oldest release is tried first (most wheels use nothing newer: one read), then the newest, then a
-bisection between them. A release's file is read over the index, inflated once while streaming
-(``.dynamic`` and, in NVIDIA's patched files, ``.dynstr`` sit at the end of a deflated member), and
-what it exports is kept in the cache under the file's sha256, so each file is read once per machine.
+oldest release is tried first (most wheels use nothing newer: one read), then a bisection up to the
+newest, which is read only if the search ends there; of a release's files, the smallest is read
+first, and one that lacks a symbol ends that release's read. A release's file is read over the
+index, inflated once while streaming (``.dynamic`` and, in NVIDIA's patched files, ``.dynstr`` sit
+at the end of a deflated member), and what it exports is kept in the cache under the file's sha256,
+so each file is read once per machine.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.elf import ELF_MAGIC, ElfFacts, ranges_to_keep, read_elf
 from slimwheel.errors import SlimwheelError
 from slimwheel.platforms import Platform
-from slimwheel.wheel.view import MissingRangeError
+from slimwheel.wheel.inflate import inflate
+from slimwheel.wheel.view import MemberView, MissingRangeError
 
 if TYPE_CHECKING:
     from slimwheel.index import Cache, IndexClient
@@ -49,7 +52,7 @@ _FORMAT = "slimwheel-exports 1"
 # its last. A miss spools the member to disk instead.
 _VIEW_HEAD = 4 << 20
 _VIEW_TAIL = 4 << 20
-_REMOTE_MEMORY = 8 << 20  # of the wheel's bytes kept while streaming the member
+_REMOTE_MEMORY = 16 << 20  # of the wheel's bytes kept while streaming the member
 
 
 @dataclass(frozen=True)
@@ -182,16 +185,34 @@ class IndexExports:
         if not files:
             return None
         self.fetched += 1
-        with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:
+        with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:  # its directory only
             member = next(
                 (m for m in wheel.members if wheel.installed_path(m.name) == provider.library.path), None
             )
             if member is None:
                 return None
-            self.read_bytes += member.file_size
-            where = f"{files[0].filename}:{member.name}"
+            start, length = wheel.raw_span(member.name)
+        self.read_bytes += member.compress_size
+        where = f"{files[0].filename}:{member.name}"
+        # One streamed request for the whole member: range reads of a few MiB each pay a round trip
+        # (a 400 MB member took twice as long), and .dynamic is at its end, so all of it is read.
+        with client.stream_range(files[0], start, length) as raw:
+            chunks = raw if member.is_stored else inflate(raw, size=member.file_size, crc=member.crc)
+            view = MemberView.from_chunks(
+                where, member.file_size, chunks, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep
+            )
+        with view:
+            stream = cast(BinaryIO, view)
+            if stream.read(4) != ELF_MAGIC:
+                return None
+            stream.seek(0)
+            try:
+                return Exports.of(read_elf(stream, path=where, symtab=False))
+            except MissingRangeError:
+                pass
+        with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:  # a table elsewhere: rare
             facts = read_member_elf(wheel, member.name, where=where, symbols=True)
-            return None if facts is None else Exports.of(facts)
+        return None if facts is None else Exports.of(facts)
 
 
 def read_member_elf(
@@ -282,23 +303,27 @@ def oldest_exporting(
         return SymbolFloor(distribution, releases[0][0].version, 0, ())
     read: list[str] = []
     verdicts: dict[int, tuple[str, ...] | None] = {}
+    # Smallest file first: a release that lacks a symbol is told by the cheapest read that shows it.
+    order = sorted(imports, key=lambda path: releases[-1][1][path].library.size or 0)
 
     def lacking(index: int) -> tuple[str, ...] | None:
-        """What release ``index`` lacks (() when nothing); None when its exports cannot be read."""
+        """What release ``index`` lacks, from the first of its files that lacks anything (() when
+        none does); None when an export list cannot be read."""
         if index not in verdicts:
             release, providers = releases[index]
             if on_read is not None:
                 on_read(release.version)
             read.append(release.version)
-            missing: list[str] = []
-            for path, found in wanted.items():
+            verdict: tuple[str, ...] | None = ()
+            for path in (p for p in order if p in wanted):
                 exports = source.exports(providers[path])
                 if exports is None:
-                    verdicts[index] = None
+                    verdict = None
                     break
-                missing += exports.missing(_known_to(found, newest_exports[path]))
-            else:
-                verdicts[index] = tuple(missing)
+                verdict = exports.missing(_known_to(wanted[path], newest_exports[path]))
+                if verdict:
+                    break
+            verdicts[index] = verdict
         return verdicts[index]
 
     # Unversioned imports may come from any library the file needs: only those the newest release
@@ -320,11 +345,9 @@ def oldest_exporting(
         return None
     if not first:
         return SymbolFloor(distribution, releases[0][0].version, symbols, tuple(read))
-    last = len(releases) - 1
-    top = lacking(last)
-    if top is None or top:
-        return None
-    low, high = 0, last  # low lacks something, high exports everything
+    # Bisect between the oldest (lacks something) and the newest (taken to export everything, and
+    # read only if the search ends there: the imports may be of a build newer than any release).
+    low, high = 0, len(releases) - 1
     while high - low > 1:
         middle = (low + high) // 2
         verdict = lacking(middle)
@@ -334,6 +357,8 @@ def oldest_exporting(
             low = middle
         else:
             high = middle
+    if lacking(high) != ():
+        return None
     return SymbolFloor(
         distribution,
         releases[high][0].version,

@@ -218,6 +218,23 @@ class IndexClient:
         # The buffered wrapper is the BinaryIO Wheel wants; closing the wheel closes the range file.
         return Wheel.from_fileobj(io.BufferedReader(remote), file.filename, closefd=True)
 
+    @contextlib.contextmanager
+    def stream_range(self, file: DistributionFile, start: int, length: int) -> Iterator[Iterator[bytes]]:
+        """Bytes [start, start + length) of ``file``, streamed from one request in pieces as they come
+        (a local or cached file is read from disk): for reading a whole member of a remote wheel
+        without holding it, where range reads of a few MiB would each pay a round trip."""
+        local = self._local_copy(file)
+        if local is not None:
+            yield _file_pieces(local, start, length)
+            return
+        headers = {"Range": f"bytes={start}-{start + length - 1}"} if length else {}
+        with get(self._http, file.url, stats=self.stats, headers=headers, retries=self._retries) as response:
+            if response.status_code not in (200, 206):
+                raise status_error(file.url, response)
+            # A server that ignores Range sends the whole file: skip to ``start``.
+            skip = start if response.status_code == 200 else 0
+            yield _window(response.iter_bytes(_STREAM_PIECE), skip, length, file.url)
+
     def fetch_metadata(self, file: DistributionFile) -> bytes:
         """The wheel's METADATA: the PEP 658 file when the index has one, else from the lazy wheel."""
         if file.core_metadata:
@@ -367,3 +384,35 @@ def _progress_reporter(
     # The library never draws: the reporter the caller gave (the CLI's bar on a terminal) does.
     with reporter.step(f"downloading {filename}", total=total, unit="bytes") as advance:
         yield lambda done, _total: advance(done)
+
+
+_STREAM_PIECE = 1 << 20
+
+
+def _file_pieces(path: Path, start: int, length: int) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        handle.seek(start)
+        left = length
+        while left > 0:
+            piece = handle.read(min(_STREAM_PIECE, left))
+            if not piece:
+                raise IndexUnavailableError(str(path), f"ends before byte {start + length}")
+            left -= len(piece)
+            yield piece
+
+
+def _window(pieces: Iterator[bytes], skip: int, length: int, url: str) -> Iterator[bytes]:
+    """``length`` bytes of ``pieces`` after the first ``skip``; an early end is an error."""
+    left = length
+    for received in pieces:
+        dropped = min(skip, len(received))
+        skip -= dropped
+        piece = received[dropped : dropped + left]
+        if not piece:
+            continue
+        left -= len(piece)
+        yield piece
+        if left == 0:
+            return
+    if left:
+        raise IndexUnavailableError(url, f"the answer ended {left} bytes early", hint="retry")

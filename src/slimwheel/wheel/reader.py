@@ -541,6 +541,13 @@ class Wheel:
         with closing(self._content(info, "cannot read", chunk_size)) as chunks:
             yield from chunks
 
+    def raw_span(self, name: str) -> tuple[int, int]:
+        """Where a member's stored bytes (raw deflate data for a deflated member) sit in the archive:
+        (offset, length), the local header read and checked. For a remote wheel, the range to fetch
+        in one request to stream the member."""
+        info = self._info(name)
+        return self._data_offset(info), info.compress_size
+
     def iter_raw_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """A member's bytes exactly as the archive stores them (raw deflate data for a deflated
         member), in pieces of at most ``chunk_size``, unchecked: for copying it into another zip
