@@ -11,6 +11,7 @@ gcc-built NVIDIA-style library each export one symbol more than the last, served
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -263,3 +264,27 @@ def test_a_server_that_ignores_ranges_gives_the_same_floor(
     added = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)["added"]
     assert added["linked_version"] == "1.3.0"
     assert "1.2.0 lacks foo_c@libcufoo.so.1" in added["version_source"]
+
+
+def test_a_damaged_release_leaves_the_floor_unknown_not_a_crash(
+    built: Callable[[bool], dict[str, Any]],
+    isolated: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The index serves a release whose library member does not inflate to its CRC: that release's
+    exports cannot be known, so neither can the floor: the first release, with the warning."""
+    releases = built(True)
+    server = index_server(releases["index"])
+    (oldest,) = releases["index"].glob("*-1.0.0-*.whl")
+    data = bytearray(oldest.read_bytes())
+    with zipfile.ZipFile(oldest) as archive:
+        info = archive.getinfo(f"nvidia/cufoo/lib/{SONAME}")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    for offset in range(start + info.compress_size // 3, start + info.compress_size // 2):
+        data[offset] ^= 0x5A
+    server.tampered[oldest.name] = bytes(data)
+    extension = _extension(isolated, releases["libraries"]["1.2.0"], ["foo_b"])
+    plan = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)
+    assert plan["added"]["version_source"] == "first release"
+    assert any("is unknown" in warning for warning in plan["warnings"])

@@ -28,7 +28,7 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.elf import ELF_MAGIC, ElfFacts, ranges_to_keep, read_elf
 from slimwheel.errors import SlimwheelError
 from slimwheel.platforms import Platform
-from slimwheel.wheel.inflate import inflate
+from slimwheel.wheel.inflate import InflateError, inflate
 from slimwheel.wheel.view import MemberView, MissingRangeError
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ class IndexExports:
                 return known
         try:
             found = self._read(provider)
-        except (SlimwheelError, OSError):
+        except (SlimwheelError, OSError, InflateError):
             return None  # offline, a file gone from the index, a damaged member: the floor stays unknown
         if found is not None and path is not None:
             from slimwheel.index.cache import atomic_writer
