@@ -131,6 +131,9 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
     if repaired.entry.adds is not None:
         added = [requirement["distribution"] for requirement in result["plan"]["requirements"]]
         assert added == list(repaired.entry.adds), repaired.describe()
+    linked = {r["distribution"]: r["linked_version"] for r in result["plan"]["requirements"]}
+    for distribution, floor in repaired.entry.floors:
+        assert linked.get(distribution) == floor, repaired.describe()
     # Repair only takes away or edits a few bytes: re-deflating what it edited must not grow the wheel
     # (ISA-L's fast level alone made xformers 14%, spconv 19% bigger). 1% plus the new metadata.
     assert result["size_after"] <= result["size_before"] * 1.01 + (64 << 10), (

@@ -42,6 +42,9 @@ class CorpusWheel:
     cuda_major: int | None = None
     # The distributions repair must add as Requires-Dist, in its plan's order (None: not checked).
     adds: tuple[str, ...] | None = None
+    # (distribution, version): the floor repair must give a requirement it adds (its linked version),
+    # where that was proven on a GPU: the release below it does not load the repaired wheel.
+    floors: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -263,6 +266,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
             *("--preloaded", "rapids-logger", "--preloaded", "libkvikio-cu12"),
         ),
         adds=(),
+    ),
+    CorpusWheel(
+        project="transformer-engine-cu13",
+        filename="transformer_engine_cu13-2.20.2-py3-none-manylinux_2_28_x86_64.whl",
+        sha256="30063d3699e779cce63617c3458804f7a504ce8279f2749c98313db9daae273e",
+        size=276_522_776,
+        vendors=(
+            "nothing vendored; libtransformer_engine.so links cuBLAS, cudart, cuDNN and NCCL from NVIDIA's "
+            "wheels with no RPATH and no Requires-Dist; built against cuBLAS 13.2 and NCCL 2.29: with the "
+            "first releases that ship the files as floors (13.0.0.19, 2.27.7) it did not load on an H200 "
+            "(undefined symbol cublasLtGroupedMatrixLayoutInit_internal; ncclCommQueryProperties)"
+        ),
+        install_mb=2000,  # cuBLAS, cuDNN, NCCL, cudart
+        must_repair=True,
+        adds=("nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cudnn-cu13", "nvidia-nccl-cu13"),
+        floors=(("nvidia-cublas", "13.2.0.9"), ("nvidia-nccl-cu13", "2.29.2")),
     ),
 )
 
