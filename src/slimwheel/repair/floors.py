@@ -7,6 +7,7 @@ here, between two plain-data planning passes, and only when the first pass assum
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -56,26 +57,31 @@ def symbol_floors(
             a.path: imports_from((consumers[p] for p in a.needed_by if p in consumers), a.soname)
             for a in assumed
         }
-        with progress.step(f"reading what {distribution} exports") as advance:
-            return oldest_exporting(
-                catalog,
-                distribution,
-                imports,
-                source,
-                major=plan.cuda_major,
-                platform=plan.platform,
-                on_read=lambda _version: advance(1),
-            )
+        return oldest_exporting(
+            catalog,
+            distribution,
+            imports,
+            source,
+            major=plan.cuda_major,
+            platform=plan.platform,
+            on_read=lambda _version: advance(next(reads)),
+        )
 
-    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(by_distribution))) as pool:
+    # One step for all: the searches run in threads, and a progress display is not theirs to open.
+    reads = itertools.count(1)  # releases read so far, by every thread (advance takes a total)
+    listed = ", ".join(by_distribution)
+    with (
+        progress.step(f"reading what releases of {listed} export") as advance,
+        ThreadPoolExecutor(max_workers=min(_WORKERS, len(by_distribution))) as pool,
+    ):
         futures = {name: pool.submit(search, name, assumed) for name, assumed in by_distribution.items()}
         found = {name: future.result() for name, future in futures.items()}
     return {name: floor for name, floor in found.items() if floor is not None}
 
 
 def _read_consumers(wheel: Wheel, installed_paths: set[str]) -> dict[str, ElfFacts]:
-    """The dynamic symbols of the wheel's files at ``installed_paths`` (a file that cannot be read is
-    left out: its imports stay unknown, which only makes a floor lower, as it was)."""
+    """The dynamic symbols of the wheel's files at ``installed_paths``. A file that cannot be read is
+    left out: what it imports is unknown, so the floors of what it needs stay unknown too."""
     facts: dict[str, ElfFacts] = {}
     for member in wheel.members:
         installed = wheel.installed_path(member.name)
