@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol, cast
 
 from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
@@ -341,7 +341,12 @@ class WheelWriter:
             problem = record_line_problem(record, member.file_size)
             if problem is not None:
                 raise WheelError(label, problem, hint=RECORD_HINT)
-        original = hashlib.new(record.hash_algorithm) if record and record.hash_algorithm else None
+        algorithm = record.hash_algorithm if record else None
+        # The old and the new content agree up to the first patch (patchelf'd libraries keep their
+        # tables near the end: most of a file): with sha256 on both sides, that part is hashed once.
+        common = min((offset for offset, data in patches if data), default=member.file_size)
+        twin = _TwinHash(common) if algorithm == "sha256" else None
+        original = None if algorithm is None or twin is not None else hashlib.new(algorithm)
         raw = source.iter_raw_chunks(name, CHUNK_SIZE)
         first = next(raw, b"")  # reads the source's local header: a bad one leaves the writer usable
 
@@ -359,14 +364,17 @@ class WheelWriter:
                     patches=patches,
                     appended=appended,
                     on_content=seen if on_content is not None else consume,
-                    on_original=None if original is None else original.update,
+                    on_original=twin.original if twin else original.update if original else None,
                 )
             except InflateError as exc:
                 raise WheelError(label, f"cannot copy {name}: {exc}") from exc
-            if record is not None and original is not None and not record.digest_matches(original.digest()):
-                raise record_mismatch(label, record, original.digest())
+            digest = twin.original_digest() if twin else original.digest() if original else None
+            if record is not None and digest is not None and not record.digest_matches(digest):
+                raise record_mismatch(label, record, digest)
 
-        self._add_deflated(name, produce, member.file_size + len(appended), _check_mode(mode))
+        self._add_deflated(
+            name, produce, member.file_size + len(appended), _check_mode(mode), content_hash=twin
+        )
 
     def close(self, record_path: str) -> None:
         """Write RECORD as the last member (``record_path``, e.g. ``pkg-1.0.dist-info/RECORD``) and the
@@ -423,13 +431,15 @@ class WheelWriter:
         mode: int,
         *,
         record: bool = True,
+        content_hash: _ContentHash | None = None,
     ) -> None:
         """Write a deflated member whose raw deflate data ``produce(consume)`` yields, calling
-        ``consume`` with the content in order (hashed here for the RECORD line and the CRC-32)."""
+        ``consume`` with the content in order (hashed here for the RECORD line and the CRC-32, by
+        ``content_hash`` when given: a sha256 that may already hold part of it)."""
         info = self._new_info(name, self._date_time, (stat.S_IFREG | mode) << 16)
         info.compress_type = zipfile.ZIP_DEFLATED
         zip64 = size * _ZIP64_MARGIN > zipfile.ZIP64_LIMIT
-        hasher = hashlib.sha256()
+        hasher: _ContentHash = content_hash if content_hash is not None else hashlib.sha256()
         crc = 0
         length = 0
 
@@ -666,3 +676,49 @@ def _sync_directory(directory: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+class _ContentHash(Protocol):
+    def update(self, data: bytes | memoryview, /) -> None: ...
+    def digest(self) -> bytes: ...
+
+
+class _TwinHash:
+    """The sha256 of a member's old content (``original``, fed first for each range) and of its new
+    content (``update``, the same ranges with patches applied) where both agree on their first
+    ``common`` bytes: those are hashed once, then the hash is forked."""
+
+    def __init__(self, common: int) -> None:
+        self._common = common
+        self._shared = hashlib.sha256()
+        self._old: hashlib._Hash | None = None
+        self._new: hashlib._Hash | None = None
+        self._old_seen = 0
+        self._new_seen = 0
+        if common <= 0:  # a patch at the very start (or an empty member): nothing to share
+            self._old, self._new = self._shared.copy(), self._shared.copy()
+
+    def original(self, data: bytes | memoryview) -> None:
+        shared = max(0, min(len(data), self._common - self._old_seen))
+        if shared:
+            self._shared.update(data[:shared])
+        self._old_seen += len(data)
+        if self._old is None and self._old_seen >= self._common:
+            self._old, self._new = self._shared.copy(), self._shared.copy()
+        if shared < len(data):
+            cast("hashlib._Hash", self._old).update(data[shared:])
+
+    def update(self, data: bytes | memoryview) -> None:
+        """The new content: what lies in the common part was hashed by ``original`` already."""
+        skip = max(0, min(len(data), self._common - self._new_seen))
+        self._new_seen += len(data)
+        if skip < len(data):
+            if self._new is None:  # no original byte came first: nothing was shared
+                raise RuntimeError("the new content ran ahead of the original")
+            self._new.update(data[skip:])
+
+    def original_digest(self) -> bytes:
+        return (self._shared if self._old is None else self._old).digest()
+
+    def digest(self) -> bytes:
+        return (self._shared if self._new is None else self._new).digest()
