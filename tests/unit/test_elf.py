@@ -616,3 +616,15 @@ def test_a_build_id_note_padded_to_4_in_an_8_aligned_section_is_read(elf_zoo: El
     path.write_bytes(bytes(data))
     facts = read_elf_file(path)
     assert facts.build_id == expected
+
+
+def test_only_the_undefined_symbols_when_asked(elf_zoo: ElfZoo) -> None:
+    """``defined=False`` (what repair's symbol floors read of a wheel's files): the imports, each
+    with the version and library it is bound to, as a full read gives them; no defined symbol."""
+    full = read_elf_file(elf_zoo.libcudss)
+    with elf_zoo.libcudss.open("rb") as stream:
+        imports = read_elf(stream, path=str(elf_zoo.libcudss), defined=False)
+    assert imports.defined_symbols == ()
+    assert imports.undefined_symbols == full.undefined_symbols
+    (cublas,) = [s for s in imports.undefined_symbols if s.name == "cublasCreate_v2"]
+    assert (cublas.version, cublas.library) == ("libcublas.so.13", "libcublas.so.13")

@@ -115,21 +115,24 @@ class Exports:
         return cls(frozenset(names), frozenset(versioned))
 
 
-def imports_from(facts: Iterable[ElfFacts], soname: str) -> Imports:
-    """What the files ``facts`` describe import from ``soname``. Weak references are left out: they
-    resolve to nothing when missing, and the file copes (``__gmon_start__``). Unversioned references
-    count only from files that need ``soname`` and bind no version of it (a library without version
-    nodes): whether they come from it is told by what it exports."""
+def imports_from(facts: Iterable[ElfFacts], soname: str, *, needed_as: Iterable[str] = ()) -> Imports:
+    """What the files ``facts`` describe import from ``soname``, which they may need under other
+    names too (``needed_as``: a vendored copy's own soname, as their version needs name it). Weak
+    references are left out: they resolve to nothing when missing, and the file copes
+    (``__gmon_start__``). Unversioned references count only from files that need the library and
+    bind no version of it (a library without version nodes): whether they come from it is told by
+    what it exports."""
+    names = {soname, *needed_as}
     versioned: set[tuple[str, str]] = set()
     unversioned: set[str] = set()
     for file in facts:
-        if soname not in file.needed:
+        if names.isdisjoint(file.needed):
             continue
-        binds_versions = any(need.file == soname for need in file.version_needs)
+        binds_versions = any(need.file in names for need in file.version_needs)
         for symbol in file.undefined_symbols:
             if symbol.binding == "weak":
                 continue
-            if symbol.library == soname and symbol.version is not None:
+            if symbol.library in names and symbol.version is not None:
                 versioned.add((symbol.name, symbol.version))
             elif symbol.version is None and not binds_versions:
                 unversioned.add(symbol.name)
@@ -216,23 +219,30 @@ class IndexExports:
 
 
 def read_member_elf(
-    wheel: Wheel, name: str, *, where: str, symbols: bool, head: int = _VIEW_HEAD, tail: int = _VIEW_TAIL
+    wheel: Wheel,
+    name: str,
+    *,
+    where: str,
+    symbols: bool,
+    defined: bool = True,
+    head: int = _VIEW_HEAD,
+    tail: int = _VIEW_TAIL,
 ) -> ElfFacts | None:
     """The ELF facts of member ``name`` (with its dynamic symbols when ``symbols``; never ``.symtab``),
     inflating it once while streaming and keeping only ``head`` and ``tail`` bytes and its tables;
     spooled whole only when a table lies elsewhere. None for a member that is not ELF; ElfError for
-    one that does not parse. ``where`` names it in errors."""
+    one that does not parse. ``where`` names it in errors; ``defined=False``: only undefined symbols."""
     with wheel.member_view(name, head=head, tail=tail, keep=ranges_to_keep) as view:
         stream = cast(BinaryIO, view)
         if stream.read(4) != ELF_MAGIC:
             return None
         stream.seek(0)
         try:
-            return read_elf(stream, path=where, symbols=symbols, symtab=False)
+            return read_elf(stream, path=where, symbols=symbols, symtab=False, defined=defined)
         except MissingRangeError:
             pass
     with wheel.seekable_member(name) as whole:
-        return read_elf(whole, path=where, symbols=symbols, symtab=False)
+        return read_elf(whole, path=where, symbols=symbols, symtab=False, defined=defined)
 
 
 @dataclass(frozen=True)

@@ -176,15 +176,18 @@ def read_elf_file(path: str | os.PathLike[str], *, symbols: bool = True) -> ElfF
         return read_elf(stream, path=os.fspath(path), symbols=symbols)
 
 
-def read_elf(stream: BinaryIO, *, path: str, symbols: bool = True, symtab: bool = True) -> ElfFacts:
+def read_elf(
+    stream: BinaryIO, *, path: str, symbols: bool = True, symtab: bool = True, defined: bool = True
+) -> ElfFacts:
     """Read the facts of the ELF file in ``stream`` (seekable; the file starts at offset 0).
 
     ``path`` only names the file in errors. ``symbols=False`` skips the symbol tables, which are the
-    only big reads; ``symtab=False`` only ``.symtab`` (the dynamic symbols are read). OSError from the
-    stream propagates; every problem with the bytes is an ElfError.
+    only big reads; ``symtab=False`` only ``.symtab`` (the dynamic symbols are read); ``defined=False``
+    reads only the undefined dynamic symbols (what a file imports; a C++ library defines 90,000).
+    OSError from the stream propagates; every problem with the bytes is an ElfError.
     """
     try:
-        return _Parser(stream, path).parse(symbols=symbols, symtab=symtab)
+        return _Parser(stream, path).parse(symbols=symbols, symtab=symtab, defined=defined)
     except OSError:
         raise
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
@@ -313,7 +316,7 @@ class _Parser:
 
     # -- headers --------------------------------------------------------------------------------
 
-    def parse(self, *, symbols: bool, symtab: bool = True) -> ElfFacts:
+    def parse(self, *, symbols: bool, symtab: bool = True, defined: bool = True) -> ElfFacts:
         e_type, e_machine = self.read_headers()
         order = self.layout.order
         if e_machine == _EM_PPC64:
@@ -341,12 +344,12 @@ class _Parser:
         version_needs, need_index = self.read_version_needs(values, dynstr)
         definitions, def_index = self.read_version_definitions(values, dynstr)
 
-        defined: tuple[Symbol, ...] = ()
+        exported: tuple[Symbol, ...] = ()
         undefined: tuple[Symbol, ...] = ()
         symbol_table: tuple[Symbol, ...] | None = None
         if symbols:
             version_names = {**need_index, **{i: (None, name) for i, name in def_index.items()}}
-            defined, undefined = self.read_dynamic_symbols(values, dynstr, version_names)
+            exported, undefined = self.read_dynamic_symbols(values, dynstr, version_names, defined=defined)
             symbol_table = self.read_symtab() if symtab else None
 
         return ElfFacts(
@@ -360,7 +363,7 @@ class _Parser:
             runpath=_split_path_list(dyn_string(_DT_RUNPATH)),
             version_needs=version_needs,
             version_definitions=definitions,
-            defined_symbols=defined,
+            defined_symbols=exported,
             undefined_symbols=undefined,
             symtab=symbol_table,
             sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size, sh.flags) for sh in self.shdrs),
@@ -652,6 +655,8 @@ class _Parser:
         values: dict[int, int],
         dynstr: _StringTable | None,
         version_names: dict[int, tuple[str | None, str]],
+        *,
+        defined: bool = True,
     ) -> tuple[tuple[Symbol, ...], tuple[Symbol, ...]]:
         """The defined (non-local) and the undefined dynamic symbols; ``version_names``: a version
         index -> (the file a version need names, None for a definition; the version's name)."""
@@ -662,10 +667,10 @@ class _Parser:
         strings.load()
         rows = self.symbol_rows(region)
         versions = self.read_versym(values, len(rows))
-        defined: list[Symbol] = []
+        exported: list[Symbol] = []
         undefined: list[Symbol] = []
         for position, (name_offset, info, shndx, size) in enumerate(rows):
-            if name_offset == 0:
+            if name_offset == 0 or (not defined and shndx != _SHN_UNDEF):
                 continue
             name = strings.get(name_offset)
             binding = _BINDINGS.get(info >> 4, "other")
@@ -680,8 +685,8 @@ class _Parser:
             if shndx == _SHN_UNDEF:
                 undefined.append(Symbol(name, size, kind, binding, version, shndx, library))
             else:
-                defined.append(Symbol(name, size, kind, binding, version, shndx))
-        return tuple(defined), tuple(undefined)
+                exported.append(Symbol(name, size, kind, binding, version, shndx))
+        return tuple(exported), tuple(undefined)
 
     def versym_region(self, values: dict[int, int], count: int) -> _Region | None:
         """The symbol version table for ``count`` dynamic symbols; None when symbols are unversioned."""

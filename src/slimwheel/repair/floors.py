@@ -8,9 +8,9 @@ here, between two plain-data planning passes, and only when the first pass assum
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from slimwheel.catalog.exports import (
     ExportSource,
@@ -19,14 +19,16 @@ from slimwheel.catalog.exports import (
     oldest_exporting,
     read_member_elf,
 )
-from slimwheel.elf import ElfFacts
+from slimwheel.elf import ElfFacts, read_elf
 from slimwheel.errors import SlimwheelError
 from slimwheel.progress import SILENT, Progress
+from slimwheel.wheel.view import MissingRangeError
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.repair.plan import AssumedFloor, RepairPlan
-    from slimwheel.wheel import Wheel
+    from slimwheel.wheel import Wheel, WheelMember
+    from slimwheel.wheel.view import SavedRanges
 
 __all__ = ["symbol_floors"]
 
@@ -39,22 +41,28 @@ def symbol_floors(
     catalog: Catalog,
     source: ExportSource,
     *,
+    saved_tables: Callable[[WheelMember], SavedRanges | None] | None = None,
     progress: Progress = SILENT,
 ) -> dict[str, SymbolFloor]:
     """Per distribution of ``plan.assumed_floors``, the oldest release of it whose files export every
-    symbol ``wheel``'s files import from them; distributions this cannot be told for are left out."""
+    symbol ``wheel``'s files import from them; distributions this cannot be told for are left out.
+    ``saved_tables``: the tables the analysis saved of a member (the repair's InspectionCache), so
+    that the wheel's own files are not inflated again to read what they import."""
     if not plan.assumed_floors:
         return {}
     by_distribution: dict[str, list[AssumedFloor]] = {}
     for assumed in plan.assumed_floors:
         by_distribution.setdefault(assumed.distribution, []).append(assumed)
-    consumers = _read_consumers(wheel, {path for a in plan.assumed_floors for path in a.needed_by})
+    needing = {path for a in plan.assumed_floors for path in a.needed_by}
+    consumers = _read_consumers(wheel, needing, saved_tables)
 
     def search(distribution: str, assumed: Sequence[AssumedFloor]) -> SymbolFloor | None:
         if any(path not in consumers for a in assumed for path in a.needed_by):
             return None  # what an unread file imports is unknown
         imports = {
-            a.path: imports_from((consumers[p] for p in a.needed_by if p in consumers), a.soname)
+            a.path: imports_from(
+                (consumers[p] for p in a.needed_by if p in consumers), a.soname, needed_as=a.needed_as
+            )
             for a in assumed
         }
         return oldest_exporting(
@@ -79,7 +87,11 @@ def symbol_floors(
     return {name: floor for name, floor in found.items() if floor is not None}
 
 
-def _read_consumers(wheel: Wheel, installed_paths: set[str]) -> dict[str, ElfFacts]:
+def _read_consumers(
+    wheel: Wheel,
+    installed_paths: set[str],
+    saved_tables: Callable[[WheelMember], SavedRanges | None] | None,
+) -> dict[str, ElfFacts]:
     """The dynamic symbols of the wheel's files at ``installed_paths``. A file that cannot be read is
     left out: what it imports is unknown, so the floors of what it needs stay unknown too."""
     facts: dict[str, ElfFacts] = {}
@@ -87,10 +99,23 @@ def _read_consumers(wheel: Wheel, installed_paths: set[str]) -> dict[str, ElfFac
         installed = wheel.installed_path(member.name)
         if installed not in installed_paths:
             continue
+        where = f"{wheel.filename}:{member.name}"
+        saved = saved_tables(member) if saved_tables is not None else None
+        read = _from_saved(saved, where) if saved is not None else None
         try:
-            read = read_member_elf(wheel, member.name, where=f"{wheel.filename}:{member.name}", symbols=True)
+            if read is None:
+                read = read_member_elf(wheel, member.name, where=where, symbols=True, defined=False)
         except SlimwheelError:
             continue
         if read is not None:
             facts[installed] = read
     return facts
+
+
+def _from_saved(saved: SavedRanges, where: str) -> ElfFacts | None:
+    """The facts with dynamic symbols from the tables the analysis saved; None when they lack one."""
+    try:
+        with saved.open() as view:
+            return read_elf(cast(BinaryIO, view), path=where, symtab=False, defined=False)
+    except (MissingRangeError, OSError, SlimwheelError):
+        return None

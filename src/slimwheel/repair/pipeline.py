@@ -351,11 +351,13 @@ def _plan(
     embed: Sequence[str] | None,
     exports: ExportSource | None,
     progress: Progress,
+    cache: InspectionCache | None = None,
 ) -> tuple[RepairPlan, list[WheelMember]]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit. Where the plan had to assume a
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
-    again with the oldest release that exports what the wheel imports."""
+    again with the oldest release that exports what the wheel imports (read from the tables ``cache``
+    saved of the wheel's files)."""
 
     from slimwheel.repair.embed import embed_request
     from slimwheel.repair.floors import symbol_floors
@@ -377,7 +379,8 @@ def _plan(
     )
     plan = planning()
     if plan.assumed_floors and exports is not None:
-        floors = symbol_floors(wheel, plan, catalog, exports, progress=progress)
+        saved = cache.saved_tables if cache is not None else None
+        floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             plan = planning(floors=floors)
     return plan, [wheel.member(edit.path) for edit in plan.edits]
@@ -467,7 +470,7 @@ def repair_wheel(
                 # member from apply's checks: the whole input is verified first.
                 wheel.verify()
             else:  # planned while the wheel is open (its directory is read once)
-                plan, to_edit = plan_for(wheel, report)
+                plan, to_edit = plan_for(wheel, report, cache=cache)
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
             with progress.step("running auditwheel"):
@@ -476,7 +479,7 @@ def repair_wheel(
                 report = analyse_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
-                plan, to_edit = plan_for(wheel, report)
+                plan, to_edit = plan_for(wheel, report, cache=cache)
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")

@@ -123,6 +123,9 @@ class AssumedFloor:
     soname: str
     path: str  # where the provider installs it, relative to site-packages
     needed_by: tuple[str, ...]  # installed paths of the wheel's files that need it
+    # The names those files need it by: its soname, and a vendored copy's own
+    # (libnvToolsExt-847d78f2.so.1), which their symbols' version needs name until repair renames them.
+    needed_as: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ class _Need:
     soname: str
     needed_by: set[str] = field(default_factory=set)  # installed paths
     copies: list[VendoredCopy] = field(default_factory=list)
+    needed_as: set[str] = field(default_factory=set)  # the names files need it by (a copy's own)
 
 
 def _needs(report: WheelReport, dropped: set[str]) -> dict[str, _Need]:
@@ -195,6 +199,7 @@ def _needs(report: WheelReport, dropped: set[str]) -> dict[str, _Need]:
             else:
                 continue
             need.needed_by.add(elf.installed_path or elf.path)
+            need.needed_as.add(needed.soname)
     return needs
 
 
@@ -732,7 +737,12 @@ def _choose(
     if source == "first release":
         draft.assumed.append(
             AssumedFloor(
-                name, provider.distribution, soname, provider.library.path, tuple(sorted(need.needed_by))
+                name,
+                provider.distribution,
+                soname,
+                provider.library.path,
+                tuple(sorted(need.needed_by)),
+                tuple(sorted(need.needed_as | {soname})),
             )
         )
     return _Choice(soname, name, need, provider, linked, source)
