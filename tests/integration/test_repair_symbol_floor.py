@@ -89,14 +89,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Callable[[bool], dict[str
     return build
 
 
-@pytest.fixture
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SLIMWHEEL_SHIPPED_CATALOG", "off")
-    monkeypatch.setenv("SLIMWHEEL_CATALOG", str(tmp_path / "user.json.gz"))
-    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def _repair(
     capsys: pytest.CaptureFixture[str], wheel: Path, catalog: Path, index: str | None, *extra: str
 ) -> Mapping[str, Any]:
@@ -119,14 +111,14 @@ def _wheel(directory: Path, extension: bytes) -> Path:
 def test_the_floor_is_the_oldest_release_exporting_the_imports(
     built: Callable[[bool], dict[str, Any]],
     versioned: bool,
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     releases = built(versioned)
     server = index_server(releases["index"])
-    extension = _extension(isolated, releases["libraries"]["1.2.0"], ["foo_create", "foo_b"])
-    wheel = _wheel(isolated, extension)
+    extension = _extension(isolated_env, releases["libraries"]["1.2.0"], ["foo_create", "foo_b"])
+    wheel = _wheel(isolated_env, extension)
     plan = _repair(capsys, wheel, releases["catalog"], server.simple_url)
     added = plan["added"]
     assert added["linked_version"] == "1.2.0"
@@ -152,13 +144,13 @@ def test_the_floor_is_the_oldest_release_exporting_the_imports(
 def test_a_wheel_using_what_the_first_release_has_reads_one_release(
     built: Callable[[bool], dict[str, Any]],
     versioned: bool,
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     releases = built(versioned)
     server = index_server(releases["index"])
-    wheel = _wheel(isolated, _extension(isolated, releases["libraries"]["1.4.0"], ["foo_create"]))
+    wheel = _wheel(isolated_env, _extension(isolated_env, releases["libraries"]["1.4.0"], ["foo_create"]))
     added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
     assert added["linked_version"] == "1.0.0"
     assert "the oldest release that ships them exports the 1 symbols" in added["version_source"]
@@ -170,7 +162,7 @@ def test_a_wheel_using_what_the_first_release_has_reads_one_release(
 
 def test_unversioned_imports_of_another_library_do_not_count(
     built: Callable[[bool], dict[str, Any]],
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -179,13 +171,17 @@ def test_unversioned_imports_of_another_library_do_not_count(
     releases = built(False)
     server = index_server(releases["index"])
     bar = compile_shared(
-        isolated / "bar" / "libbar.so.0",
+        isolated_env / "bar" / "libbar.so.0",
         {"bar.c": "int bar_value(void) { return 3; }\n"},
         soname="libbar.so.0",
     )
-    extension = _extension(isolated, releases["libraries"]["1.1.0"], ["foo_a"], also=bar)
+    extension = _extension(isolated_env, releases["libraries"]["1.1.0"], ["foo_a"], also=bar)
     wheel = make_wheel(
-        isolated, "pkg", "1.0", {f"pkg/{EXTENSION}": extension, "pkg/libbar.so.0": bar.read_bytes()}, tag=TAG
+        isolated_env,
+        "pkg",
+        "1.0",
+        {f"pkg/{EXTENSION}": extension, "pkg/libbar.so.0": bar.read_bytes()},
+        tag=TAG,
     )
     added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
     assert added["linked_version"] == "1.1.0"
@@ -193,10 +189,10 @@ def test_unversioned_imports_of_another_library_do_not_count(
 
 
 def test_without_the_index_the_first_release_is_assumed_with_a_warning(
-    built: Callable[[bool], dict[str, Any]], isolated: Path, capsys: pytest.CaptureFixture[str]
+    built: Callable[[bool], dict[str, Any]], isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     releases = built(True)
-    wheel = _wheel(isolated, _extension(isolated, releases["libraries"]["1.2.0"], ["foo_b"]))
+    wheel = _wheel(isolated_env, _extension(isolated_env, releases["libraries"]["1.2.0"], ["foo_b"]))
     plan = _repair(capsys, wheel, releases["catalog"], None)
     assert plan["added"]["linked_version"] == "1.0.0"
     assert plan["added"]["version_source"] == "first release"
@@ -206,7 +202,7 @@ def test_without_the_index_the_first_release_is_assumed_with_a_warning(
 
 def test_imports_no_release_exports_leave_the_floor_unknown(
     built: Callable[[bool], dict[str, Any]],
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -214,12 +210,12 @@ def test_imports_no_release_exports_leave_the_floor_unknown(
     releases = built(True)
     server = index_server(releases["index"])
     newer = compile_shared(
-        isolated / "newer" / SONAME,
+        isolated_env / "newer" / SONAME,
         {"cufoo.c": "".join(f"int {n}(void) {{ return 0; }}\n" for n in (*SYMBOLS, "foo_e"))},
         soname=SONAME,
         version_nodes={SONAME: (*SYMBOLS, "foo_e")},
     )
-    wheel = _wheel(isolated, _extension(isolated, newer, ["foo_e"]))
+    wheel = _wheel(isolated_env, _extension(isolated_env, newer, ["foo_e"]))
     plan = _repair(capsys, wheel, releases["catalog"], server.simple_url)
     assert plan["added"]["version_source"] == "first release"
     assert any("is unknown" in w for w in plan["warnings"])
@@ -227,7 +223,7 @@ def test_imports_no_release_exports_leave_the_floor_unknown(
 
 def test_a_file_that_links_the_library_and_imports_nothing_reads_no_release(
     built: Callable[[bool], dict[str, Any]],
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -236,12 +232,12 @@ def test_a_file_that_links_the_library_and_imports_nothing_reads_no_release(
     releases = built(True)
     server = index_server(releases["index"])
     extension = compile_shared(
-        isolated / "overlinked" / EXTENSION,
+        isolated_env / "overlinked" / EXTENSION,
         {"ext.c": "int PyInit__ext(void) { return 0; }\n"},
         link=[releases["libraries"]["1.4.0"]],
         flags=["-Wl,--no-as-needed"],
     ).read_bytes()
-    plan = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)
+    plan = _repair(capsys, _wheel(isolated_env, extension), releases["catalog"], server.simple_url)
     assert plan["added"]["linked_version"] == "1.0.0"
     assert plan["added"]["version_source"] == (
         "symbols: the wheel imports no symbol from them: the oldest release that ships them"
@@ -252,7 +248,7 @@ def test_a_file_that_links_the_library_and_imports_nothing_reads_no_release(
 
 def test_a_server_that_ignores_ranges_gives_the_same_floor(
     built: Callable[[bool], dict[str, Any]],
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -260,15 +256,15 @@ def test_a_server_that_ignores_ranges_gives_the_same_floor(
     whole file instead is read past the bytes before the member."""
     releases = built(True)
     server = index_server(releases["index"], ranges=False)
-    extension = _extension(isolated, releases["libraries"]["1.3.0"], ["foo_c"])
-    added = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)["added"]
+    extension = _extension(isolated_env, releases["libraries"]["1.3.0"], ["foo_c"])
+    added = _repair(capsys, _wheel(isolated_env, extension), releases["catalog"], server.simple_url)["added"]
     assert added["linked_version"] == "1.3.0"
     assert "1.2.0 lacks foo_c@libcufoo.so.1" in added["version_source"]
 
 
 def test_a_damaged_release_leaves_the_floor_unknown_not_a_crash(
     built: Callable[[bool], dict[str, Any]],
-    isolated: Path,
+    isolated_env: Path,
     index_server: Callable[..., IndexServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -284,7 +280,7 @@ def test_a_damaged_release_leaves_the_floor_unknown_not_a_crash(
     for offset in range(start + info.compress_size // 3, start + info.compress_size // 2):
         data[offset] ^= 0x5A
     server.tampered[oldest.name] = bytes(data)
-    extension = _extension(isolated, releases["libraries"]["1.2.0"], ["foo_b"])
-    plan = _repair(capsys, _wheel(isolated, extension), releases["catalog"], server.simple_url)
+    extension = _extension(isolated_env, releases["libraries"]["1.2.0"], ["foo_b"])
+    plan = _repair(capsys, _wheel(isolated_env, extension), releases["catalog"], server.simple_url)
     assert plan["added"]["version_source"] == "first release"
     assert any("is unknown" in warning for warning in plan["warnings"])
