@@ -149,13 +149,11 @@ class ExportSource(Protocol):
 class IndexExports:
     """An :class:`ExportSource` reading NVIDIA's wheels through the index (lazily: only the member),
     keeping each answer in ``cache`` under the file's sha256. ``client`` is called on the first read
-    that the cache cannot answer. ``read_bytes`` counts the members' bytes inflated, for reports."""
+    that the cache cannot answer."""
 
     def __init__(self, client: Callable[[], IndexClient], cache: Cache | None) -> None:
         self._client = client
         self._folder = cache.root / "exports" if cache is not None else None
-        self.read_bytes = 0
-        self.fetched = 0
 
     def _path(self, provider: LibraryProvider) -> Path | None:
         if self._folder is None:
@@ -187,7 +185,6 @@ class IndexExports:
         files = [f for f in page.files if f.filename == provider.wheel.filename]
         if not files:
             return None
-        self.fetched += 1
         with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:  # its directory only
             member = next(
                 (m for m in wheel.members if wheel.installed_path(m.name) == provider.library.path), None
@@ -195,7 +192,6 @@ class IndexExports:
             if member is None:
                 return None
             start, length = wheel.raw_span(member.name)
-        self.read_bytes += member.compress_size
         where = f"{files[0].filename}:{member.name}"
         # One streamed request for the whole member: range reads of a few MiB each pay a round trip
         # (a 400 MB member took twice as long), and .dynamic is at its end, so all of it is read.
@@ -204,17 +200,11 @@ class IndexExports:
             view = MemberView.from_chunks(
                 where, member.file_size, chunks, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep
             )
-        with view:
-            stream = cast(BinaryIO, view)
-            if stream.read(4) != ELF_MAGIC:
-                return None
-            stream.seek(0)
-            try:
-                return Exports.of(read_elf(stream, path=where, symtab=False))
-            except MissingRangeError:
-                pass
-        with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:  # a table elsewhere: rare
-            facts = read_member_elf(wheel, member.name, where=where, symbols=True)
+        try:
+            facts = _read_view(view, where=where, symbols=True, defined=True)
+        except MissingRangeError:  # a table elsewhere: rare
+            with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:
+                facts = read_member_elf(wheel, member.name, where=where, symbols=True)
         return None if facts is None else Exports.of(facts)
 
 
@@ -232,17 +222,24 @@ def read_member_elf(
     inflating it once while streaming and keeping only ``head`` and ``tail`` bytes and its tables;
     spooled whole only when a table lies elsewhere. None for a member that is not ELF; ElfError for
     one that does not parse. ``where`` names it in errors; ``defined=False``: only undefined symbols."""
-    with wheel.member_view(name, head=head, tail=tail, keep=ranges_to_keep) as view:
+    try:
+        with wheel.member_view(name, head=head, tail=tail, keep=ranges_to_keep) as view:
+            return _read_view(view, where=where, symbols=symbols, defined=defined)
+    except MissingRangeError:
+        pass
+    with wheel.seekable_member(name) as whole:
+        return read_elf(whole, path=where, symbols=symbols, symtab=False, defined=defined)
+
+
+def _read_view(view: MemberView, *, where: str, symbols: bool, defined: bool) -> ElfFacts | None:
+    """``read_member_elf``'s read of a view (closed after): None when it is not ELF;
+    MissingRangeError when a table lies outside what it kept."""
+    with view:
         stream = cast(BinaryIO, view)
         if stream.read(4) != ELF_MAGIC:
             return None
         stream.seek(0)
-        try:
-            return read_elf(stream, path=where, symbols=symbols, symtab=False, defined=defined)
-        except MissingRangeError:
-            pass
-    with wheel.seekable_member(name) as whole:
-        return read_elf(whole, path=where, symbols=symbols, symtab=False, defined=defined)
+        return read_elf(stream, path=where, symbols=symbols, symtab=False, defined=defined)
 
 
 @dataclass(frozen=True)
@@ -252,7 +249,6 @@ class SymbolFloor:
     distribution: str
     version: str
     symbols: int  # the imports checked
-    read: tuple[str, ...]  # the releases whose exports were looked at, in the order asked
     # What the release just below ``version`` lacks (a few names), when one was read; () when
     # ``version`` is the oldest release that ships the files.
     lacking_below: tuple[str, ...] = ()
@@ -310,8 +306,7 @@ def oldest_exporting(
         return None
     wanted = {path: found for path, found in imports.items() if len(found)}
     if not wanted:
-        return SymbolFloor(distribution, releases[0][0].version, 0, ())
-    read: list[str] = []
+        return SymbolFloor(distribution, releases[0][0].version, 0)
     verdicts: dict[int, tuple[str, ...] | None] = {}
     # Smallest file first: a release that lacks a symbol is told by the cheapest read that shows it.
     order = sorted(imports, key=lambda path: releases[-1][1][path].library.size or 0)
@@ -323,7 +318,6 @@ def oldest_exporting(
             release, providers = releases[index]
             if on_read is not None:
                 on_read(release.version)
-            read.append(release.version)
             verdict: tuple[str, ...] | None = ()
             for path in (p for p in order if p in wanted):
                 exports = source.exports(providers[path])
@@ -342,19 +336,18 @@ def oldest_exporting(
     if any(found.unversioned for found in wanted.values()):
         if on_read is not None:
             on_read(releases[-1][0].version)
-        read.append(releases[-1][0].version)
         for path in wanted:
             newest_exports[path] = source.exports(releases[-1][1][path])
             if newest_exports[path] is None:
                 return None
     symbols = sum(len(_known_to(found, newest_exports[path])) for path, found in wanted.items())
     if symbols == 0:  # every unversioned import is another library's
-        return SymbolFloor(distribution, releases[0][0].version, 0, tuple(read))
+        return SymbolFloor(distribution, releases[0][0].version, 0)
     first = lacking(0)
     if first is None:
         return None
     if not first:
-        return SymbolFloor(distribution, releases[0][0].version, symbols, tuple(read))
+        return SymbolFloor(distribution, releases[0][0].version, symbols)
     # Bisect between the oldest (lacks something) and the newest (taken to export everything, and
     # read only if the search ends there: the imports may be of a build newer than any release).
     low, high = 0, len(releases) - 1
@@ -373,7 +366,6 @@ def oldest_exporting(
         distribution,
         releases[high][0].version,
         symbols,
-        tuple(read),
         lacking_below=verdicts[low] or (),
         below=releases[low][0].version,
     )

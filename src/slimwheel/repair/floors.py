@@ -60,9 +60,7 @@ def symbol_floors(
         if any(path not in consumers for a in assumed for path in a.needed_by):
             return None  # what an unread file imports is unknown
         imports = {
-            a.path: imports_from(
-                (consumers[p] for p in a.needed_by if p in consumers), a.soname, needed_as=a.needed_as
-            )
+            a.path: imports_from((consumers[p] for p in a.needed_by), a.soname, needed_as=a.needed_as)
             for a in assumed
         }
         return oldest_exporting(

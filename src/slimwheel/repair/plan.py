@@ -462,6 +462,10 @@ def _is_version(text: str) -> bool:
     return True
 
 
+# The linked version's source when nothing told it: a floor ``plan_repair``'s ``floors`` may replace.
+_FIRST_RELEASE = "first release"
+
+
 def _linked_version(
     name: str,
     need: _Need,
@@ -497,7 +501,7 @@ def _linked_version(
         f"against: pass --linked-version {name}=VERSION, or repair where the build's NVIDIA wheels are "
         "installed; `slimwheel verify --lowest` proves whether the floor loads"
     )
-    return first, "first release"
+    return first, _FIRST_RELEASE
 
 
 def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tuple[list[str], str]:
@@ -734,7 +738,7 @@ def _choose(
     )
     if not _is_version(linked):
         raise RepairError(f"{name}: {linked!r} is not a version", hint="e.g. --linked-version cudss=1.0.0.35")
-    if source == "first release":
+    if source == _FIRST_RELEASE:
         draft.assumed.append(
             AssumedFloor(
                 name,
