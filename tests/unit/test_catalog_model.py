@@ -167,3 +167,33 @@ def test_libraries_from_record_skip_static_archives_and_headers() -> None:
         "nvidia/cu13/lib/libcudss.so.1",
     ]
     assert all(not lib.soname_confirmed for lib in libraries)
+
+
+def test_safe_range_passes_over_a_release_with_no_wheel_for_the_platform() -> None:
+    # nvidia-cudnn-cu11 8.9.5.29 is a Windows wheel only: on Linux, pip goes from 8.9.4.25 to 8.9.5.30.
+    linux = ("nvidia/cudnn/lib/libcudnn.so.8",)
+    catalog = Catalog(
+        (
+            release(
+                "nvidia-cudnn-cu11", "8.9.4.25", 11, linux, windows_paths=("nvidia/cudnn/bin/cudnn64_8.dll",)
+            ),
+            release(
+                "nvidia-cudnn-cu11",
+                "8.9.5.29",
+                11,
+                (),
+                linux_tags=(),
+                windows_paths=("nvidia/cudnn/bin/cudnn64_8.dll",),
+            ),
+            release("nvidia-cudnn-cu11", "8.9.6.50", 11, linux),
+            release("nvidia-cudnn-cu11", "9.0.0.312", 11, ("nvidia/cudnn/lib/libcudnn.so.9",)),
+        )
+    )
+    for platform in (X86, None):
+        safe = catalog.safe_range("nvidia-cudnn-cu11", "8.9.4.25", "cudnn", platform=platform)
+        assert safe is not None
+        assert safe.specifier == ">=8.9.4.25,<9.0.0.312"
+    # On Windows the Windows-only release counts like any other (and 9.0.0.312, Linux only, not).
+    windows = catalog.safe_range("nvidia-cudnn-cu11", "8.9.4.25", "cudnn", platform=WIN)
+    assert windows is not None
+    assert windows.specifier == ">=8.9.4.25,<9"

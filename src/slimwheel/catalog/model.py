@@ -314,6 +314,11 @@ class Catalog:
         The range ends at the first later release that moves, renames or drops the library (cuDSS
         0.x -> 1.x moved ``libcudss.so.0`` to ``.so.1``) or changes CUDA major. If none did, it ends at
         the next major version of the distribution, since NVIDIA bumps sonames with majors.
+
+        A later release with no wheel for the platform (Linux x86_64 when none is given) is passed
+        over when ``version`` has one: pip there never installs it, so what its other wheels ship
+        says nothing (nvidia-cudnn-cu11 8.9.5.29 is a Windows wheel only; its ``cudnn64_8.dll``
+        must not end a Linux range before 8.9.6.50).
         """
         start = _version_or_none(version)
         releases = [r for r in self.releases_of(distribution) if not r.parsed_version.is_prerelease]
@@ -326,8 +331,12 @@ class Catalog:
         if identity is None:
             return None
         soname, folder = identity
+        target = platform or Platform("linux", "x86_64")
+        served = first.wheel_for(target) is not None
         for later in releases:
             if later.parsed_version <= first.parsed_version:
+                continue
+            if served and later.wheel_for(target) is None:
                 continue
             if later.cuda_major != first.cuda_major:
                 reason = f"{later.version} is for CUDA {later.cuda_major}"
