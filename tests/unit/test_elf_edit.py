@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,29 @@ def test_same_result_as_patchelf(tmp_path: Path) -> None:
     ours = _edited(user, tmp_path / "ours.so", patch)
     a, b = read_elf_file(ours), read_elf_file(Path(theirs))
     assert (a.needed, a.rpath, a.runpath, a.version_needs) == (b.needed, b.rpath, b.runpath, b.version_needs)
+
+
+def test_an_appended_segment_copies_a_big_dynstr_once(tmp_path: Path) -> None:
+    # A C++ library's .dynstr is tens of MB (26 MB in mxnet-cu112's libmxnet.so): planning the edit
+    # made seven copies of it and of its references at once, 200 MB; now the table is read, then
+    # written once into the appended bytes.
+    names = [f"a_rather_long_exported_variable_name_like_cpp_mangling_{i:06d}" for i in range(20000)]
+    variables = "".join(f"int {name} = {i};\n" for i, name in enumerate(names))
+    source = variables + "int user_value(void) { return 41; }\n"
+    library = compile_shared(tmp_path / "libbig.so", {"big.c": source}, soname="libbig.so", rpath="$ORIGIN")
+    dynstr = read_elf_file(library).section(".dynstr")
+    assert dynstr is not None
+    assert dynstr.size > len(names) * 60
+    wanted = "$ORIGIN/../a/folder/whose/name/does/not/fit/where/the/old/search/path/was"
+    tracemalloc.start()
+    try:
+        patch = _plan(library, search_path=(wanted,))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert patch.how == "appended segment"
+    assert patch.abandoned == ((dynstr.offset, dynstr.size),)
+    assert peak < 3 * dynstr.size, f"planning held {peak / dynstr.size:.1f} times .dynstr"
+    edited = _edited(library, tmp_path / "edited.so", patch)
+    assert read_elf_file(edited).rpath == (wanted,)
+    _loads(edited, "user_value", 41)

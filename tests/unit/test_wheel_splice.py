@@ -164,6 +164,29 @@ def test_appended_bytes_re_deflate_only_the_final_block(inflater: BlockInflater)
     assert stats.redeflated < 600_000
 
 
+def test_many_appended_megabytes_are_handed_on_in_pieces(inflater: BlockInflater) -> None:
+    # A moved .dynstr is tens of MB (26 MB in mxnet-cu112's libmxnet.so): handed on whole, the span
+    # that re-deflates it and the inflate that proves the span each held another copy.
+    rng = random.Random(11)
+    content = _content(rng, 200_000)
+    appended = _content(rng, 3 << 20)
+    seen: list[int] = []
+    out = b"".join(
+        splice_deflate(
+            [_deflate(content)],
+            size=len(content),
+            crc=zlib.crc32(content),
+            patches=[(10, b"HEAD")],
+            appended=appended,
+            on_content=lambda piece: seen.append(len(piece)),
+            inflater=inflater,
+        )
+    )
+    assert _inflated_both_ways(out) == _expected(content, [(10, b"HEAD")], appended)
+    assert sum(seen) == len(content) + len(appended)
+    assert max(seen) <= 1 << 20
+
+
 def test_no_edit_gives_the_original_stream_bit_for_bit(inflater: BlockInflater) -> None:
     content = _content(random.Random(9), 500_000)
     raw = _deflate(content)

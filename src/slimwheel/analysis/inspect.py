@@ -334,13 +334,16 @@ class InspectionCache:
         for name in gone:
             self._rewrites.pop(name, None)
 
-    def rewritten(self, name: str, written: Sequence[tuple[int, int]]) -> None:
+    def rewritten(
+        self, name: str, written: Sequence[tuple[int, int]], abandoned: Sequence[tuple[int, int]] = ()
+    ) -> None:
         """``name`` was edited by overwriting and appending the (offset, length) ranges ``written``,
-        its layout otherwise the same. Its next read (the output's) reads everything an edit can change
-        (headers, the dynamic section, names, versions) from the new bytes, in one pass keeping the
-        tables the earlier read found; it takes the static scan's ``.symtab`` and ``.rodata`` findings
-        from the earlier read, when no written byte lies in those sections, and the exported symbols
-        when none lies in ``.dynsym``. Else the member is read afresh, as after :meth:`forget`."""
+        its layout otherwise the same but for the ``abandoned`` tables (moved into the appended bytes).
+        Its next read (the output's) reads everything an edit can change (headers, the dynamic
+        section, names, versions) from the new bytes, in one pass keeping the tables the earlier read
+        found, the abandoned ones aside; it takes the static scan's ``.symtab`` and ``.rodata``
+        findings from the earlier read, when no written byte lies in those sections, and the exported
+        symbols when none lies in ``.dynsym``. Else the member is read afresh, as after :meth:`forget`."""
         known = [found for key, found in self._outcomes.items() if key[0] == name]
         self.forget([name])
         if len(known) != 1 or not isinstance(known[0][1], _Inspection):
@@ -350,18 +353,26 @@ class InspectionCache:
         scanned_from = [(s.offset, s.size) for s in facts.sections if s.name in _STATIC_SCAN_SECTIONS]
         if not facts.sections or _overlaps(written, scanned_from):
             return
-        keep = (*known_table_ranges(facts.sections, symbol_table=False), *written)
+        # An abandoned .dynstr is tens of MB in a big C++ library: kept, it would be held for nothing.
+        tables = [r for r in known_table_ranges(facts.sections, symbol_table=False) if r not in abandoned]
+        keep = (*tables, *written)
         dynsym = [(s.offset, s.size) for s in facts.sections if s.name == ".dynsym"]
         exported = inspection.exported_api if dynsym and not _overlaps(written, dynsym) else None
         self._rewrites[name] = _Rewrite(
             keep, inspection.internal_api, inspection.version_strings, scanned, exported
         )
 
-    def rewriting(self, name: str, written: Sequence[tuple[int, int]], size: int) -> RewriteWatch | None:
+    def rewriting(
+        self,
+        name: str,
+        written: Sequence[tuple[int, int]],
+        size: int,
+        abandoned: Sequence[tuple[int, int]] = (),
+    ) -> RewriteWatch | None:
         """:meth:`rewritten`, and a watch to hand the new content (``size`` bytes) to as it is written,
         which saves the output's analysis its pass over the member; None when the member must be read
         afresh anyway."""
-        self.rewritten(name, written)
+        self.rewritten(name, written, abandoned)
         rewrite = self._rewrites.get(name)
         return RewriteWatch(self, name, size, rewrite) if rewrite is not None else None
 

@@ -26,6 +26,9 @@ added, an executable) raises :class:`EditUnsupportedError`; the caller then uses
 
 from __future__ import annotations
 
+import heapq
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -88,6 +91,9 @@ class ElfPatch:
     patches: tuple[Patch, ...]
     appended: bytes
     how: str  # "unchanged", "in place" or "appended segment"
+    # (offset, length) of tables of the original that the edited file no longer reads: the old
+    # .dynstr, once an appended segment holds the new one.
+    abandoned: tuple[tuple[int, int], ...] = ()
 
     @property
     def size(self) -> int:
@@ -215,7 +221,7 @@ class _Elf:
             self.dynstr
         ):
             raise EditUnsupportedError("DT_STRTAB/DT_STRSZ do not match the .dynstr section")
-        self.references = self._references(stream)
+        self.references, self.name_offsets = self._references(stream)
 
     def _phdr(self, f: tuple[int, ...]) -> _Phdr:
         if self.wide:
@@ -236,10 +242,13 @@ class _Elf:
                 return index
         raise EditUnsupportedError(".dynamic has no DT_NULL")
 
-    def _references(self, stream: _Seekable) -> list[tuple[int, tuple[str, int]]]:
-        """Every offset into .dynstr that anything reads, with who reads it: ("dyn", slot),
-        ("vn_file", file offset of the field), ("name", 0) for names nothing here rewrites."""
+    def _references(self, stream: _Seekable) -> tuple[list[tuple[int, tuple[str, int]]], array[int]]:
+        """Every offset into .dynstr that anything reads: those an edit may re-point, with who reads
+        them (("dyn", slot), ("vn_file", file offset of the field)), and, sorted, those of names
+        nothing here rewrites (symbols, version names): a C++ library has hundreds of thousands,
+        kept as plain integers."""
         refs: list[tuple[int, tuple[str, int]]] = []
+        names = array("Q")
         for index, (tag, value) in enumerate(self.dynamic[: self.first_null]):
             if tag in _DT_STRING_TAGS or tag in _DT_MORE_STRING_TAGS:
                 refs.append((value, ("dyn", index)))
@@ -253,16 +262,18 @@ class _Elf:
                     raise EditUnsupportedError(".dynsym is too big to check here")
                 table = _read(stream, section.offset, section.size)
                 usable = len(table) - len(table) % self.layout.sym.size
-                refs += [(row[0], ("name", 0)) for row in self.layout.sym.iter_unpack(table[:usable])]
+                names.extend(row[0] for row in self.layout.sym.iter_unpack(memoryview(table)[:usable]))
             elif section.kind == _SHT_GNU_VERNEED:
-                refs += self._verneed(stream, section)
+                refs += self._verneed(stream, section, names)
             elif section.kind == _SHT_GNU_VERDEF:
-                refs += self._verdef(stream, section)
+                self._verdef(stream, section, names)
             elif section.kind != _SHT_NOBITS:
                 raise EditUnsupportedError(f"section type {section.kind:#x} also uses .dynstr")
-        return refs
+        return refs, array("Q", sorted(names))
 
-    def _verneed(self, stream: _Seekable, section: _Shdr) -> list[tuple[int, tuple[str, int]]]:
+    def _verneed(
+        self, stream: _Seekable, section: _Shdr, names: array[int]
+    ) -> list[tuple[int, tuple[str, int]]]:
         data = _read(stream, section.offset, section.size)
         refs: list[tuple[int, tuple[str, int]]] = []
         position = 0
@@ -272,7 +283,7 @@ class _Elf:
             aux_position = position + aux
             for _ in range(count):
                 _hash, _flags, _other, name, aux_next = self.layout.vernaux.unpack_from(data, aux_position)
-                refs.append((name, ("name", 0)))
+                names.append(name)
                 if not aux_next:
                     break
                 aux_position += aux_next
@@ -281,23 +292,21 @@ class _Elf:
             position += following
         return refs
 
-    def _verdef(self, stream: _Seekable, section: _Shdr) -> list[tuple[int, tuple[str, int]]]:
+    def _verdef(self, stream: _Seekable, section: _Shdr, names: array[int]) -> None:
         data = _read(stream, section.offset, section.size)
-        refs: list[tuple[int, tuple[str, int]]] = []
         position = 0
         for _ in range(section.info):
             _v, _flags, _ndx, count, _hash, aux, following = self.layout.verdef.unpack_from(data, position)
             aux_position = position + aux
             for _ in range(count):
                 name, aux_next = self.layout.verdaux.unpack_from(data, aux_position)
-                refs.append((name, ("name", 0)))
+                names.append(name)
                 if not aux_next:
                     break
                 aux_position += aux_next
             if not following:
                 break
             position += following
-        return refs
 
 
 def plan_edit(
@@ -316,10 +325,9 @@ def plan_edit(
     for old, new in replace_needed:
         old_bytes, new_bytes = old.encode("utf-8", "surrogateescape"), new.encode("utf-8", "surrogateescape")
         for value, who in elf.references:
-            kind, _ = who
-            if kind == "name" or _string_at(elf.dynstr, value) != old_bytes:
+            if _string_at(elf.dynstr, value) != old_bytes:
                 continue
-            if kind == "vn_file" or dynamic[who[1]][0] == _DT_NEEDED:
+            if who[0] == "vn_file" or dynamic[who[1]][0] == _DT_NEEDED:
                 wanted[who] = new_bytes
     removed: list[int] = []
     if search_path is not None:
@@ -355,13 +363,15 @@ def plan_edit(
     except EditUnsupportedError:
         if removed:
             raise  # removing never needs room; whatever failed, patchelf decides
-        return _appended_segment(elf, dynamic, wanted)
+    # Out of the except block: the exception's traceback would keep _in_place's copies of a big
+    # .dynstr (26 MB in mxnet-cu112's libmxnet.so) alive while the appended segment makes another.
+    return _appended_segment(elf, dynamic, wanted)
 
 
 def _in_place(
     elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes], removed: list[int]
 ) -> ElfPatch:
-    table = bytearray(elf.dynstr)
+    table: bytearray | None = None  # the edited .dynstr, copied at the first change (tens of MB)
     changed: list[tuple[int, int]] = []  # byte ranges of .dynstr rewritten or taken
     current = {who: value for value, who in elf.references}
     by_text: dict[bytes, list[tuple[str, int]]] = {}
@@ -374,16 +384,29 @@ def _in_place(
             old = _string_at(elf.dynstr, offset)
             if len(text) > len(old) or not _only_readers(elf, offset, len(old), set(owners)):
                 continue
+            table = bytearray(elf.dynstr) if table is None else table
             table[offset : offset + len(old) + 1] = text + b"\0" * (len(old) + 1 - len(text))
             changed.append((offset, offset + len(old) + 1))
             placed.update((who, offset) for who in owners if current.get(who) == offset)
         for who in owners:
-            if who not in placed:
-                placed[who] = _find_room(elf, table, text, changed)
+            if who in placed:
+                continue
+            needle = text + b"\0"
+            at = _existing(elf.dynstr if table is None else table, needle, changed)
+            if at < 0:
+                at = _unread_run(elf, len(needle), changed)
+                table = bytearray(elf.dynstr) if table is None else table
+                table[at : at + len(needle)] = needle
+                changed.append((at, at + len(needle)))
+            placed[who] = at
     for who, offset in placed.items():
         if who[0] == "dyn":
             dynamic[who[1]][1] = offset
-    patches = [Patch(elf.dynstr_section.offset + low, bytes(table[low:high])) for low, high in changed]
+    patches = [
+        Patch(elf.dynstr_section.offset + low, bytes(table[low:high]))
+        for low, high in changed
+        if table is not None
+    ]
     for index in sorted(removed, reverse=True):
         del dynamic[index]
         dynamic.append([_DT_NULL, 0])
@@ -399,34 +422,43 @@ def _only_readers(elf: _Elf, offset: int, length: int, owners: set[tuple[str, in
     pointing exactly at it: a reference reads from where it points to the next NUL, so any that
     starts between the NUL before this string and this string's own NUL reads some of its bytes."""
     start = elf.dynstr.rfind(b"\0", 0, offset) + 1
+    names = elf.name_offsets
+    first = bisect_left(names, start)
+    if first < len(names) and names[first] <= offset + length:
+        return False  # a name (nothing here rewrites it) reads some of these bytes
     for value, who in elf.references:
         if start <= value <= offset + length and (value != offset or who not in owners):
             return False
     return True
 
 
-def _find_room(elf: _Elf, table: bytearray, text: bytes, changed: list[tuple[int, int]]) -> int:
-    """Where ``text`` can be read in the edited table: an existing string equal to it that nothing
-    here rewrites, else bytes of .dynstr no reference reads. EditUnsupportedError when neither exists."""
-    needle = text + b"\0"
+def _existing(table: bytes | bytearray, needle: bytes, changed: list[tuple[int, int]]) -> int:
+    """Where ``needle`` (a string and its NUL) already lies in ``table`` outside the ``changed``
+    ranges, -1 if nowhere: reading from any such place gives the string, a suffix of a longer one too."""
     at = table.find(needle)
-    while at >= 0:  # reading from any of these gives ``text``, a suffix of a longer string too
-        if not any(low < at + len(needle) and at < high for low, high in changed):
-            return at
+    while at >= 0 and any(low < at + len(needle) and at < high for low, high in changed):
         at = table.find(needle, at + 1)
-    read = bytearray(len(elf.dynstr))  # 1 where some reference reads the byte
-    read[0] = 1
-    for value, _ in elf.references:
-        end = elf.dynstr.find(b"\0", value)
-        read[value : end + 1] = b"\1" * (end + 1 - value)
-    for low, high in changed:
-        read[low:high] = b"\1" * (high - low)
-    start = read.find(bytes(len(needle)))
-    if start < 0:
-        raise EditUnsupportedError("no room in .dynstr for a new string")
-    table[start : start + len(needle)] = needle
-    changed.append((start, start + len(needle)))
-    return start
+    return at
+
+
+def _unread_run(elf: _Elf, length: int, changed: list[tuple[int, int]]) -> int:
+    """The first ``length`` bytes of .dynstr that no reference reads (nor the ``changed`` ranges,
+    nor byte 0, the empty string), found by walking the references in order of offset: each reads
+    from where it points to the next NUL. EditUnsupportedError when there is no such run."""
+    dynstr = elf.dynstr
+    starts = heapq.merge(elf.name_offsets, sorted(value for value, _ in elf.references))
+    covered = heapq.merge(
+        ((value, end + 1) for value in starts if (end := dynstr.find(b"\0", value)) >= 0),
+        sorted(changed),
+    )
+    reach = 1  # byte 0 is the empty string's NUL
+    for low, high in covered:
+        if low - reach >= length:
+            return reach
+        reach = max(reach, high)
+    if len(dynstr) - reach >= length:
+        return reach
+    raise EditUnsupportedError("no room in .dynstr for a new string")
 
 
 def _dynamic_patches(elf: _Elf, dynamic: list[list[int]]) -> list[Patch]:
@@ -450,19 +482,24 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
     start = (elf.size + word - 1) // word * word  # the new segment's file offset
     top = max(p.vaddr + p.memsz for p in elf.phdrs if p.kind == _PT_LOAD)
     vaddr = (top + align - 1) // align * align + start % align  # congruent to the offset
-    table = bytearray(elf.dynstr)
+    # The new .dynstr is the old one with the new strings after it: made once, in the appended bytes.
+    added = bytearray()
     offsets: dict[bytes, int] = {}
     for text in dict.fromkeys(wanted.values()):
-        existing = table.find(text + b"\0")  # a string already there (or a suffix of one) serves
+        needle = text + b"\0"
+        existing = elf.dynstr.find(needle)  # a string already there (or a suffix of one) serves
+        if existing < 0 and (at := added.find(needle)) >= 0:
+            existing = len(elf.dynstr) + at
         if existing >= 0:
             offsets[text] = existing
         else:
-            offsets[text] = len(table)
-            table += text + b"\0"
+            offsets[text] = len(elf.dynstr) + len(added)
+            added += needle
+    table_size = len(elf.dynstr) + len(added)
     phnum = len(elf.phdrs) + 1
     phdr_size = phnum * layout.phdr.size
     dynstr_at = phdr_size  # .dynstr needs no alignment
-    segment_size = dynstr_at + len(table)
+    segment_size = dynstr_at + table_size
     new_load = _Phdr(_PT_LOAD, _PF_R, start, vaddr, vaddr, segment_size, segment_size, align)
     phdrs = list(elf.phdrs)
     phdrs.insert(loads[-1] + 1, new_load)  # PT_LOADs stay sorted by address
@@ -472,7 +509,7 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
         else p
         for p in phdrs
     ]
-    appended = bytes(start - elf.size) + b"".join(elf.pack_phdr(p) for p in phdrs) + bytes(table)
+    appended = b"".join([bytes(start - elf.size), *(elf.pack_phdr(p) for p in phdrs), elf.dynstr, added])
     for who, text in wanted.items():
         if who[0] == "dyn":
             dynamic[who[1]][1] = offsets[text]
@@ -480,7 +517,7 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
         if entry[0] == _DT_STRTAB:
             entry[1] = vaddr + dynstr_at
         elif entry[0] == _DT_STRSZ:
-            entry[1] = len(table)
+            entry[1] = table_size
     patches = _dynamic_patches(elf, dynamic)
     patches += [
         Patch(who[1], layout.u32.pack(offsets[text])) for who, text in wanted.items() if who[0] == "vn_file"
@@ -489,6 +526,9 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
     ehdr[4], ehdr[9] = start, phnum  # e_phoff, e_phnum
     patches.append(Patch(16, layout.ehdr.pack(*ehdr)))
     fields = list(elf.dynstr_section.fields)
-    fields[3], fields[4], fields[5] = vaddr + dynstr_at, start + dynstr_at, len(table)
+    fields[3], fields[4], fields[5] = vaddr + dynstr_at, start + dynstr_at, table_size
     patches.append(Patch(elf.shdr_offset + elf.dynstr_index * layout.shdr.size, layout.shdr.pack(*fields)))
-    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "appended segment")
+    old_table = ((elf.dynstr_section.offset, elf.dynstr_section.size),)
+    return ElfPatch(
+        elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "appended segment", old_table
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -591,12 +592,18 @@ class _Parser:
 
     # -- symbols --------------------------------------------------------------------------------
 
-    def symbol_rows(self, region: _Region) -> list[tuple[int, int, int, int]]:
-        """(st_name, st_info, st_shndx, st_size) of each symbol, in table order."""
-        rows = self.read_table(region, self.layout.sym)
+    def symbol_rows(self, region: _Region) -> Iterator[tuple[int, int, int, int]]:
+        """(st_name, st_info, st_shndx, st_size) of each symbol, in table order (``symbol_count``
+        of them): made one at a time, as a C++ library's table has hundreds of thousands."""
+        entry = self.layout.sym
+        size = self.symbol_count(region) * entry.size
+        rows = entry.iter_unpack(self.read(region.offset, size, region.what))
         if self.layout.elf_class == 64:
-            return [(r[0], r[1], r[3], r[5]) for r in rows]
-        return [(r[0], r[3], r[5], r[2]) for r in rows]
+            return ((r[0], r[1], r[3], r[5]) for r in rows)
+        return ((r[0], r[3], r[5], r[2]) for r in rows)
+
+    def symbol_count(self, region: _Region) -> int:
+        return region.size // self.layout.sym.size
 
     def dynamic_symbol_count(self, values: dict[int, int]) -> int | None:
         """Without section headers, the dynsym size is only known through a hash table."""
@@ -665,8 +672,8 @@ class _Parser:
             return (), ()
         region, strings = table
         strings.load()
+        versions = self.read_versym(values, self.symbol_count(region))
         rows = self.symbol_rows(region)
-        versions = self.read_versym(values, len(rows))
         exported: list[Symbol] = []
         undefined: list[Symbol] = []
         for position, (name_offset, info, shndx, size) in enumerate(rows):

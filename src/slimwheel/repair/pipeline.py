@@ -312,7 +312,7 @@ def _write(
 
     def watch(name: str, patch: ElfPatch) -> EditWatch | None:
         edited.add(name)
-        return cache.rewriting(name, patch.written, patch.size)
+        return cache.rewriting(name, patch.written, patch.size, patch.abandoned)
 
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(

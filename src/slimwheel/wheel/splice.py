@@ -438,10 +438,13 @@ class _Splicer:
         if not self._redeflating:
             yield from self._reuse(end_bit)
         if self._span is not None:
-            if self._appended:
-                self._on_content(self._appended)
-                yield self._span_compress(self._appended)
-                self._stats.redeflated += len(self._appended)
+            # In pieces: appended bytes can be tens of MB (a moved .dynstr), and a span's output is
+            # inflated again to prove it, which would hold another copy of them whole.
+            for start in range(0, len(self._appended), _OUT_SIZE):
+                piece = self._appended[start : start + _OUT_SIZE]
+                self._on_content(piece)
+                yield self._span_compress(piece)
+            self._stats.redeflated += len(self._appended)
             yield self._span_close(zlib.Z_FINISH)
         yield self._out.flush()
 
