@@ -57,6 +57,10 @@ from benchmarks._measure import Measurement, measure
 # edits NEEDED and RPATH in libtorch_cuda_cu.so (763 MB, its .dynstr moved to the end by an earlier
 # patchelf), libtorch_cpu.so (551 MB), libtorch_cuda_cpp.so, libtorch_cuda_linalg.so and three small
 # ones: the issue's hard case (benchmark-only: tests/support/corpus.py BENCH_ONLY).
+# mxnet-cu112 1.9.1 (py3, 476 MiB): links CUDA 11's libraries from the system; repair adds their NVIDIA
+# wheels and an RPATH to libmxnet.so (850 MB) that does not fit where the old one was, so its 26 MB
+# .dynstr moves to an appended segment: the biggest edit of the set. It needs the system's libgomp,
+# which check reports (the input had it too): --allow-broken writes it.
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
     "torchvision": (
         ("--preloaded", "torch"),
@@ -69,6 +73,11 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*"),
     ),
     "torch": ((), frozenset({0}), ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*")),
+    "mxnet-cu112": (
+        ("--allow-broken",),
+        frozenset({0, 1}),
+        ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*", "--exclude", "libnccl*"),
+    ),
 }
 
 NVIDIA_PROJECT = "nvidia-cublas"

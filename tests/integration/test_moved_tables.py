@@ -88,6 +88,52 @@ def test_the_analysis_keeps_the_moved_tables_on_a_second_pass_instead_of_spoolin
     assert (passes.views, passes.spools) == (2, 0)
 
 
+def test_tables_past_the_head_in_the_first_half_cost_a_short_read_not_a_second_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in mxnet-cu112's libmxnet.so (850 MB): a .dynstr (26 MB) that runs past the 16 MiB head,
+    # with most of the file after it. The first pass misses it; what it lacks is then read from the
+    # start up to its end only, with the first pass's ends and ranges kept.
+    source = "\n".join(f"int cublasLikeFunction{i}(int x) {{ return x + {i}; }}" for i in range(_FUNCTIONS))
+    source += '\nconst char *cublas_like_version(void) { return "cuBLAS version 12.4.5"; }\n'
+    source += "int big_data[4 << 20] = {1};\n"  # 16 MiB of .data after every table
+    library = compile_shared(tmp_path / "libfront.so", {"front.c": source}, soname="libfront.so")
+    name = "front/libfront.so"
+    wheel_path = make_wheel(
+        tmp_path, "front", "1.0", {name: library.read_bytes()}, tag="py3-none-linux_x86_64"
+    )
+    read: list[int] = []
+    with Wheel.open(wheel_path) as wheel:
+        member = wheel.member(name)
+        whole = inspection._inspect_member(wheel, member, True)
+        monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
+        monkeypatch.setattr(inspection, "_VIEW_TAIL", 1 << 20)  # .symtab and .strtab, at the end
+        passes = _Passes(monkeypatch)
+        opened = Wheel.open_member
+
+        def counted(wheel: Wheel, member_name: str) -> Any:
+            stream = opened(wheel, member_name)
+            original = stream.read
+
+            def reading(size: int = -1) -> bytes:
+                data: bytes = original(size)
+                read.append(len(data))
+                return data
+
+            stream.read = reading  # type: ignore[method-assign]
+            return stream
+
+        monkeypatch.setattr(Wheel, "open_member", counted)
+        narrow = inspection._inspect_member(wheel, member, True)
+    assert whole is not None
+    assert narrow == whole
+    assert whole.version_strings == ("cuBLAS 12.4.5",)  # .rodata too, on the short read
+    assert (passes.views, passes.spools) == (1, 0)
+    dynstr = whole.facts.section(".dynstr")
+    assert dynstr is not None
+    assert dynstr.offset + dynstr.size < sum(read) < member.file_size // 2
+
+
 def _narrow_planning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ElfEdit]:
     """The moved library's wheel, planned with 4 KiB ends, and an RPATH edit that fits in place."""
     monkeypatch.setattr(apply, "_PLAN_HEAD", 4096)

@@ -302,6 +302,19 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         install_mb=2600,
         must_repair=True,
     ),
+    CorpusWheel(
+        project="mxnet-cu112",
+        filename="mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl",
+        sha256="70137a60eef49241b1137231bbd6bdeedbb0eca83e136f864ead36998814bfe5",
+        size=499_364_355,
+        vendors=(
+            "links cuDNN 8, cuBLAS, cuFFT, cuRAND, cuSOLVER, NCCL, NVRTC, nvToolsExt and cudart 11 from the "
+            "system (nothing vendored); libmxnet.so (850 MB) gets an RPATH that does not fit in place, so "
+            "its 26 MB .dynstr moves to an appended segment; libgomp.so.1 is expected from the system"
+        ),
+        install_mb=3000,
+        options=("--allow-broken",),
+    ),
 )
 
 

@@ -219,14 +219,20 @@ def test_reads_only_the_tables(elf_zoo: ElfZoo) -> None:
     with CountingFile(elf_zoo.ext_static) as stream:
         assert scan_symbols(stream, facts, pattern=CUDSS) != ()
         found = stream.ranges
+    nothing_is = re.compile(rb"nothing_is_called_this")
     with CountingFile(elf_zoo.ext_static) as stream:
-        assert scan_symbols(stream, facts, pattern=re.compile(rb"nothing_is_called_this")) == ()
+        assert scan_symbols(stream, facts, pattern=nothing_is, include_tails=False) == ()
         nothing = stream.ranges
+    with CountingFile(elf_zoo.ext_static) as stream:
+        assert scan_symbols(stream, facts, pattern=nothing_is) == ()
+        nothing_with_tails = stream.ranges
     for name, section in sections.items():
         assert section is not None
         assert overlaps(found, section) == (name in (".symtab", ".strtab"))
-        # Without a matching name the symbol table is not read at all.
+        # Without a matching name the symbol table is not read at all, unless for names that start
+        # inside a string (which only the symbol table tells).
         assert overlaps(nothing, section) == (name == ".strtab")
+        assert overlaps(nothing_with_tails, section) == (name in (".symtab", ".strtab"))
 
 
 def test_no_table(elf_zoo: ElfZoo) -> None:

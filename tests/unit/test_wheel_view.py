@@ -11,6 +11,7 @@ import shutil
 import tracemalloc
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -546,3 +547,36 @@ def test_memory_stays_far_below_the_member_size(big_deflated_wheel: Path) -> Non
         finally:
             tracemalloc.stop()
     assert peak < 8 * MIB, f"peak {peak / MIB:.1f} MiB while viewing a 60 MiB member"
+
+
+def test_an_extended_view_reads_across_the_first_pass_s_ranges_and_stops_early() -> None:
+    content = bytes(range(256)) * 64  # 16 KiB
+    view = MemberView.from_chunks("lib.so", len(content), [content], head=1024, tail=1024)
+    taken: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for start in range(0, len(content), 512):
+            taken.append(start)
+            yield content[start : start + 512]
+
+    # Unsorted, overlapping what is held, one past the end: as an analysis asks after a miss.
+    extended = view.extended(chunks(), [(3000, 100), (900, 2100), (16000, 1000)])
+    with extended:
+        assert extended.kept_ranges == ((0, 3100), (15360, 16384))
+        extended.seek(500)
+        assert extended.read(2600) == content[500:3100]  # across the head and what was added
+        with pytest.raises(MissingRangeError):
+            extended.read(1)
+    assert taken[-1] < 3100  # stopped after the last byte the first view lacked
+    with pytest.raises(ValueError, match="before byte"):
+        view.extended(iter([content[:1000]]), [(1024, 2000)])
+
+
+def test_a_stored_member_s_view_cannot_be_extended(pristine_view_wheel: Path) -> None:
+    with Wheel.open(pristine_view_wheel) as wheel:
+        stored = next(m for m in wheel.members if m.compress_type == zipfile.ZIP_STORED and m.file_size)
+        with (
+            wheel.member_view(stored.name, head=16, tail=16) as view,
+            pytest.raises(ValueError, match="stored"),
+        ):
+            view.extended(iter([b""]), [(0, 1)])

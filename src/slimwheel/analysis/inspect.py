@@ -40,7 +40,15 @@ from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import is_extension_module_name, parse_library_file_name
 from slimwheel.sources import ArchiveSource
-from slimwheel.wheel import MissingRangeError, SavedRanges, ViewBuilder, Wheel, WheelMember
+from slimwheel.wheel import (
+    CHUNK_SIZE,
+    MemberView,
+    MissingRangeError,
+    SavedRanges,
+    ViewBuilder,
+    Wheel,
+    WheelMember,
+)
 from slimwheel.wheel.shares import in_two_threads
 
 __all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
@@ -136,9 +144,10 @@ def _inspect_member(
     def keep(prefix: bytes) -> list[tuple[int, int]]:
         return [*ranges_to_keep(prefix), *extra]
 
-    # Tables outside the kept ranges (moved by an earlier patchelf; a .rodata to scan) are kept on
-    # another pass, with every table the section headers name (and then only small ends), while
-    # they are small; else the member is spooled to disk.
+    # Tables outside the kept ranges (a .dynstr longer than the head; moved by an earlier patchelf; a
+    # .rodata to scan) are read by a pass that stops after them when they lie in the first half;
+    # else they are kept on another whole pass, with every table the section headers name (and then
+    # only small ends), while they are small; else the member is spooled to disk.
     for _ in range(_VIEW_PASSES):
         with wheel.member_view(name, head=ends[0], tail=ends[1], keep=keep) as raw_view:
             view = cast(BinaryIO, raw_view)
@@ -158,11 +167,45 @@ def _inspect_member(
                         fits = sum(n for _, n in [*wanted, *with_data]) <= _EXTRA_LIMIT
                         wanted.extend(with_data if fits else tables)
                         ends = (_SMALL_END, _SMALL_END) if tables else ends
+                found = _inspect_extended(
+                    wheel, raw_view, wanted, member, scan_strings=scan_strings, save_to=save_to
+                )
+                if found is not None:
+                    return found
         if sum(length for _, length in wanted) > _EXTRA_LIMIT:
             break
         extra[:] = wanted
     with wheel.seekable_member(name) as stream:
         return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
+
+
+def _inspect_extended(
+    wheel: ArchiveSource,
+    view: object,
+    wanted: list[tuple[int, int]],
+    member: WheelMember,
+    *,
+    scan_strings: bool,
+    save_to: Path | None,
+) -> _Inspection | None:
+    """The inspection on ``view`` extended with the ``wanted`` ranges it lacks, when those all lie in
+    the member's first half: a pass that stops after them costs less than another whole one
+    (mxnet-cu112's ``libmxnet.so``: a 26 MB ``.dynstr`` ending at 33 MB of 850). None when they do not,
+    or the extended view still lacks something (added to ``wanted`` for the next whole pass)."""
+    if not isinstance(view, MemberView):
+        return None
+    lacking_end = max((o + n for o, n in wanted if not view.has_range(o, n)), default=0)
+    if not lacking_end or lacking_end > member.file_size // 2:
+        return None
+    with wheel.open_member(member.name) as stream:
+        extended = view.extended(iter(lambda: stream.read(CHUNK_SIZE), b""), wanted)
+    with extended:
+        try:
+            inspection = _inspect(cast(BinaryIO, extended), member.name, scan_strings)
+        except MissingRangeError as missing:
+            wanted.append((missing.offset, missing.length))
+            return None
+        return _saving_tables(inspection, extended, member, save_to)
 
 
 def _saving_tables(

@@ -8,8 +8,7 @@ import re
 import struct
 from array import array
 from bisect import bisect_left
-from heapq import merge
-from itertools import accumulate, compress
+from itertools import accumulate, compress, islice
 from operator import itemgetter
 from typing import BinaryIO, NamedTuple
 
@@ -40,7 +39,7 @@ def scan_symbols(
     chunk_size: int = 1 << 20,
     include_tails: bool = True,
 ) -> tuple[Symbol, ...]:
-    """The symbols of ``table`` (``".symtab"`` or ``".dynsym"``) whose names ``pattern`` matches,
+    r"""The symbols of ``table`` (``".symtab"`` or ``".dynsym"``) whose names ``pattern`` matches,
     in table order, read with memory bounded by a few chunks instead of by the size of the table.
 
     ``facts`` is what :func:`read_elf` returned for the same stream (``symbols=False`` is enough);
@@ -56,17 +55,17 @@ def scan_symbols(
     :func:`read_elf`), and its symbols carry their versions.
 
     Linkers store a name that is the tail of another only once (``cudssX`` inside ``my_cudssX``),
-    so an entry may point into the middle of a string. Names that start a string are matched
-    exactly, whatever the pattern; tails are found with ``pattern.search`` over the table bytes
-    (a leading ``^``/``\\A`` and a trailing ``$``/``\\Z`` are dropped for that search) and then
-    checked with ``pattern.match``, so a pattern that looks before the name (lookbehind, ``\\b``)
-    or anchors inside an alternation (``^a|^b``: write ``^(?:a|b)``) may miss such tails. Memory
-    also grows with the number of places the pattern matches, so it is meant for selective
-    patterns such as ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False`` skips that
-    search: much faster on big C++ string tables full of near misses, at the cost of those tails.
+    so an entry may point into the middle of a string. Names that start a string are matched as the
+    string table is read; the entries that point inside a string are told by the offsets of every
+    string (8 bytes each), and their names read and matched one by one afterwards: there are few,
+    where searching a C++ library's table for the pattern took seconds (3.2 s for mxnet-cu112's
+    26 MB ``.dynstr``). Memory grows with the number of places the pattern matches, so it is meant
+    for selective patterns such as ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False``
+    leaves those entries out (and keeps no string offsets): big C++ ``.strtab``\ s hold millions.
 
     Peak memory is about three chunks (a chunk, the same with the partial last name of the one
-    before, and its names split out) plus 8 bytes per match and the result; a single name longer
+    before, and its names split out) plus 8 bytes per match (and per string, for tails) and the
+    result; a single name longer
     than a chunk is read whole. Besides the headers, the stream is read forward, except to go back
     from the string table to the symbol table (and to the version tables for ``.dynsym``).
 
@@ -103,30 +102,6 @@ class _Scan(NamedTuple):
     include_tails: bool = True
 
 
-def _search_pattern(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
-    """``pattern`` for searching the raw string table: names there are followed by NUL and may be
-    preceded by the rest of a longer name, so anchors at the ends of the pattern are dropped (the
-    search may then find more; every hit is checked with the original pattern)."""
-    source = pattern.pattern
-    trimmed = source
-    for prefix in (b"^", b"\\A"):
-        if trimmed.startswith(prefix):
-            trimmed = trimmed[len(prefix) :]
-            break
-    for suffix in (b"$", b"\\Z"):
-        body = trimmed[: -len(suffix)]
-        # After an odd number of backslashes the anchor is an escaped character ("\\$", "\\\\Z").
-        if trimmed.endswith(suffix) and (len(body) - len(body.rstrip(b"\\"))) % 2 == 0:
-            trimmed = body
-            break
-    if trimmed == source:
-        return pattern
-    try:
-        return re.compile(trimmed, pattern.flags)
-    except re.error:
-        return pattern
-
-
 class _Scanner(_Parser):
     """The reader, plus the chunked reads of :func:`scan_symbols`."""
 
@@ -158,10 +133,20 @@ class _Scanner(_Parser):
                     f"{checked.what} (offset {checked.offset}, {checked.size} bytes) runs past end of "
                     f"file ({self.file_size} bytes)"
                 )
-        offsets, terminated_end = self.matching_name_offsets(strings.region, scan)
-        if not offsets:
+        offsets, terminated_end, string_starts = self.matching_name_offsets(strings.region, scan)
+        if not offsets and not scan.include_tails:
             return ()
-        rows = self.matching_symbol_rows(region, offsets, terminated_end, strings.region, scan)
+        rows, inside = self.matching_symbol_rows(
+            region, offsets, terminated_end, strings.region, scan, string_starts=string_starts
+        )
+        # A name that starts inside another string (the linker merged it into a longer one's tail)
+        # is read on its own: there are few, where searching the whole table for them took seconds.
+        pattern = scan.pattern
+        tails = [
+            row for row in inside if pattern.match(strings.get(row[1]).encode("utf-8", "surrogateescape"))
+        ]
+        if tails:
+            rows = sorted([*rows, *tails])
         # Names in offset order: the stream only moves forward (zip members cannot seek back cheaply).
         names = {offset: strings.get(offset) for offset in sorted({row[1] for row in rows})}
         versions: list[str | None] = [None] * len(rows)
@@ -179,13 +164,14 @@ class _Scanner(_Parser):
             for (_position, name, info, shndx, size), version in zip(rows, versions, strict=True)
         )
 
-    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int]:
-        """Sorted offsets in the string table of the names ``scan.pattern`` matches, and the end of
-        the last NUL-terminated string (offsets from there on are unterminated)."""
+    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int, array[int]]:
+        """Sorted offsets in the string table of the strings ``scan.pattern`` matches, the end of the
+        last NUL-terminated string (offsets from there on are unterminated) and, when
+        ``scan.include_tails``, the sorted offsets of every string (else empty): a name at any other
+        offset is the tail of a longer string."""
         match = scan.pattern.match
-        search = _search_pattern(scan.pattern).search
-        starts: array[int] = array("q")  # names that start a string
-        tails: array[int] = array("q")  # names that are the tail of a longer string
+        starts: array[int] = array("q")  # strings that match
+        every: array[int] = array("q")  # every string, when tails are wanted
         carry = b""  # the partial last string of the previous chunk
         read_to = 0
         terminated_end = 0
@@ -207,31 +193,33 @@ class _Scanner(_Parser):
                 offset = base + before + index
                 if offset:  # st_name 0 is no name
                     starts.append(offset)
+            if scan.include_tails:
+                lengths = islice(accumulate(map(len, strings), initial=0), len(strings))
+                every.extend(base + before + index for index, before in enumerate(lengths))
             del strings
-            end = len(data) - len(carry)  # data[end - 1] is the last NUL
-            position = 1
-            while (
-                scan.include_tails and (hit := search(data, position, end)) is not None and hit.start() < end
-            ):
-                start = hit.start()
-                if data[start - 1] != 0 and match(data[start : data.index(b"\0", start, end)]):
-                    tails.append(base + start)
-                position = start + 1
-            terminated_end = base + end
-        if not tails:
-            return starts, terminated_end
-        return array("q", merge(starts, tails)), terminated_end
+            terminated_end = base + len(data) - len(carry)
+        return starts, terminated_end, every
 
     def matching_symbol_rows(
-        self, region: _Region, offsets: array[int], terminated_end: int, strings: _Region, scan: _Scan
-    ) -> list[tuple[int, int, int, int, int]]:
-        """(position, st_name, st_info, st_shndx, st_size) of the entries kept, in table order."""
+        self,
+        region: _Region,
+        offsets: array[int],
+        terminated_end: int,
+        strings: _Region,
+        scan: _Scan,
+        *,
+        string_starts: array[int],
+    ) -> tuple[list[tuple[int, int, int, int, int]], list[tuple[int, int, int, int, int]]]:
+        """(position, st_name, st_info, st_shndx, st_size) of the entries kept, in table order, and of
+        those kept but for their name, which starts inside a string (not in ``string_starts``: the
+        caller matches it), when ``scan.include_tails``."""
         entry = self.layout.sym
         fields = itemgetter(0, 1, 3, 5) if self.layout.elf_class == 64 else itemgetter(0, 3, 5, 2)
         usable = region.size - region.size % entry.size
         step = max(1, scan.chunk_size // entry.size) * entry.size
-        count = len(offsets)
+        count, every = len(offsets), len(string_starts)
         kept: list[tuple[int, int, int, int, int]] = []
+        inside: list[tuple[int, int, int, int, int]] = []
         position = 0
         for chunk_start in range(0, usable, step):
             data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
@@ -246,8 +234,12 @@ class _Scanner(_Parser):
                             f"string offset {name} out of range in {strings.what} ({strings.size} bytes)"
                         )
                     raise self.corrupt(f"unterminated string at offset {name} in {strings.what}")
+                elif name and scan.include_tails:
+                    at = bisect_left(string_starts, name)
+                    if (at == every or string_starts[at] != name) and self.scan_keeps(info, shndx, scan):
+                        inside.append((position, name, info, shndx, size))
                 position += 1
-        return kept
+        return kept, inside
 
     @staticmethod
     def scan_keeps(info: int, shndx: int, scan: _Scan) -> bool:
