@@ -326,7 +326,7 @@ def splice_deflate(
     crc: int,
     patches: Sequence[tuple[int, bytes]],
     appended: bytes,
-    on_content: Callable[[bytes], None],
+    on_content: Callable[[bytes | memoryview], None],
     on_original: Callable[[bytes], None] | None = None,
     stats: SpliceStats | None = None,
     inflater: BlockInflater | None = None,
@@ -379,7 +379,7 @@ class _Splicer:
         self,
         patches: Sequence[tuple[int, bytes]],
         appended: bytes,
-        on_content: Callable[[bytes], None],
+        on_content: Callable[[bytes | memoryview], None],
         stats: SpliceStats,
     ) -> None:
         # Edited byte ranges, merged; the patches in order (a later one wins where two overlap).
@@ -440,8 +440,9 @@ class _Splicer:
         if self._span is not None:
             # In pieces: appended bytes can be tens of MB (a moved .dynstr), and a span's output is
             # inflated again to prove it, which would hold another copy of them whole.
-            for start in range(0, len(self._appended), _OUT_SIZE):
-                piece = self._appended[start : start + _OUT_SIZE]
+            appended = memoryview(self._appended)  # pieces of it, not copies: a watch may keep them
+            for start in range(0, len(appended), _OUT_SIZE):
+                piece = appended[start : start + _OUT_SIZE]
                 self._on_content(piece)
                 yield self._span_compress(piece)
             self._stats.redeflated += len(self._appended)
@@ -486,7 +487,7 @@ class _Splicer:
     # the blocks around the edits), so that what the new stream decodes to is known, not assumed:
     # the reused bits decode as before by construction (same bits, same 32 KiB before them).
 
-    def _span_compress(self, content: bytes) -> bytes:
+    def _span_compress(self, content: bytes | memoryview) -> bytes:
         assert self._span is not None
         crc, size = self._span_in
         self._span_in = (crc32(content, crc), size + len(content))
