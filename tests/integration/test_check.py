@@ -73,6 +73,22 @@ def _errors(report: CheckReport) -> dict[CheckKind, list[str]]:
     return found
 
 
+@pytest.mark.parametrize(
+    ("tag", "python"),
+    [
+        ("cp311-cp311-manylinux_2_28_x86_64", "3.11"),
+        ("cp39-abi3-manylinux_2_28_x86_64", None),  # any CPython from 3.9: its requirements decide
+        ("py3-none-manylinux_2_28_x86_64", None),
+    ],
+)
+def test_the_python_checked_for(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path, tag: str, python: str | None
+) -> None:
+    solver = _solver(elf_zoo, tmp_path, ("--add-needed", "libcublas.so.13"))
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=tag, requires=[CUDSS])
+    assert _check(wheel, catalog).python == python
+
+
 def test_a_slim_wheel_finds_cudss_and_cublas_in_the_nvidia_wheels(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

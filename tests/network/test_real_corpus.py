@@ -2,8 +2,8 @@
 
 The corpus (tests/support/corpus.py) pins each file by name and sha256; it is downloaded once through
 slimwheel's index client (the index resolved the way pip resolves it) into slimwheel's cache, where
-later runs find it without a request (about 590 MB in all, most of it the two cupy wheels and
-onnxruntime-gpu).
+later runs find it without a request (about 1.4 GiB in all, most of it vllm, transformer-engine-cu13,
+onnxruntime-gpu and the cupy wheels).
 
 For each wheel, ``slimwheel repair WHEEL -w OUT --json`` runs in-process, and one of two outcomes is
 accepted:

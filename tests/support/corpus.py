@@ -250,6 +250,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=(),
     ),
     CorpusWheel(
+        project="vllm",
+        filename="vllm-0.9.2-cp38-abi3-manylinux1_x86_64.whl",
+        sha256="f3c5da29a286f4933b480a5b4749fab226564f35c96928eeef547f88d385cd34",
+        size=383_350_132,
+        vendors=(
+            "a torch extension for the stable ABI (cp38-abi3): its extensions need libcudart.so.12 and "
+            "torch's libc10.so and libtorch*.so, which torch 2.7 (no cp38 wheel) installs and loads "
+            "first; once checked as for Python 3.8, none of its requirements could be read"
+        ),
+        install_mb=4000,  # torch and its CUDA wheels, xformers, ray...
+        must_repair=True,
+        options=("--preloaded", "torch"),
+        adds=("nvidia-cuda-runtime-cu12",),
+    ),
+    CorpusWheel(
         project="cudf-cu12",
         filename="cudf_cu12-26.10.2-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
         sha256="f25756930671c3e4c0fa802cc9c119d3187a7822ae59906a3ff1557612a13f4c",

@@ -53,13 +53,16 @@ def platform_of(
 
 
 def python_of(source: ArchiveSource) -> str | None:
-    """The oldest CPython the wheel is tagged for (``cp311`` -> ``3.11``); None for ``py3`` wheels."""
+    """The oldest CPython the wheel is built for (``cp311-cp311`` -> ``3.11``); None for ``py3``
+    wheels and for ``abi3`` ones (the stable ABI: any CPython from the one named). vllm 0.9.2 is
+    ``cp38-abi3``: checked as for 3.8, none of its requirements (torch 2.7 has no cp38 wheel) could
+    be read, and every library torch provides was reported missing."""
     if not isinstance(source, Wheel):
         return None
     found = []
     for tag in source.tags:
         match = re.fullmatch(r"cp3(\d+)", tag.interpreter)
-        if match:
+        if match and tag.abi != "abi3":
             found.append(int(match[1]))
     return f"3.{min(found)}" if found else None
 
