@@ -76,7 +76,7 @@ def _splice(
     chunk: int = 65_536,
     inflater: BlockInflater | None = None,
 ) -> tuple[bytes, bytes, SpliceStats]:
-    seen: list[bytes] = []
+    seen: list[bytes | memoryview] = []
     stats = SpliceStats()
     pieces = splice_deflate(
         [raw[i : i + chunk] for i in range(0, len(raw), chunk)],
