@@ -65,9 +65,9 @@ def scan_symbols(
 
     Peak memory is about three chunks (a chunk, the same with the partial last name of the one
     before, and its names split out) plus 8 bytes per match (and per string, for tails) and the
-    result; a single name longer
-    than a chunk is read whole. Besides the headers, the stream is read forward, except to go back
-    from the string table to the symbol table (and to the version tables for ``.dynsym``).
+    result; a single name longer than a chunk is read whole. Besides the headers, the stream is
+    read forward, except to go back from the string table to the symbol table (and to the version
+    tables for ``.dynsym``).
 
     Errors are ElfError("truncated or corrupt ELF: ..."): a table that runs past the end of the
     file, or (as in :func:`read_elf`) an entry that passes the filters but whose name offset is

@@ -130,20 +130,18 @@ class MemberView(io.RawIOBase):
             raise ValueError(f"{self.name}: a view of a stored member holds every byte already")
         bounded = sorted((max(0, offset), min(self.size, offset + length)) for offset, length in ranges)
         wanted = _without(merge_ranges(r for r in bounded if r[0] < r[1]), self._ranges)
-        added: list[tuple[int, memoryview]] = []
-        offset = 0
+        stop = wanted[-1][1] if wanted else 0
+        builder = ViewBuilder(
+            self.name, self.size, head=0, tail=0, keep=lambda _: [(low, high - low) for low, high in wanted]
+        )
         for chunk in chunks if wanted else ():
-            end = offset + len(chunk)
-            for start, stop in wanted:
-                low, high = max(start, offset), min(stop, end)
-                if low < high:
-                    added.append((low, memoryview(bytes(memoryview(chunk)[low - offset : high - offset]))))
-            offset = end
-            if offset >= wanted[-1][1]:
+            builder.feed(chunk)
+            if builder.offset >= stop:
                 break
-        if wanted and offset < wanted[-1][1]:
-            raise ValueError(f"{self.name}: the chunks end at {offset}, before byte {wanted[-1][1]}")
-        return MemberView(self.name, self.size, pieces=sorted([*self._pieces, *added], key=lambda p: p[0]))
+        if builder.offset < stop:
+            raise ValueError(f"{self.name}: the chunks end at {builder.offset}, before byte {stop}")
+        pieces = sorted([*self._pieces, *builder.take()], key=lambda piece: piece[0])
+        return MemberView(self.name, self.size, pieces=pieces)
 
     # -- file object -------------------------------------------------------------------------------
 
@@ -278,8 +276,12 @@ class ViewBuilder:
         """The view (ValueError when fewer than ``size`` bytes were fed)."""
         if self.offset != self.size:
             raise ValueError(f"{self.name}: the chunks hold {self.offset} bytes, not {self.size}")
+        return MemberView(self.name, self.size, pieces=self.take())
+
+    def take(self) -> list[tuple[int, memoryview]]:
+        """The (offset, bytes) pieces kept so far, in order, handed over: the builder keeps none."""
         pieces, self._pieces = self._pieces, []
-        return MemberView(self.name, self.size, pieces=pieces)
+        return pieces
 
 
 _SAVE_PIECE = 1 << 20  # bytes copied at a time into a SavedRanges file
