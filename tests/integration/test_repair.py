@@ -172,6 +172,39 @@ def test_search_path_entries_into_other_packages_stay(
     assert facts.runpath == ()
 
 
+@pytest.mark.parametrize(
+    ("rpath", "edited"),
+    [
+        # PyTorch 2.0's order: the NVIDIA folder before $ORIGIN, which holds none of its names.
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN", False),
+        # Another package's folder may hold anything: moving it ahead of the provider's is an edit.
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", True),
+    ],
+)
+def test_an_rpath_only_in_another_order_is_left_alone(
+    rpath: str,
+    edited: bool,
+    elf_zoo: ElfZoo,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    extension = tmp_path / "_solver.so"
+    extension.write_bytes(elf_zoo.ext_dynamic.read_bytes())
+    subprocess.run([find_patchelf(), "--force-rpath", "--set-rpath", rpath, str(extension)], check=True)
+    fresh = make_wheel(tmp_path, "fresh", "1.0", {"fresh/_solver.so": extension.read_bytes()}, tag=SOLVER_TAG)
+    result = repair_to_json(
+        capsys, fresh, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+    )
+    assert bool(result["plan"]["edits"]) is edited
+    with Wheel.open(Path(result["output"])) as wheel:
+        assert (wheel.read_member("fresh/_solver.so") == extension.read_bytes()) is not edited
+        with wheel.seekable_member("fresh/_solver.so") as stream:
+            facts = read_elf(stream, path="x", symbols=False)
+    wanted = "$ORIGIN/../torch/lib:$ORIGIN/../nvidia/cu13/lib"
+    assert ":".join(facts.rpath) == (wanted if edited else rpath)
+
+
 def test_ambiguous_cuda_major_is_a_clear_error(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

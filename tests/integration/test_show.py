@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from elftools.elf.elffile import ELFFile
 
 from slimwheel.analysis import Confidence, FindingKind, Resolution, WheelReport, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.cli import main
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared
 from tests.support.fixtures_elf import CUDSS_VERSION_STRING, FATBIN_SIZE, RELFATBIN_SIZE, ElfZoo
 from tests.support.providers import build_provider_wheels
 from tests.support.wheels import make_wheel
@@ -306,3 +308,36 @@ def test_worker_processes_give_the_same_report(elf_zoo: ElfZoo, catalog: Catalog
         parallel = analyse_wheel(opened, catalog, jobs=2, parallel_bytes=0)
     assert parallel == serial
     assert len(serial.elf_files) == 4
+
+
+# NCCL's API as a static link leaves it: each ``ncclX`` a hidden alias of the profiling entry point
+# ``pncclX``, so the linker stores "ncclX" as the tail of "pncclX" in .strtab (xgboost 1.7.6).
+_STATIC_NCCL = """
+#define API(name) \\
+    __attribute__((visibility("hidden"))) int p##name(void *comm, int n) { return n + (comm != 0); } \\
+    extern int name(void *comm, int count) __attribute__((alias("p" #name), visibility("hidden")));
+API(ncclAllReduce)
+API(ncclBroadcast)
+API(ncclCommInitRank)
+const char nccl_banner[] = "NCCL version 2.16.5+cuda11.8";
+int booster_train(int n) { return ncclAllReduce(0, n) + ncclBroadcast(0, n) + nccl_banner[0]; }
+"""
+
+
+def test_static_nccl_whose_api_names_are_tails_of_its_profiling_names(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    library = compile_shared(tmp_path / "libbooster.so", {"booster.c": _STATIC_NCCL}, soname="libbooster.so")
+    data = library.read_bytes()
+    with library.open("rb") as stream:
+        elf: Any = ELFFile(stream)
+        strtab = elf.get_section_by_name(".strtab")["sh_offset"]
+        named = elf.get_section_by_name(".symtab").get_symbol_by_name("ncclAllReduce")[0]
+        assert data[strtab + named["st_name"] - 1 : strtab + named["st_name"]] == b"p"  # a merged tail
+    wheel = make_wheel(tmp_path, "booster", "1.0", {"booster/lib/libbooster.so": data}, tag=TAG)
+    report = _show(wheel, catalog)
+    (code,) = [c for c in report.static if c.library == "nccl"]
+    assert code.symbols == 3  # the three aliases, as the pnccl names are no NCCL API
+    assert not code.exported
+    assert code.version_strings == ("NCCL 2.16.5",)
+    assert FindingKind.STATIC_NVIDIA in _kinds(report)["booster/lib/libbooster.so"]

@@ -94,10 +94,8 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     facts = read_elf(stream, path=name, symbols=False)
     exported = scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
     internal = (
-        # Tail-merged names are left out here: big C++ .strtabs are full of near misses.
-        scan_symbols(
-            stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".symtab", path=name, include_tails=False
-        )
+        # Tail-merged names too: a static NCCL's API is all tails (ncclAllReduce in pncclAllReduce).
+        scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".symtab", path=name)
         if facts.has_symtab
         else ()
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import struct
 from array import array
-from bisect import bisect_left
 from itertools import accumulate, compress, islice
 from operator import itemgetter
 from typing import BinaryIO, NamedTuple
@@ -56,16 +55,17 @@ def scan_symbols(
 
     Linkers store a name that is the tail of another only once (``cudssX`` inside ``my_cudssX``),
     so an entry may point into the middle of a string. Names that start a string are matched as the
-    string table is read; the entries that point inside a string are told by the offsets of every
-    string (8 bytes each), and their names read and matched one by one afterwards: there are few,
-    where searching a C++ library's table for the pattern took seconds (3.2 s for mxnet-cu112's
-    26 MB ``.dynstr``). Memory grows with the number of places the pattern matches, so it is meant
-    for selective patterns such as ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False``
-    leaves those entries out (and keeps no string offsets): big C++ ``.strtab``\ s hold millions.
+    string table is read; the entries that point inside a string are told by a bit map of where
+    strings start (a bit per byte of the table), and their names read and matched one by one
+    afterwards: there are few, where searching a C++ library's table for the pattern took seconds
+    (3.2 s for mxnet-cu112's 26 MB ``.dynstr``). NCCL's API is such a tail in every library that
+    links it statically (``ncclAllReduce`` inside ``pncclAllReduce``). Memory grows with the number
+    of places the pattern matches, so it is meant for selective patterns such as
+    ``rb"(?:cublas|cudss|nccl|cuda)[A-Z_]"``. ``include_tails=False`` leaves those entries out.
 
     Peak memory is about three chunks (a chunk, the same with the partial last name of the one
-    before, and its names split out) plus 8 bytes per match (and per string, for tails) and the
-    result; a single name longer than a chunk is read whole. Besides the headers, the stream is
+    before, and its names split out) plus 8 bytes per match, an eighth of the string table for
+    tails, and the result; a single name longer than a chunk is read whole. Besides the headers, the stream is
     read forward, except to go back from the string table to the symbol table (and to the version
     tables for ``.dynsym``).
 
@@ -164,14 +164,16 @@ class _Scanner(_Parser):
             for (_position, name, info, shndx, size), version in zip(rows, versions, strict=True)
         )
 
-    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int, array[int]]:
+    def matching_name_offsets(self, region: _Region, scan: _Scan) -> tuple[array[int], int, bytearray]:
         """Sorted offsets in the string table of the strings ``scan.pattern`` matches, the end of the
         last NUL-terminated string (offsets from there on are unterminated) and, when
-        ``scan.include_tails``, the sorted offsets of every string (else empty): a name at any other
-        offset is the tail of a longer string."""
+        ``scan.include_tails``, a bit for each byte of the table, set where a string starts (else
+        empty): a name at any other offset is the tail of a longer string."""
         match = scan.pattern.match
         starts: array[int] = array("q")  # strings that match
-        every: array[int] = array("q")  # every string, when tails are wanted
+        # One bit per byte (an eighth of the table), where an array of every string's offset took 8
+        # bytes a string and bisecting it for each symbol entry cost 0.8 us.
+        every = bytearray((region.size + 7) >> 3 if scan.include_tails else 0)
         carry = b""  # the partial last string of the previous chunk
         read_to = 0
         terminated_end = 0
@@ -195,7 +197,9 @@ class _Scanner(_Parser):
                     starts.append(offset)
             if scan.include_tails:
                 lengths = islice(accumulate(map(len, strings), initial=0), len(strings))
-                every.extend(base + before + index for index, before in enumerate(lengths))
+                for index, before in enumerate(lengths):
+                    at = base + before + index
+                    every[at >> 3] |= 1 << (at & 7)
             del strings
             terminated_end = base + len(data) - len(carry)
         return starts, terminated_end, every
@@ -208,24 +212,23 @@ class _Scanner(_Parser):
         strings: _Region,
         scan: _Scan,
         *,
-        string_starts: array[int],
+        string_starts: bytearray,
     ) -> tuple[list[tuple[int, int, int, int, int]], list[tuple[int, int, int, int, int]]]:
         """(position, st_name, st_info, st_shndx, st_size) of the entries kept, in table order, and of
-        those kept but for their name, which starts inside a string (not in ``string_starts``: the
-        caller matches it), when ``scan.include_tails``."""
+        those kept but for their name, which starts inside a string (its bit in ``string_starts`` is
+        clear; the caller matches it), when ``scan.include_tails``."""
         entry = self.layout.sym
         fields = itemgetter(0, 1, 3, 5) if self.layout.elf_class == 64 else itemgetter(0, 3, 5, 2)
         usable = region.size - region.size % entry.size
         step = max(1, scan.chunk_size // entry.size) * entry.size
-        count, every = len(offsets), len(string_starts)
+        matching = set(offsets)  # few, by design; bisecting an array boxed its items one by one
         kept: list[tuple[int, int, int, int, int]] = []
         inside: list[tuple[int, int, int, int, int]] = []
         position = 0
         for chunk_start in range(0, usable, step):
             data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
             for name, info, shndx, size in map(fields, entry.iter_unpack(data)):
-                index = bisect_left(offsets, name)
-                if index < count and offsets[index] == name:
+                if name in matching:
                     if self.scan_keeps(info, shndx, scan):
                         kept.append((position, name, info, shndx, size))
                 elif name >= terminated_end and name and self.scan_keeps(info, shndx, scan):
@@ -234,10 +237,14 @@ class _Scanner(_Parser):
                             f"string offset {name} out of range in {strings.what} ({strings.size} bytes)"
                         )
                     raise self.corrupt(f"unterminated string at offset {name} in {strings.what}")
-                elif name and scan.include_tails:
-                    at = bisect_left(string_starts, name)
-                    if (at == every or string_starts[at] != name) and self.scan_keeps(info, shndx, scan):
-                        inside.append((position, name, info, shndx, size))
+                elif (
+                    name
+                    and scan.include_tails
+                    and name < terminated_end
+                    and not string_starts[name >> 3] >> (name & 7) & 1
+                    and self.scan_keeps(info, shndx, scan)
+                ):
+                    inside.append((position, name, info, shndx, size))
                 position += 1
         return kept, inside
 

@@ -649,8 +649,27 @@ def _search_path(
         elif not (top in wheel.top_levels and target not in wheel.library_dirs):
             own.append(normal)
     wanted = tuple(dict.fromkeys([*own, *(rpath_entry(installed, f) for f in folders), *nvidia]))
-    unchanged = wanted == current and bool(elf.runpath) == use_runpath and (bool(elf.rpath) != use_runpath)
+    same_tag = bool(elf.runpath) == use_runpath and (bool(elf.rpath) != use_runpath)
+    unchanged = same_tag and (wanted == current or _only_reordered(current, wanted, here, wheel))
     return None if unchanged else wanted
+
+
+def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wheel: _WheelFolders) -> bool:
+    """Whether ``wanted`` names the same folders as ``current`` in an order that changes no lookup:
+    two folders swap only where neither can hold a file the other holds (PyTorch 2.0 lists its
+    NVIDIA folders before ``$ORIGIN``; rewriting that order would edit 600 MB for nothing). The
+    swap is judged for every name the folders hold, not only the file's DT_NEEDED: libraries it
+    loads search its DT_RPATH too."""
+    before = [expand_entry(entry, here) for entry in current]
+    after = [expand_entry(entry, here) for entry in wanted]
+    if len(set(before)) != len(before) or set(before) != set(after):
+        return False
+    position = {target: index for index, target in enumerate(after)}
+    for first, earlier in enumerate(before):
+        for later in before[first + 1 :]:
+            if position[later] < position[earlier] and wheel.may_share(earlier, later):
+                return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -660,6 +679,18 @@ class _WheelFolders:
     library_dirs: frozenset[str]  # folders of the wheel that still hold an ELF file after the drop
     top_levels: frozenset[str]  # the wheel's own top-level names (packages, <pkg>.libs)
     nvidia_folders: frozenset[str]  # every folder an NVIDIA wheel in the catalog ships libraries in
+    # The file names each of those folders holds: the wheel's own after the drop, the catalog's.
+    names: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def may_share(self, one: tuple[EntryKind, str], other: tuple[EntryKind, str]) -> bool:
+        """Whether the folders of two expanded entries may hold a file of the same name: a folder
+        that is neither the wheel's nor an NVIDIA wheel's (another package's, outside site-packages)
+        may hold anything."""
+        first, second = (self._held(kind, target) for kind, target in (one, other))
+        return first is None or second is None or not first.isdisjoint(second)
+
+    def _held(self, kind: EntryKind, target: str) -> frozenset[str] | None:
+        return self.names.get(target) if kind is EntryKind.FOLDER else None
 
 
 @dataclass
@@ -918,12 +949,23 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
 
 def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bool) -> list[ElfEdit]:
     installed = {elf.path: elf.installed_path or elf.path for elf in report.elf_files}
+    names: dict[str, set[str]] = {}
+    for provider in catalog.iter_libraries():
+        names.setdefault(provider.library.folder, set()).add(provider.library.soname)
+    nvidia_folders = frozenset(names)
+    for member, path in installed.items():
+        if member not in draft.drop:
+            names.setdefault(posixpath.dirname(path), set()).add(posixpath.basename(path))
+    top_levels = frozenset(path.split("/", 1)[0] for path in installed.values() if "/" in path)
+    for folder in {posixpath.dirname(path) for path in installed.values()}:
+        names.setdefault(folder, set())  # emptied by the drop: known to hold nothing
     wheel = _WheelFolders(
         library_dirs=frozenset(
             posixpath.dirname(path) or "." for member, path in installed.items() if member not in draft.drop
         ),
-        top_levels=frozenset(path.split("/", 1)[0] for path in installed.values() if "/" in path),
-        nvidia_folders=frozenset(provider.library.folder for provider in catalog.iter_libraries()),
+        top_levels=top_levels,
+        nvidia_folders=nvidia_folders,
+        names={folder: frozenset(held) for folder, held in names.items()},
     )
     copies = {copy.path: copy for copy in report.vendored}
     edits = []
