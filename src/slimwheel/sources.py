@@ -17,8 +17,9 @@ from typing import BinaryIO, Protocol, cast
 
 from slimwheel.elf import ELF_MAGIC, read_elf
 from slimwheel.errors import ElfError, InputError
-from slimwheel.wheel import KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
+from slimwheel.wheel import CHUNK_SIZE, KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
 from slimwheel.wheel.reader import describe_file_type, not_a_wheel_name, open_regular_file
+from slimwheel.wheel.view import ChunkCallback
 
 __all__ = ["ArchiveSource", "LooseFiles", "check_stored_elf_members", "open_source"]
 
@@ -44,9 +45,17 @@ class ArchiveSource(Protocol):
     def record(self) -> tuple[RecordEntry, ...]: ...
     def installed_path(self, name: str) -> str: ...
     def open_member(self, name: str) -> BinaryIO: ...
-    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]: ...
+    def seekable_member(
+        self, name: str, *, on_chunk: ChunkCallback | None = None
+    ) -> AbstractContextManager[BinaryIO]: ...
     def member_view(
-        self, name: str, *, head: int, tail: int, keep: KeepRanges | None = None
+        self,
+        name: str,
+        *,
+        head: int,
+        tail: int,
+        keep: KeepRanges | None = None,
+        on_chunk: ChunkCallback | None = None,
     ) -> AbstractContextManager[io.RawIOBase]: ...
 
 
@@ -109,17 +118,38 @@ class LooseFiles:
         with self._files[name].open("rb") as handle:
             yield handle
 
-    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
+    def seekable_member(
+        self, name: str, *, on_chunk: ChunkCallback | None = None
+    ) -> AbstractContextManager[BinaryIO]:
+        self._feed(name, on_chunk)
         return self._open(name)
+
+    def _feed(self, name: str, on_chunk: ChunkCallback | None) -> None:
+        """Hand every byte of the file to ``on_chunk``, as a wheel's reader does as it inflates."""
+        if on_chunk is None:
+            return
+        with self._files[name].open("rb") as file:
+            offset = 0
+            while chunk := file.read(CHUNK_SIZE):
+                on_chunk(offset, chunk)
+                offset += len(chunk)
 
     def open_member(self, name: str) -> BinaryIO:
         return self._files[name].open("rb")
 
     def member_view(
-        self, name: str, *, head: int = 0, tail: int = 0, keep: KeepRanges | None = None
+        self,
+        name: str,
+        *,
+        head: int = 0,
+        tail: int = 0,
+        keep: KeepRanges | None = None,
+        on_chunk: ChunkCallback | None = None,
     ) -> AbstractContextManager[io.RawIOBase]:
-        """The whole file: a loose file is read in place, so there is nothing to leave out."""
+        """The whole file: a loose file is read in place, so there is nothing to leave out.
+        ``on_chunk`` sees every byte first, as for a wheel's member."""
         del head, tail, keep
+        self._feed(name, on_chunk)
         return cast(AbstractContextManager[io.RawIOBase], self._open(name))
 
     def close(self) -> None:

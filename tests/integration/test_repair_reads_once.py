@@ -5,6 +5,8 @@ post-condition still judges the edited members by the output's bytes."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,12 +14,15 @@ from pathlib import Path
 import pytest
 
 from slimwheel.analysis import InspectionCache, analyse_wheel
+from slimwheel.analysis import inspect as inspection
 from slimwheel.catalog.store import read_catalog
 from slimwheel.check import check_wheel
+from slimwheel.errors import InputError, WheelError
 from slimwheel.progress import Advance
 from slimwheel.repair import RepairOptions
-from slimwheel.repair.apply import find_patchelf
+from slimwheel.repair.apply import AnalysedContent, apply_plan, find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
+from slimwheel.repair.plan import plan_repair
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.solver import SOLVER_INIT, SOLVER_TAG
@@ -225,3 +230,77 @@ def test_an_edited_member_is_spliced_when_deflated_and_deflated_whole_when_store
         third = len(raw_in) // 3
         assert raw_in[third : 2 * third] in raw_out  # the input's level-1 bits, reused
         assert after.compress_size <= before.compress_size + 600  # spans are level 6: smaller, if anything
+
+
+# -- the digests the analysis takes, which spare apply inflating what it copies raw -----------------
+
+
+@pytest.mark.parametrize("spooled", [False, True])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_analysis_hashes_each_member_it_inflates_whole(
+    jobs: int,
+    spooled: bool,
+    elf_zoo: ElfZoo,
+    own_catalog: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In this process and in a worker (jobs=2), through a view and (in this process) through a spool,
+    the path a big library with tables moved by patchelf takes: the digest is the content's sha256."""
+    wheel = _wheel(tmp_path, elf_zoo)
+    if spooled:  # every member takes the spool path (its first bytes show no ELF: the view path)
+        monkeypatch.setattr(inspection, "_PEEK_ABOVE", 0)
+        monkeypatch.setattr(inspection, "_SPOOL_MOVED_ABOVE", 0)
+        monkeypatch.setattr(inspection, "segment_after_section_headers", lambda _prefix: True)
+    catalog = read_catalog(own_catalog)
+    cache = InspectionCache(hashes_content=True)
+    with Wheel.open(wheel) as source:
+        analyse_wheel(source, catalog, cache=cache, jobs=jobs, parallel_bytes=0)
+        digests = cache.content_digests(source)
+        libraries = [m.name for m in source.members if m.name.endswith(".so") or ".so." in m.name]
+        assert len(libraries) == 3
+        wanted = {name: hashlib.sha256(source.read_member(name)).digest() for name in libraries}
+    assert digests == wanted
+    plain = InspectionCache()
+    with Wheel.open(wheel) as source:
+        analyse_wheel(source, catalog, cache=plain)
+        assert plain.content_digests(source) == {}  # show and check pay nothing for it
+
+
+def test_a_worker_refuses_a_file_that_is_not_the_one_analysed(elf_zoo: ElfZoo, tmp_path: Path) -> None:
+    wheel = _wheel(tmp_path, elf_zoo)
+    with Wheel.open(wheel) as source:
+        assert source.identity is not None
+        members = [m for m in source.members if m.name.endswith(".so") or ".so." in m.name]
+        changed = inspection._Keeping(digests=True, identity=(*source.identity[:3], source.identity[3] + 1))
+        with pytest.raises(InputError, match="changed while it was read"):
+            inspection._inspect_members(source, members, False, 2, 0, keeping=changed)
+
+
+def test_apply_takes_the_analysis_digests_only_from_the_same_file(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
+) -> None:
+    """A digest that does not match RECORD fails the copy when it comes from this very file (so it
+    was used, not the content inflated again), and is ignored when it names another file."""
+    wheel = _wheel(tmp_path, elf_zoo)
+    catalog = read_catalog(own_catalog)
+    with Wheel.open(wheel) as source:
+        plan = plan_repair(
+            analyse_wheel(source, catalog),
+            catalog,
+            requires_dist=source.requires_dist(),
+            dist_info=source.dist_info,
+            options=RepairOptions(cuda_major=13),
+        )
+        identity = source.identity
+    assert identity is not None
+    untouched = "solver/misc/librelative.so.1"
+    wrong = {untouched: hashlib.sha256(b"not its content").digest()}
+    out = tmp_path / "out"
+    with pytest.raises(WheelError, match=re.escape(untouched)):
+        apply_plan(wheel, plan, out, analysed=AnalysedContent(identity, wrong))
+    assert not out.exists() or list(out.iterdir()) == []
+    other_file = (identity[0], identity[1] + 1, *identity[2:])
+    written = apply_plan(wheel, plan, out, analysed=AnalysedContent(other_file, wrong))
+    with Wheel.open(written) as output:
+        output.verify()

@@ -154,3 +154,61 @@ def test_without_record_lines_the_output_record_is_still_complete(tmp_path: Path
     with Wheel.open(out) as copied:
         copied.verify()
         assert copied.read_member(DATA) == CONTENT
+
+
+# -- a digest the caller already took of this very member (a repair's analysis) ----------------------
+
+
+def _copy_with_digest(source: Path, out: Path, digest: bytes) -> None:
+    with Wheel.open(source) as wheel, WheelWriter(out) as writer:
+        entries = {entry.path: entry for entry in wheel.record()}
+        for member in wheel.members:
+            if member.name != RECORD:
+                given = digest if member.name == DATA else None
+                writer.copy_raw(wheel, member.name, record=entries[member.name], content_sha256=given)
+        writer.close(RECORD)
+
+
+def test_a_given_digest_spares_the_inflate_and_gives_the_same_output(tmp_path: Path) -> None:
+    source = _source(tmp_path)
+    out_dir = _out_dir(tmp_path)
+    (out_dir / "a").mkdir()
+    (out_dir / "b").mkdir()
+    _copy(source, out_dir / "a" / source.name)
+    _copy_with_digest(source, out_dir / "b" / source.name, hashlib.sha256(CONTENT).digest())
+    assert (out_dir / "b" / source.name).read_bytes() == (out_dir / "a" / source.name).read_bytes()
+    with Wheel.open(out_dir / "b" / source.name) as wheel:
+        wheel.verify()
+
+
+def test_a_given_digest_is_what_is_checked_against_record(tmp_path: Path) -> None:
+    """The stored bytes are not inflated: a digest that does not match the RECORD line fails the copy
+    before the member is written (so the digest is what was checked), and nothing is published."""
+    source = _source(tmp_path)
+    out_dir = _out_dir(tmp_path)
+    with pytest.raises(WheelError, match=rf"{DATA}.*RECORD"):
+        _copy_with_digest(source, out_dir / source.name, hashlib.sha256(b"other").digest())
+    assert list(out_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
+def test_a_given_digest_is_not_taken_where_the_copy_cannot_trust_it(compression: int, tmp_path: Path) -> None:
+    """A stored member is read in place anyway, and a RECORD line of another algorithm cannot be
+    checked with a sha256: those members are read as before, so a wrong digest changes nothing."""
+    source = _source(tmp_path, compression)
+    if compression == zipfile.ZIP_DEFLATED:
+        line = f"{DATA},sha384={_digest('sha384', CONTENT)},{len(CONTENT)}"
+        source = rewrite_wheel(source, replace={RECORD: _with_line(source, line)})
+    out_dir = _out_dir(tmp_path)
+    _copy_with_digest(source, out_dir / source.name, hashlib.sha256(b"other").digest())
+    with Wheel.open(out_dir / source.name) as wheel:
+        wheel.verify()
+        (entry,) = [e for e in wheel.record() if e.path == DATA]
+    assert entry.hash_digest == _digest("sha256", CONTENT)
+
+
+def _with_line(source: Path, line: str) -> bytes:
+    with Wheel.open(source) as wheel:
+        text = wheel.read_member(RECORD).decode()
+    kept = [row for row in text.splitlines() if not row.startswith(f"{DATA},")]
+    return ("\n".join([*kept, line]) + "\n").encode()

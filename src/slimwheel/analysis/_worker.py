@@ -49,7 +49,7 @@ def serve(task: dict[str, Any], out: BinaryIO) -> None:
     try:
         result: tuple[str, object] = (
             "ok",
-            _inspect_in_worker(task["path"], task["names"], task["scan_strings"], task.get("save_to")),
+            _inspect_in_worker(task),
         )
     except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it there
         result = ("error", exc)

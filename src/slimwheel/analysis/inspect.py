@@ -14,10 +14,11 @@ import posixpath
 import re
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
 from slimwheel.analysis.libraries import api_library_of
@@ -83,6 +84,24 @@ class _Inspection:
     internal_api: tuple[Symbol, ...]
     version_strings: tuple[str, ...]
     saved: SavedRanges | None = None  # the tables an ELF edit reads, saved by a read asked to
+    # The content's sha256, by a read asked to (a repair's) that inflated the member whole and
+    # checked its CRC-32: apply then copies the member raw without inflating it again.
+    digest: bytes | None = None
+
+
+@dataclass(frozen=True)
+class _Keeping:
+    """What a repair's read keeps beyond the inspection: the tables an ELF edit reads, saved into
+    ``tables`` (see :meth:`InspectionCache.saved_tables`), and with ``digests`` each member's sha256
+    (``_Inspection.digest``). ``identity``: the wheel file the main process opened
+    (``Wheel.identity``), which a worker process that opens the same path must find there."""
+
+    tables: Path | None = None
+    digests: bool = False
+    identity: tuple[int, int, int, int] | None = None
+
+
+_PLAIN = _Keeping()
 
 
 def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
@@ -116,14 +135,42 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
 
 
 def _inspect_member(
-    wheel: ArchiveSource, member: WheelMember, scan_strings: bool, save_to: Path | None = None
+    wheel: ArchiveSource, member: WheelMember, scan_strings: bool, keeping: _Keeping = _PLAIN
 ) -> _Inspection | None:
     """Inspect a member from its head, tail and ELF segments kept in memory; re-read it whole only when
-    that misses. ``save_to``: a folder where the tables an ELF edit reads are saved (see
-    :meth:`InspectionCache.saved_tables`).
+    that misses. ``keeping``: what else to keep (see :class:`_Keeping`); the digest is of the first
+    pass over a deflated member, which inflates it whole.
 
     Returns None when the member is not ELF.
     """
+    hasher = _FirstPassHash() if keeping.digests and member.compress_type == zipfile.ZIP_DEFLATED else None
+    inspection = _inspect_member_passes(wheel, member, scan_strings, keeping.tables, hasher)
+    if inspection is None or hasher is None or not hasher.whole:
+        return inspection
+    return replace(inspection, digest=hasher.digest())
+
+
+class _FirstPassHash:
+    """sha256 of the first pass's content: ``whole`` once a pass saw every byte, CRC-checked."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.whole = False
+
+    def update(self, _offset: int, chunk: bytes) -> None:
+        self._hash.update(chunk)
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
+
+
+def _inspect_member_passes(
+    wheel: ArchiveSource,
+    member: WheelMember,
+    scan_strings: bool,
+    save_to: Path | None,
+    hasher: _FirstPassHash | None,
+) -> _Inspection | None:
     name = member.name
     if member.file_size > _PEEK_ABOVE:
         # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
@@ -134,7 +181,10 @@ def _inspect_member(
         if member.file_size > _SPOOL_MOVED_ABOVE and segment_after_section_headers(prefix):
             # Its symbol tables sit far from its end (see segment_after_section_headers): a view
             # would miss them and inflate it again; spooled, it is inflated once.
-            with wheel.seekable_member(name) as stream:
+            on_chunk = hasher.update if hasher is not None else None
+            with wheel.seekable_member(name, on_chunk=on_chunk) as stream:
+                if hasher is not None:
+                    hasher.whole = True  # spooled: every byte seen, the CRC-32 checked
                 return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
     extra: list[tuple[int, int]] = []
     ends = (_VIEW_HEAD, _VIEW_TAIL)
@@ -147,7 +197,10 @@ def _inspect_member(
     # else they are kept on another whole pass, with every table the section headers name (and then
     # only small ends), while they are small; else the member is spooled to disk.
     for _ in range(_VIEW_PASSES):
-        with wheel.member_view(name, head=ends[0], tail=ends[1], keep=keep) as raw_view:
+        on_chunk = hasher.update if hasher is not None and not hasher.whole else None
+        with wheel.member_view(name, head=ends[0], tail=ends[1], keep=keep, on_chunk=on_chunk) as raw_view:
+            if hasher is not None and on_chunk is not None:
+                hasher.whole = True  # entered: every byte seen, the CRC-32 checked
             view = cast(BinaryIO, raw_view)
             if view.read(4) != ELF_MAGIC:
                 return None
@@ -337,10 +390,12 @@ class InspectionCache:
     (:meth:`saved_tables`), so that planning the edit inflates nothing.
     """
 
-    def __init__(self, tables_folder: Path | None = None) -> None:
+    def __init__(self, tables_folder: Path | None = None, *, hashes_content: bool = False) -> None:
         """``tables_folder``: where reads save the tables an ELF edit of each member reads
-        (:meth:`saved_tables`); None: not saved."""
+        (:meth:`saved_tables`); None: not saved. ``hashes_content``: reads keep each member's
+        sha256 too (:meth:`content_digests`)."""
         self.tables_folder = tables_folder
+        self.hashes_content = hashes_content
         self._outcomes: dict[tuple[str, int, int], tuple[bool, _Outcome]] = {}
         self._rewrites: dict[str, _Rewrite] = {}
         self.reads = 0  # members read to inspect them, over every analysis that used this cache
@@ -429,6 +484,16 @@ class InspectionCache:
             return None
         return known[1].saved
 
+    def content_digests(self, wheel: Wheel) -> dict[str, bytes]:
+        """The sha256 of each member of ``wheel`` that a read of it inflated whole (see
+        ``hashes_content``), by name: known by name, size and CRC-32, as every outcome here."""
+        digests = {}
+        for member in wheel.members:
+            known = self._outcomes.get((member.name, member.file_size, member.crc))
+            if known is not None and isinstance(known[1], _Inspection) and known[1].digest is not None:
+                digests[member.name] = known[1].digest
+        return digests
+
     def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
         """(offset, length) of the tables the read of ``member`` found that an ELF edit reads: every
         one but ``.symtab`` and ``.strtab`` (see :func:`~slimwheel.elf.known_table_ranges`), which are
@@ -449,7 +514,7 @@ def _inspect_each(
     members: Sequence[WheelMember],
     scan_strings: bool,
     rewrites: Mapping[str, _Rewrite] | None = None,
-    save_to: Path | None = None,
+    keeping: _Keeping = _PLAIN,
 ) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
     for member in members:
@@ -458,18 +523,22 @@ def _inspect_each(
             if rewrite is not None:
                 outcomes.append(_reinspect_member(wheel, member, rewrite, scan_strings))
             else:
-                outcomes.append(_inspect_member(wheel, member, scan_strings, save_to))
+                outcomes.append(_inspect_member(wheel, member, scan_strings, keeping))
         except ElfError as exc:
             outcomes.append(exc.reason)
     return outcomes
 
 
-def _inspect_in_worker(
-    path: str, names: Sequence[str], scan_strings: bool, save_to: str | None = None
-) -> list[_Outcome]:
+def _inspect_in_worker(task: Mapping[str, Any]) -> list[_Outcome]:
+    """What a worker process does with its task (see :class:`_Worker`)."""
+    path, names, scan_strings = task["path"], task["names"], task["scan_strings"]
+    tables = None if task["tables"] is None else Path(task["tables"])
+    keeping = _Keeping(tables, task["digests"], task["identity"])
     with Wheel.open(path) as wheel:
+        if keeping.identity is not None and wheel.identity != keeping.identity:
+            raise InputError(path, "the file changed while it was read", hint="repair it again, unchanged")
         members = [wheel.member(name) for name in names]
-        return _inspect_each(wheel, members, scan_strings, save_to=None if save_to is None else Path(save_to))
+        return _inspect_each(wheel, members, scan_strings, keeping=keeping)
 
 
 def _inspect_members(
@@ -479,7 +548,7 @@ def _inspect_members(
     jobs: int,
     parallel_bytes: int,
     *,
-    save_to: Path | None = None,
+    keeping: _Keeping = _PLAIN,
 ) -> list[_Outcome]:
     """Inspect members, in worker processes when the wheel is a local file big enough to pay for them.
 
@@ -491,7 +560,7 @@ def _inspect_members(
     path = getattr(wheel, "local_path", None)
     total = sum(m.file_size for m in members)
     if jobs <= 1 or path is None or total < parallel_bytes or len(members) < 2:
-        return _inspect_each(wheel, members, scan_strings, save_to=save_to)
+        return _inspect_each(wheel, members, scan_strings, keeping=keeping)
     bins: list[list[int]] = [[] for _ in range(min(jobs, len(members)))]
     loads = [0] * len(bins)
     for index in sorted(range(len(members)), key=lambda i: -members[i].file_size):
@@ -506,12 +575,12 @@ def _inspect_members(
             (
                 indices,
                 stack.enter_context(
-                    _Worker(str(path), [members[i].name for i in indices], scan_strings, save_to)
+                    _Worker(str(path), [members[i].name for i in indices], scan_strings, keeping)
                 ),
             )
             for indices in bins[1:]
         ]
-        own = _inspect_each(wheel, [members[i] for i in bins[0]], scan_strings, save_to=save_to)
+        own = _inspect_each(wheel, [members[i] for i in bins[0]], scan_strings, keeping=keeping)
         for index, outcome in zip(bins[0], own, strict=True):
             outcomes[index] = outcome
         for indices, worker in workers:
@@ -524,14 +593,17 @@ class _Worker:
     """One analysis worker process (see :mod:`slimwheel.analysis._worker`), killed and reaped on exit
     from its ``with`` block whatever happened."""
 
-    def __init__(self, path: str, names: Sequence[str], scan_strings: bool, save_to: Path | None) -> None:
+    def __init__(self, path: str, names: Sequence[str], scan_strings: bool, keeping: _Keeping) -> None:
         self._task = {
             "sys_path": list(sys.path),
             "parent": os.getpid(),
             "path": path,
             "names": list(names),
             "scan_strings": scan_strings,
-            "save_to": None if save_to is None else str(save_to),
+            # Plain values: the task is unpickled before sys.path is set to find slimwheel.
+            "tables": None if keeping.tables is None else str(keeping.tables),
+            "digests": keeping.digests,
+            "identity": keeping.identity,
         }
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -598,8 +670,12 @@ def _read_members(
     # Members repair edited: one pass each, in this process, two at a time on threads (the output's
     # analysis reads little else, and another process would cost more memory than it saves time).
     reread = [m for m in candidates if m.name in rewrites]
-    save_to = cache.tables_folder if cache is not None else None
-    read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes, save_to=save_to)
+    keeping = (
+        _Keeping(cache.tables_folder, cache.hashes_content, getattr(wheel, "identity", None))
+        if cache is not None
+        else _PLAIN
+    )
+    read = _inspect_members(wheel, to_read, scan_strings, jobs, parallel_bytes, keeping=keeping)
     reread_outcomes = (
         in_two_threads(
             wheel,

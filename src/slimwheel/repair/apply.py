@@ -23,7 +23,9 @@ The input's RECORD must vouch for what goes into the output, or the wheel is ref
 exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
 one line with an accepted hash and its size (``checked_record``); then every byte taken from the input
 is hashed against that line as it is read, the raw copies too (``WheelWriter.copy_raw`` inflates them
-on the way, CRC-32 checked, nothing recompressed). A mismatch means the wheel was damaged or altered
+on the way, CRC-32 checked, nothing recompressed; or, for a member the repair's analysis of this same
+file inflated whole, CRC-checked and hashed, checks that digest against the line and copies the
+stored bytes without inflating them a second time). A mismatch means the wheel was damaged or altered
 after it was built: rewriting RECORD from the bytes would hide that, so repair stops instead. RECORD's
 own line has no hash, as it should; signatures of RECORD (``RECORD.jws``, ``RECORD.p7s``) are dropped,
 since they sign the input's RECORD, not the new one. Members repair drops (vendored copies) are not
@@ -41,6 +43,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -65,6 +68,7 @@ from slimwheel.wheel.view import MemberView, MissingRangeError, SavedRanges
 from slimwheel.wheel.writer import RECORD_HINT, record_mismatch
 
 __all__ = [
+    "AnalysedContent",
     "EditWatch",
     "apply_plan",
     "checked_record",
@@ -372,6 +376,15 @@ def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
         handle.write(chunk)
 
 
+@dataclass(frozen=True)
+class AnalysedContent:
+    """The content sha256 of members an analysis inflated whole, by name, and the file it read them
+    from (``Wheel.identity``): apply takes them only from that same unchanged file."""
+
+    identity: tuple[int, int, int, int] | None
+    digests: Mapping[str, bytes]
+
+
 def apply_plan(
     wheel_path: Path,
     plan: RepairPlan,
@@ -383,6 +396,7 @@ def apply_plan(
     tables: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     saved: Mapping[str, SavedRanges] | None = None,
     watch: Callable[[str, ElfPatch], EditWatch | None] | None = None,
+    analysed: AnalysedContent | None = None,
 ) -> Path:
     """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
     every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
@@ -391,7 +405,9 @@ def apply_plan(
     planning an edit takes one inflating pass; ``saved``: those tables' bytes, as the analysis saved
     them, so that it takes none. ``watch``: told of each member slimwheel edits itself, with the
     patch it writes (the rest of the member is the input's bytes), before writing it; the
-    :class:`EditWatch` it returns, if any, sees the new content as it is written.
+    :class:`EditWatch` it returns, if any, sees the new content as it is written. ``analysed``: the
+    sha256 of members an analysis of this same file inflated whole (see :class:`AnalysedContent`),
+    which are then copied raw without inflating them again.
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -402,6 +418,7 @@ def apply_plan(
     env = os.environ if environ is None else environ
     with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
         records = checked_record(wheel)
+        known = analysed.digests if analysed is not None and analysed.identity == wheel.identity else {}
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
         edits = _Edits(
@@ -444,7 +461,7 @@ def apply_plan(
                     )
                     writer.add_bytes(name, text, mode=member.unix_mode or 0o644)
                 else:
-                    writer.copy_raw(wheel, name, record=records[name])
+                    writer.copy_raw(wheel, name, record=records[name], content_sha256=known.get(name))
             for name, copied in sorted(added.items()):
                 writer.add_file(name, Path(copied.source), mode=0o644)
             writer.add_bytes(plan.manifest_path, plan.manifest.to_json().encode())

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from slimwheel.elf.edit import ElfPatch
     from slimwheel.findings import Finding
     from slimwheel.platforms import Platform
+    from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.wheel import Wheel, WheelMember
 
@@ -298,11 +299,13 @@ def _write(
     progress: Progress,
     cache: InspectionCache,
     members: Sequence[WheelMember],
+    analysed: AnalysedContent | None,
 ) -> tuple[Path, set[str]]:
     """apply_plan, its progress in bytes of the input, member by member; with the names of the
     members it edited itself. What the analysis found of the members to edit (``cache``,
     ``members``) plans each edit without reading the member again; the cache sees the edited
-    members' new content as it is written, for the output's analysis."""
+    members' new content as it is written, for the output's analysis. ``analysed``: the digests the
+    analysis took of ``path`` (see ``AnalysedContent``)."""
     from slimwheel.repair.apply import EditWatch, apply_plan
 
     tables = {member.name: cache.known_tables(member) for member in members}
@@ -316,7 +319,15 @@ def _write(
 
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(
-            path, plan, staging, patchelf=patchelf, advance=advance, tables=tables, saved=saved, watch=watch
+            path,
+            plan,
+            staging,
+            patchelf=patchelf,
+            advance=advance,
+            tables=tables,
+            saved=saved,
+            watch=watch,
+            analysed=analysed,
         )
         advance(size)
     return staged, edited
@@ -352,13 +363,15 @@ def _plan(
     exports: ExportSource | None,
     progress: Progress,
     cache: InspectionCache | None = None,
-) -> tuple[RepairPlan, list[WheelMember]]:
+) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
-    analysis (kept in the repair's cache) serves to plan each edit. Where the plan had to assume a
+    analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
+    took of ``wheel``'s members. Where the plan had to assume a
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
     saved of the wheel's files)."""
 
+    from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.embed import embed_request
     from slimwheel.repair.floors import symbol_floors
     from slimwheel.repair.plan import plan_repair
@@ -383,7 +396,8 @@ def _plan(
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             plan = planning(floors=floors)
-    return plan, [wheel.member(edit.path) for edit in plan.edits]
+    analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
+    return plan, [wheel.member(edit.path) for edit in plan.edits], analysed
 
 
 def _inspection_cache(scratch: Path) -> InspectionCache:
@@ -392,7 +406,7 @@ def _inspection_cache(scratch: Path) -> InspectionCache:
 
     folder = scratch / "tables"
     folder.mkdir()
-    return InspectionCache(folder)
+    return InspectionCache(folder, hashes_content=True)
 
 
 def repair_wheel(
@@ -470,7 +484,7 @@ def repair_wheel(
                 # member from apply's checks: the whole input is verified first.
                 wheel.verify()
             else:  # planned while the wheel is open (its directory is read once)
-                plan, to_edit = plan_for(wheel, report, cache=cache)
+                plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
         if audit:
             excluded = nvidia_sonames_to_exclude(report)
             with progress.step("running auditwheel"):
@@ -479,7 +493,7 @@ def repair_wheel(
                 report = analyse_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
-                plan, to_edit = plan_for(wheel, report, cache=cache)
+                plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
@@ -501,8 +515,17 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
+            # What the analysis inflated whole is copied raw without inflating it again; not after
+            # auditwheel, whose output's members were analysed as the input's where they match.
             staged, edited = _write(
-                path, plan, staging, patchelf, progress=progress, cache=cache, members=to_edit
+                path,
+                plan,
+                staging,
+                patchelf,
+                progress=progress,
+                cache=cache,
+                members=to_edit,
+                analysed=analysed if path == wheel_path else None,
             )
             with progress.step("checking input and output"):
                 verdict, reads = _prove(

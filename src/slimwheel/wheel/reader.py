@@ -192,6 +192,17 @@ class Wheel:
 
     # -- opening ---------------------------------------------------------------------------------
 
+    @property
+    def identity(self) -> tuple[int, int, int, int] | None:
+        """What tells this open file from another or a changed one: (device, inode, size, mtime in
+        ns) by ``fstat``; None for a file object with no file descriptor. A process that opens the
+        same path, or a later reader, compares it to know it reads the bytes this one read."""
+        try:
+            info = os.fstat(self._fileobj.fileno())
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            return None
+        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
     def _load(self, filename: str) -> None:
         self.filename = filename.replace("\\", "/").rsplit("/", 1)[-1]
         self._parse_file_name()
@@ -452,19 +463,25 @@ class Wheel:
             stream = self._zip_open(info)
         return io.BufferedReader(GuardedStream(stream, self._source, name))
 
-    def seekable_member(self, name: str) -> AbstractContextManager[BinaryIO]:
+    def seekable_member(
+        self, name: str, *, on_chunk: ChunkCallback | None = None
+    ) -> AbstractContextManager[BinaryIO]:
         """A seekable read-only file of a member's content, for random access (ELF parsing).
 
         A stored member is a window onto the archive itself (no copy, no CRC check: ``verify`` does
         that); a compressed one is decompressed into a SpooledTemporaryFile, which keeps small members
-        in memory and moves big ones to disk.
+        in memory and moves big ones to disk. ``on_chunk(offset, data)`` sees every byte of the
+        member once, in order, before the file is handed out (a stored member is then read once,
+        CRC-checked, as by ``member_view``).
         """
-        return self._seekable_member(name)
+        return self._seekable_member(name, on_chunk)
 
     @contextmanager
-    def _seekable_member(self, name: str) -> Iterator[BinaryIO]:
+    def _seekable_member(self, name: str, on_chunk: ChunkCallback | None) -> Iterator[BinaryIO]:
         info = self._info(name)
         if info.compress_type == zipfile.ZIP_STORED:
+            if on_chunk is not None:
+                self._feed_stored(info, on_chunk)
             window = ArchiveWindow(
                 self._fileobj, self._data_offset(info), info.compress_size, self._source, name
             )
@@ -478,9 +495,13 @@ class Wheel:
         with spool:  # closes either kind
             # Read failures are WheelErrors already; this names a full temporary disk the same way.
             with closing(self._content(info, "cannot read")) as chunks:
+                offset = 0
                 for chunk in chunks:
                     with wheel_errors(self._source, f"cannot unpack {name} to a temporary file"):
                         spool.write(chunk)
+                    if on_chunk is not None:
+                        on_chunk(offset, chunk)
+                        offset += len(chunk)
             spool.seek(0)
             yield spool
 
@@ -520,11 +541,7 @@ class Wheel:
         if info.compress_type == zipfile.ZIP_STORED:
             start = self._data_offset(info)
             if on_chunk is not None:
-                with closing(self._content(info, "cannot read", start=start)) as chunks:
-                    offset = 0
-                    for chunk in chunks:
-                        on_chunk(offset, chunk)
-                        offset += len(chunk)
+                self._feed_stored(info, on_chunk)
             window = ArchiveWindow(self._fileobj, start, info.compress_size, self._source, name)
             view = MemberView.of_window(name, window, info.file_size)
         else:
@@ -534,6 +551,14 @@ class Wheel:
                 )
         with view:
             yield view
+
+    def _feed_stored(self, info: zipfile.ZipInfo, on_chunk: ChunkCallback) -> None:
+        """Hand a stored member's bytes to ``on_chunk``, reading it once (CRC-checked)."""
+        with closing(self._content(info, "cannot read", start=self._data_offset(info))) as chunks:
+            offset = 0
+            for chunk in chunks:
+                on_chunk(offset, chunk)
+                offset += len(chunk)
 
     def iter_member_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """A member's content in pieces of at most ``chunk_size`` bytes (CRC checked at the end)."""

@@ -204,7 +204,9 @@ class WheelWriter:
 
     # -- members -----------------------------------------------------------------------------------
 
-    def copy_raw(self, source: Wheel, name: str, *, record: RecordEntry | None) -> None:
+    def copy_raw(
+        self, source: Wheel, name: str, *, record: RecordEntry | None, content_sha256: bytes | None = None
+    ) -> None:
         """Copy member ``name`` of ``source`` as stored: same compressed bytes, compression method,
         CRC-32, sizes, external attributes, compression option bits and date_time.
 
@@ -214,6 +216,11 @@ class WheelWriter:
         same digest, the same size), else a WheelError naming the source wheel and the member. None
         means the source's RECORD has no line to compare (a directory entry; or a caller that checked
         the member otherwise): the content is still checked against its CRC-32.
+
+        ``content_sha256``: the sha256 of the member's content, from a reader that inflated this very
+        file's member whole and checked its CRC-32 (a repair's analysis: ``Wheel.identity`` tells it
+        is the same file). A deflated member whose ``record`` line is sha256 is then checked against
+        it before anything is written and copied without inflating; else it is ignored.
 
         The RECORD line written is computed from the content, ``sha256=<digest>,<size>``, whatever
         algorithm the source's line used (none for a directory entry). A failure before anything is
@@ -241,6 +248,21 @@ class WheelWriter:
         # The first read checks the source's local header: a bad one fails before anything is
         # written, leaving the writer usable.
         first = next(raw, b"")
+        if (
+            content_sha256 is not None
+            and record is not None
+            and record.hash_algorithm == "sha256"
+            and member.compress_type == zipfile.ZIP_DEFLATED
+        ):
+            if not record.digest_matches(content_sha256):
+                raise record_mismatch(label, record, content_sha256)
+            with self._writing(name) as file:
+                info.header_offset = file.tell()
+                file.write(info.FileHeader())
+                for _ in _written(file, first, raw):
+                    pass
+            self._register(info, RecordEntry(name, "sha256", encode_digest(content_sha256), member.file_size))
+            return
         hashers = [hashlib.sha256()]
         if record is not None and record.hash_algorithm not in (None, "sha256"):
             hashers.append(hashlib.new(record.hash_algorithm))
