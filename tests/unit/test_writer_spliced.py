@@ -38,13 +38,25 @@ def _digest(data: bytes) -> str:
 
 
 def _splice(
-    tmp_path: Path, source: Path, patches: list[tuple[int, bytes]], appended: bytes
+    tmp_path: Path,
+    source: Path,
+    patches: list[tuple[int, bytes]],
+    appended: bytes,
+    content_sha256: bytes | None = None,
 ) -> tuple[bytes, dict[str, str]]:
     target = tmp_path / "out" / source.name
     target.parent.mkdir(exist_ok=True)
     with Wheel.open(source) as wheel, WheelWriter(target) as writer:
         record = {entry.path: entry for entry in wheel.record()}
-        writer.add_spliced(wheel, NAME, patches=patches, appended=appended, mode=0o755, record=record[NAME])
+        writer.add_spliced(
+            wheel,
+            NAME,
+            patches=patches,
+            appended=appended,
+            mode=0o755,
+            record=record[NAME],
+            content_sha256=content_sha256,
+        )
         writer.close("pkg-1.0.dist-info/RECORD")
     with zipfile.ZipFile(target) as archive:
         lines = archive.read("pkg-1.0.dist-info/RECORD").decode().splitlines()
@@ -96,3 +108,18 @@ def test_old_content_that_does_not_match_record_is_refused(tmp_path: Path, where
             out.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
     with pytest.raises(WheelError, match="RECORD"):
         _splice(tmp_path, tampered, [(SIZE - 2000, b"patch")], b"")
+
+
+def test_a_given_digest_of_the_old_content_is_what_is_checked(tmp_path: Path) -> None:
+    """With the analysis's digest the old content is not hashed again: the right one gives the same
+    member and line as hashing does; a wrong one fails against RECORD before anything is written."""
+    content = _content()
+    source = make_wheel(tmp_path, "pkg", "1.0", {NAME: content})
+    patches = [(SIZE - 5000, b"NEW-DYNSTR")]
+    hashed = _splice(tmp_path, source, patches, b"tail")
+    given = _splice(tmp_path, source, patches, b"tail", hashlib.sha256(content).digest())
+    assert given == hashed
+    (tmp_path / "out" / source.name).unlink()
+    with pytest.raises(WheelError, match="RECORD"):
+        _splice(tmp_path, source, patches, b"tail", hashlib.sha256(b"other").digest())
+    assert not (tmp_path / "out" / source.name).exists()

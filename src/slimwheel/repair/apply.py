@@ -279,10 +279,12 @@ def _write_patched(
     *,
     record: RecordEntry,
     watch: EditWatch | None,
+    content_sha256: bytes | None = None,
 ) -> None:
     """Add an edited member: spliced (re-deflated only around the edits, every other compressed bit
     the input's) where it can be, else streamed through ``patch.apply`` and deflated whole. Either
-    way the input's content is checked against its CRC-32 and its RECORD line as it streams, and
+    way the input's content is checked against its CRC-32 and its RECORD line as it streams (a
+    splice given the analysis's ``content_sha256`` checks that instead of hashing it again), and
     ``watch`` sees the new content."""
     mode = member.unix_mode or 0o755
     if SPLICE_AVAILABLE and member.compress_type == zipfile.ZIP_DEFLATED:
@@ -295,6 +297,7 @@ def _write_patched(
             mode=mode,
             record=record,
             on_content=None if watch is None else watch.feed,
+            content_sha256=content_sha256,
         )
     else:
         hashed = _Hashed(wheel, record)
@@ -332,8 +335,10 @@ class _Edits:
         tables: Mapping[str, Sequence[tuple[int, int]]],
         saved: Mapping[str, SavedRanges],
         watch: Callable[[str, ElfPatch], EditWatch | None] | None,
+        digests: Mapping[str, bytes],
     ) -> None:
         self._wheel = wheel
+        self._digests = digests
         self._edits = {edit.path: (index, edit) for index, edit in enumerate(plan.edits)}
         self._records = records
         self._scratch = scratch
@@ -365,9 +370,10 @@ class _Edits:
             edited.unlink()  # a library of hundreds of MB: the scratch folder holds one at a time
         elif patch.changes_anything:
             seen = self._watch(name, patch) if self._watch is not None else None
-            _write_patched(writer, wheel, member, patch, record=record, watch=seen)
+            digest = self._digests.get(name)
+            _write_patched(writer, wheel, member, patch, record=record, watch=seen, content_sha256=digest)
         else:  # the edit would change nothing: the member as it is
-            writer.copy_raw(wheel, name, record=record)
+            writer.copy_raw(wheel, name, record=record, content_sha256=self._digests.get(name))
 
 
 def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
@@ -419,11 +425,19 @@ def apply_plan(
     with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
         records = checked_record(wheel)
         known = analysed.digests if analysed is not None and analysed.identity == wheel.identity else {}
+        edits = _Edits(
+            wheel,
+            plan,
+            records,
+            scratch,
+            patchelf,
+            tables=tables or {},
+            saved=saved or {},
+            watch=watch,
+            digests=known,
+        )
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"
-        edits = _Edits(
-            wheel, plan, records, scratch, patchelf, tables=tables or {}, saved=saved or {}, watch=watch
-        )
         dropped = set(plan.drop)
         inits = {e.init.path: e.init for e in plan.embedded if e.init.changes_anything}
         added = {f.path: f for e in plan.embedded for f in e.files}

@@ -338,6 +338,7 @@ class WheelWriter:
         mode: int,
         record: RecordEntry | None = None,
         on_content: Callable[[bytes | memoryview], None] | None = None,
+        content_sha256: bytes | None = None,
     ) -> None:
         """Add member ``name`` of ``source`` with ``patches`` ((offset, bytes), later ones winning
         where they overlap) written over its content and ``appended`` after it, re-deflating only
@@ -347,7 +348,10 @@ class WheelWriter:
         Only for a deflated member, and only where ``SPLICE_AVAILABLE``. The source's CRC-32 and
         size are checked as it streams, and its content against ``record`` (its line in the source's
         RECORD) when given: a mismatch is a WheelError naming the source (and breaks the writer, as
-        a member is half written). ``on_content`` sees the new content in order, once."""
+        a member is half written). ``on_content`` sees the new content in order, once.
+        ``content_sha256``: the source member's content sha256, as for :meth:`copy_raw`: with a
+        sha256 ``record`` it is checked against it before anything is written, and the old content
+        is then not hashed again (only the new, for the new RECORD line)."""
         self._check_open()
         self._check_name(name, file=True)
         if record is not None and record.path != name:
@@ -364,6 +368,10 @@ class WheelWriter:
             if problem is not None:
                 raise WheelError(label, problem, hint=RECORD_HINT)
         algorithm = record.hash_algorithm if record else None
+        if content_sha256 is not None and record is not None and algorithm == "sha256":
+            if not record.digest_matches(content_sha256):
+                raise record_mismatch(label, record, content_sha256)
+            algorithm = None  # proven: the splice hashes the new content only
         # The old and the new content agree up to the first patch (patchelf'd libraries keep their
         # tables near the end: most of a file): with sha256 on both sides, that part is hashed once.
         common = min((offset for offset, data in patches if data), default=member.file_size)
