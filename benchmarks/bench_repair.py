@@ -42,8 +42,12 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks._measure import Measurement, measure
+
+if TYPE_CHECKING:
+    from tests.support.corpus import CorpusWheel
 
 # Published wheels whose big libraries must be edited: project -> (slimwheel's extra options, the exit
 # statuses accepted, auditwheel's extra options). onnxruntime-gpu 1.31.1 (cp311): RPATH added to
@@ -61,6 +65,9 @@ from benchmarks._measure import Measurement, measure
 # wheels and an RPATH to libmxnet.so (850 MB) that does not fit where the old one was, so its 26 MB
 # .dynstr moves to an appended segment: the biggest edit of the set. It needs the system's libgomp,
 # which check reports (the input had it too): --allow-broken writes it.
+# torch 2.0.1 (cp311, 591 MiB): already requires NVIDIA's cu11 wheels, and its big libraries already
+# reach them by RPATH (in another order than repair writes, which it leaves: no lookup changes); repair
+# sets RPATH on two small files that name /usr/local/cuda/lib64: the case with nothing big to edit.
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
     "torchvision": (
         ("--preloaded", "torch"),
@@ -73,6 +80,11 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*"),
     ),
     "torch": ((), frozenset({0}), ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*")),
+    "torch==2.0.1": (
+        (),
+        frozenset({0}),
+        ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*"),
+    ),
     "mxnet-cu112": (
         ("--allow-broken",),
         frozenset({0, 1}),
@@ -331,7 +343,13 @@ def _fetch_real(projects: Sequence[str]) -> list[Path]:
     from tests.support.corpus import BENCH_ONLY, CORPUS, fetch
 
     entries = (*CORPUS, *BENCH_ONLY)
-    return [fetch(next(entry for entry in entries if entry.project == project)) for project in projects]
+    return [fetch(next(entry for entry in entries if _names(entry, project))) for project in projects]
+
+
+def _names(entry: CorpusWheel, case: str) -> bool:
+    """Whether ``case`` (``torch``, or ``torch==2.0.1`` where the set has two of a project) is ``entry``."""
+    project, _, version = case.partition("==")
+    return entry.project == project and (not version or entry.filename.split("-")[1] == version)
 
 
 def _real_tools(wheel: Path, project: str, work: Path, bindir: Path) -> list[Tool]:

@@ -318,6 +318,19 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         must_repair=True,
     ),
     CorpusWheel(
+        project="torch",
+        filename="torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl",
+        sha256="e617b1d0abaf6ced02dbb9486803abfef0d581609b09641b34fa315c9c40766d",
+        size=619_895_009,
+        vendors=(
+            "nothing: requires NVIDIA's cu11 wheels, and libtorch_cuda.so (626 MB) and the rest reach them "
+            "by an RPATH that lists them before $ORIGIN (left as it is: the order changes no lookup); "
+            "nvfuser_tests and nvfuser/_C.so name /usr/local/cuda/lib64 and get the NVIDIA folders"
+        ),
+        install_mb=2600,
+        must_repair=True,
+    ),
+    CorpusWheel(
         project="mxnet-cu112",
         filename="mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl",
         sha256="70137a60eef49241b1137231bbd6bdeedbb0eca83e136f864ead36998814bfe5",
