@@ -21,7 +21,7 @@ from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel, repair_to_json
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel, plan_for_cuda13, repair_to_json
 from tests.support.venvs import make_venv, pip_install, run_probe
 from tests.support.wheels import make_wheel
 
@@ -369,22 +369,15 @@ def test_build_environment_gives_linked_version_and_transitive_libraries(
 def test_a_failing_edit_leaves_no_output_and_the_input_untouched(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
 ) -> None:
-    from slimwheel.analysis import analyse_wheel
     from slimwheel.catalog.store import read_catalog
-    from slimwheel.repair import RepairError, RepairOptions, plan_repair
+    from slimwheel.repair import RepairError
     from slimwheel.repair.apply import apply_plan
 
     fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, "auditwheel")
     before = _sha256(fat)
     catalog = read_catalog(own_catalog)
     with Wheel.open(fat) as wheel:
-        plan = plan_repair(
-            analyse_wheel(wheel, catalog),
-            catalog,
-            requires_dist=wheel.requires_dist(),
-            dist_info=wheel.dist_info,
-            options=RepairOptions(cuda_major=13),
-        )
+        plan = plan_for_cuda13(wheel, catalog)
     out = tmp_path / "out"
     failing = tmp_path / "patchelf-that-fails"
     failing.write_text("#!/bin/sh\necho 'cannot patch this file' >&2\nexit 1\n")

@@ -22,10 +22,9 @@ from slimwheel.progress import Advance
 from slimwheel.repair import RepairOptions
 from slimwheel.repair.apply import AnalysedContent, apply_plan, find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
-from slimwheel.repair.plan import plan_repair
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
-from tests.support.solver import SOLVER_INIT, SOLVER_TAG
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, plan_for_cuda13
 from tests.support.wheels import make_wheel
 
 
@@ -285,13 +284,7 @@ def test_apply_takes_the_analysis_digests_only_from_the_same_file(
     wheel = _wheel(tmp_path, elf_zoo)
     catalog = read_catalog(own_catalog)
     with Wheel.open(wheel) as source:
-        plan = plan_repair(
-            analyse_wheel(source, catalog),
-            catalog,
-            requires_dist=source.requires_dist(),
-            dist_info=source.dist_info,
-            options=RepairOptions(cuda_major=13),
-        )
+        plan = plan_for_cuda13(source, catalog)
         identity = source.identity
     assert identity is not None
     untouched = "solver/misc/librelative.so.1"

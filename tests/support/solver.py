@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
+from slimwheel.analysis import analyse_wheel
+from slimwheel.catalog.model import Catalog
 from slimwheel.cli import main
+from slimwheel.repair import RepairOptions, RepairPlan, plan_repair
+from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
 
@@ -54,3 +58,14 @@ def repair_to_json(
     (result,) = json.loads(capsys.readouterr().out)["wheels"]
     assert isinstance(result, dict)
     return result
+
+
+def plan_for_cuda13(wheel: Wheel, catalog: Catalog) -> RepairPlan:
+    """The plan repair makes for ``wheel`` with --cuda 13, from a fresh analysis."""
+    return plan_repair(
+        analyse_wheel(wheel, catalog),
+        catalog,
+        requires_dist=wheel.requires_dist(),
+        dist_info=wheel.dist_info,
+        options=RepairOptions(cuda_major=13),
+    )

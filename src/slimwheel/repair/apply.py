@@ -390,6 +390,11 @@ class AnalysedContent:
     identity: tuple[int, int, int, int] | None
     digests: Mapping[str, bytes]
 
+    def digests_for(self, wheel: Wheel) -> Mapping[str, bytes]:
+        """The digests, where ``wheel`` is the file they were taken of; else none."""
+        same = self.identity is not None and self.identity == wheel.identity
+        return self.digests if same else {}
+
 
 def apply_plan(
     wheel_path: Path,
@@ -424,7 +429,7 @@ def apply_plan(
     env = os.environ if environ is None else environ
     with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
         records = checked_record(wheel)
-        known = analysed.digests if analysed is not None and analysed.identity == wheel.identity else {}
+        known = analysed.digests_for(wheel) if analysed is not None else {}
         edits = _Edits(
             wheel,
             plan,
