@@ -14,8 +14,9 @@ from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 
-from slimwheel.elf import read_elf_file
+from slimwheel.elf import EDIT_ENDS, edit_ranges, read_elf_file
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
+from slimwheel.wheel.view import SavedRanges
 from tests.support.elfbuild import compile_shared, find_tool, strip_section_headers
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
@@ -223,14 +224,20 @@ def test_same_result_as_patchelf(tmp_path: Path) -> None:
     assert (a.needed, a.rpath, a.runpath, a.version_needs) == (b.needed, b.rpath, b.runpath, b.version_needs)
 
 
+def _many_names(tmp_path: Path, count: int = 20000, padding: int = 0) -> Path:
+    stem = "a_rather_long_exported_variable_name_like_cpp_mangling_" + "x" * padding
+    names = [f"{stem}{i:06d}" for i in range(count)]
+    variables = "".join(f"int {name} = {i};\n" for i, name in enumerate(names))
+    source = variables + "int user_value(void) { return 41; }\n"
+    return compile_shared(tmp_path / "libbig.so", {"big.c": source}, soname="libbig.so", rpath="$ORIGIN")
+
+
 def test_an_appended_segment_copies_a_big_dynstr_once(tmp_path: Path) -> None:
     # A C++ library's .dynstr is tens of MB (26 MB in mxnet-cu112's libmxnet.so): planning the edit
     # made seven copies of it and of its references at once, 200 MB; now the table is read, then
     # written once into the appended bytes.
-    names = [f"a_rather_long_exported_variable_name_like_cpp_mangling_{i:06d}" for i in range(20000)]
-    variables = "".join(f"int {name} = {i};\n" for i, name in enumerate(names))
-    source = variables + "int user_value(void) { return 41; }\n"
-    library = compile_shared(tmp_path / "libbig.so", {"big.c": source}, soname="libbig.so", rpath="$ORIGIN")
+    names = range(20000)
+    library = _many_names(tmp_path, len(names))
     dynstr = read_elf_file(library).section(".dynstr")
     assert dynstr is not None
     assert dynstr.size > len(names) * 60
@@ -244,6 +251,36 @@ def test_an_appended_segment_copies_a_big_dynstr_once(tmp_path: Path) -> None:
     assert patch.how == "appended segment"
     assert patch.abandoned == ((dynstr.offset, dynstr.size),)
     assert peak < 3 * dynstr.size, f"planning held {peak / dynstr.size:.1f} times .dynstr"
+    edited = _edited(library, tmp_path / "edited.so", patch)
+    assert read_elf_file(edited).rpath == (wanted,)
+    _loads(edited, "user_value", 41)
+
+
+def test_planned_from_saved_tables_the_dynstr_is_read_once(tmp_path: Path) -> None:
+    """Repair plans an edit from the tables its analysis saved (``SavedRanges``). Reading .dynstr
+    through io.RawIOBase's read held it twice on top of the saved bytes (a buffer, then bytes): with
+    TensorFlow's 47 MB table that took the repair to 235 MiB. Now it is one piece of the saved bytes,
+    handed on as it is."""
+    library = _many_names(tmp_path, 4000, padding=600)  # C++-like names: the table is most of it
+    facts = read_elf_file(library)
+    dynstr = facts.section(".dynstr")
+    assert dynstr is not None
+    data = library.read_bytes()
+    ranges = edit_ranges(data[:EDIT_ENDS], len(data), facts.sections)
+    with library.open("rb") as content:
+        saved = SavedRanges.save("libbig.so", len(data), content, ranges, tmp_path / "saved.tables")
+    kept = sum(length for _, length in saved.ranges)
+    wanted = "$ORIGIN/../a/folder/whose/name/does/not/fit/where/the/old/search/path/was"
+    tracemalloc.start()
+    try:
+        with saved.open() as view:
+            patch = plan_edit(view, search_path=(wanted,))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert patch.how == "appended segment"
+    beyond = (peak - kept) / dynstr.size
+    assert beyond < 1.2, f"held {beyond:.1f} times .dynstr beyond the saved bytes"
     edited = _edited(library, tmp_path / "edited.so", patch)
     assert read_elf_file(edited).rpath == (wanted,)
     _loads(edited, "user_value", 41)

@@ -580,3 +580,23 @@ def test_a_stored_member_s_view_cannot_be_extended(pristine_view_wheel: Path) ->
             pytest.raises(ValueError, match="stored"),
         ):
             view.extended(iter([b""]), [(0, 1)])
+
+
+def test_read_hands_a_whole_piece_over_and_copies_part_of_one_once() -> None:
+    first, second = bytes(range(256)) * 64, b"z" * 5000
+    view = MemberView("m", 30000, pieces=[(0, first), (20000, second)])
+    assert view.read(len(first)) is first  # immutable: no copy needed
+    view.seek(10)
+    assert view.read(100) == first[10:110]
+    view.seek(20000)
+    assert view.read(5000) is second
+    view.seek(20100)
+    assert view.read(200) == second[100:300]
+    view.seek(16000)
+    with pytest.raises(MissingRangeError):
+        view.read(1000)  # runs from the first piece into what was not kept
+    whole = MemberView("w", 3, pieces=[(0, b"abc")])
+    assert whole.read() == b"abc"
+    assert whole.read(-1) == whole.read(5) == b""  # at the end
+    whole.seek(1)
+    assert whole.readall() == b"bc"

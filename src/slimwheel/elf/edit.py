@@ -85,11 +85,14 @@ class Patch:
 @dataclass(frozen=True)
 class ElfPatch:
     """The edited file: the original's ``original_size`` bytes with ``patches`` written over them,
-    then ``appended``. No patches and nothing appended: the file would come out the same."""
+    then the ``appended`` pieces, in order. No patches and nothing appended: the file would come out
+    the same."""
 
     original_size: int
     patches: tuple[Patch, ...]
-    appended: bytes
+    # Pieces, never joined: a moved .dynstr (47 MB in TensorFlow's libtensorflow_cc.so.2) is the old
+    # table itself, a piece of its own, so that it is held once, not copied into one bytes object.
+    appended: tuple[bytes, ...]
     how: str  # "unchanged", "in place" or "appended segment"
     # (offset, length) of tables of the original that the edited file no longer reads: the old
     # .dynstr, once an appended segment holds the new one.
@@ -97,17 +100,21 @@ class ElfPatch:
 
     @property
     def size(self) -> int:
-        return self.original_size + len(self.appended)
+        return self.original_size + self.appended_size
+
+    @property
+    def appended_size(self) -> int:
+        return sum(map(len, self.appended))
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.patches or self.appended)
+        return bool(self.patches or self.appended_size)
 
     @property
     def written(self) -> tuple[tuple[int, int], ...]:
         """(offset, length) of the edited file's bytes the patch writes: those it overwrites, then
         the appended ones."""
-        appended = ((self.original_size, len(self.appended)),) if self.appended else ()
+        appended = ((self.original_size, self.appended_size),) if self.appended_size else ()
         return (*((p.offset, len(p.data)) for p in self.patches), *appended)
 
     def apply(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -123,8 +130,7 @@ class ElfPatch:
             yield edited
         if offset != self.original_size:
             raise ValueError(f"the file holds {offset} bytes, not {self.original_size}")
-        if self.appended:
-            yield self.appended
+        yield from (piece for piece in self.appended if piece)
 
 
 @dataclass(frozen=True)
@@ -357,7 +363,7 @@ def plan_edit(
     }
     tags_changed = any(dynamic[i][0] != elf.dynamic[i][0] for i in range(len(dynamic)))
     if not wanted and not removed and not tags_changed:
-        return ElfPatch(elf.size, (), b"", "unchanged")
+        return ElfPatch(elf.size, (), (), "unchanged")
     try:
         return _in_place(elf, dynamic, wanted, removed)
     except EditUnsupportedError:
@@ -414,7 +420,7 @@ def _in_place(
     patches += [
         Patch(who[1], elf.layout.u32.pack(offset)) for who, offset in placed.items() if who[0] == "vn_file"
     ]
-    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), b"", "in place")
+    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), (), "in place")
 
 
 def _only_readers(elf: _Elf, offset: int, length: int, owners: set[tuple[str, int]]) -> bool:
@@ -509,7 +515,8 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
         else p
         for p in phdrs
     ]
-    appended = b"".join([bytes(start - elf.size), *(elf.pack_phdr(p) for p in phdrs), elf.dynstr, added])
+    headers = b"".join([bytes(start - elf.size), *(elf.pack_phdr(p) for p in phdrs)])
+    appended = (headers, elf.dynstr, bytes(added))
     for who, text in wanted.items():
         if who[0] == "dyn":
             dynamic[who[1]][1] = offsets[text]

@@ -54,8 +54,10 @@ __all__ = [
     "HOLD_LIMIT",
     "SPAN_LEVEL",
     "SPLICE_AVAILABLE",
+    "Appended",
     "BlockInflater",
     "SpliceStats",
+    "appended_pieces",
     "splice_deflate",
 ]
 
@@ -319,13 +321,22 @@ class SpliceStats:
     spans: int = 0
 
 
+# Bytes to append after the original content: one bytes object, or its pieces in order.
+Appended = bytes | tuple[bytes, ...]
+
+
+def appended_pieces(appended: Appended) -> tuple[bytes, ...]:
+    """``appended`` as pieces in order (a bytes object is one piece)."""
+    return (appended,) if isinstance(appended, bytes) else appended
+
+
 def splice_deflate(
     raw: Iterable[bytes],
     *,
     size: int,
     crc: int,
     patches: Sequence[tuple[int, bytes]],
-    appended: bytes,
+    appended: Appended,
     on_content: Callable[[bytes | memoryview], None],
     on_original: Callable[[bytes], None] | None = None,
     stats: SpliceStats | None = None,
@@ -333,7 +344,8 @@ def splice_deflate(
 ) -> Iterator[bytes]:
     """The raw deflate data of the original content (``raw``: its raw deflate data; ``size`` bytes
     of CRC-32 ``crc``, checked at the end) with ``patches`` (offset, bytes) written over it and
-    ``appended`` after it. ``on_content`` sees the new content in order, once; ``on_original`` the
+    ``appended`` after it (bytes, or pieces of them in order). ``on_content`` sees the new content in
+    order, once; ``on_original`` the
     original content (to hash it against RECORD). ``inflater``: which of ``BLOCK_INFLATERS`` walks
     the original (the first, the fastest, by default)."""
     if inflater is None:
@@ -378,14 +390,15 @@ class _Splicer:
     def __init__(
         self,
         patches: Sequence[tuple[int, bytes]],
-        appended: bytes,
+        appended: Appended,
         on_content: Callable[[bytes | memoryview], None],
         stats: SpliceStats,
     ) -> None:
         # Edited byte ranges, merged; the patches in order (a later one wins where two overlap).
         self._dirty = merge_ranges(sorted((offset, offset + len(data)) for offset, data in patches if data))
         self._patches = [(offset, data) for offset, data in patches if data]
-        self._appended = appended
+        # Pieces, never joined: a moved .dynstr is tens of MB, and its pieces are the old table itself.
+        self._appended = appended_pieces(appended)
         self._on_content = on_content
         self._stats = stats
         self._out = _Bits()
@@ -433,19 +446,20 @@ class _Splicer:
 
     def end(self, end_bit: int) -> Iterator[bytes]:
         """The final block ended (``end_bit`` rounded up to a byte)."""
-        if self._appended and not self._redeflating:
+        if any(self._appended) and not self._redeflating:
             yield from self._start_redeflating()
         if not self._redeflating:
             yield from self._reuse(end_bit)
         if self._span is not None:
             # In pieces: appended bytes can be tens of MB (a moved .dynstr), and a span's output is
             # inflated again to prove it, which would hold another copy of them whole.
-            appended = memoryview(self._appended)  # pieces of it, not copies: a watch may keep them
-            for start in range(0, len(appended), _OUT_SIZE):
-                piece = appended[start : start + _OUT_SIZE]
-                self._on_content(piece)
-                yield self._span_compress(piece)
-            self._stats.redeflated += len(self._appended)
+            for whole in self._appended:
+                appended = memoryview(whole)  # pieces of it, not copies: a watch may keep them
+                for start in range(0, len(appended), _OUT_SIZE):
+                    piece = appended[start : start + _OUT_SIZE]
+                    self._on_content(piece)
+                    yield self._span_compress(piece)
+                self._stats.redeflated += len(appended)
             yield self._span_close(zlib.Z_FINISH)
         yield self._out.flush()
 

@@ -47,7 +47,7 @@ from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
-from slimwheel.wheel.splice import SPLICE_AVAILABLE, splice_deflate
+from slimwheel.wheel.splice import SPLICE_AVAILABLE, Appended, appended_pieces, splice_deflate
 
 __all__ = [
     "RECORD_HINT",
@@ -334,7 +334,7 @@ class WheelWriter:
         name: str,
         *,
         patches: Sequence[tuple[int, bytes]],
-        appended: bytes,
+        appended: Appended,
         mode: int,
         record: RecordEntry | None = None,
         on_content: Callable[[bytes | memoryview], None] | None = None,
@@ -403,7 +403,11 @@ class WheelWriter:
                 raise record_mismatch(label, record, digest)
 
         self._add_deflated(
-            name, produce, member.file_size + len(appended), _check_mode(mode), content_hash=twin
+            name,
+            produce,
+            member.file_size + sum(map(len, appended_pieces(appended))),
+            _check_mode(mode),
+            content_hash=twin,
         )
 
     def close(self, record_path: str) -> None:
