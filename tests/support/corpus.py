@@ -331,6 +331,18 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         must_repair=True,
     ),
     CorpusWheel(
+        project="tensorflow",
+        filename="tensorflow-2.15.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="bb0edd69103c154245c5f209f0507355cc68ba7e4de350084bc31edc562478e4",
+        size=475_258_663,
+        vendors=(
+            "nothing to repair (its CUDA libraries are dlopen'ed from NVIDIA's wheels, an optional extra; "
+            "NCCL linked statically); benchmarks/bench_edit_memory.py forces an edit of "
+            "libtensorflow_cc.so.2 (978 MB) whose 47 MB .dynstr must move"
+        ),
+        install_mb=1500,
+    ),
+    CorpusWheel(
         project="mxnet-cu112",
         filename="mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl",
         sha256="70137a60eef49241b1137231bbd6bdeedbb0eca83e136f864ead36998814bfe5",
