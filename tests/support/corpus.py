@@ -157,6 +157,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=12,
     ),
     CorpusWheel(
+        project="ctranslate2",
+        filename="ctranslate2-3.24.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="17f8a67684404a776cd2961ff98a6aa0b2fe0ec0488b58d903df3ae1cb6136f3",
+        size=37_004_082,
+        vendors=(
+            "auditwheel copy ctranslate2.libs/libcudnn-f0ff4753.so.8.1.1 (cuDNN 8's dispatcher, without the "
+            "libraries it loads), which CUDA 11 and CUDA 12 wheels both ship; only its classifiers "
+            "('Environment :: GPU :: NVIDIA CUDA :: 11.0' ... '11.8') tell the major: repair refused it "
+            "as ambiguous"
+        ),
+        install_mb=1200,  # cuDNN 8 for CUDA 11 with its cuBLAS, numpy, pyyaml
+        must_repair=True,
+        cuda_major=11,
+        adds=("nvidia-cudnn-cu11",),
+    ),
+    CorpusWheel(
         project="cupy-cuda11x",
         filename="cupy_cuda11x-12.3.0-cp311-cp311-manylinux2014_x86_64.whl",
         sha256="4173486906388c91a70f639003313b96e9449cb8a008137e8ac4bcd872bcf34c",

@@ -102,6 +102,36 @@ def test_a_major_that_cannot_be_chosen_is_refused(
         _plan(_report(*sonames), **options)
 
 
+@pytest.mark.parametrize(
+    ("classifiers", "major"),
+    [
+        # ctranslate2 3.24.0 vendors libcudnn.so.8 (CUDA 11 and 12 wheels ship it) and claims 11.0-11.8.
+        (("Environment :: GPU :: NVIDIA CUDA :: 11.2", "Environment :: GPU :: NVIDIA CUDA :: 11.8"), 11),
+        (("Environment :: GPU :: NVIDIA CUDA :: 12",), 12),
+        (("Environment :: GPU :: NVIDIA CUDA :: 11.8", "Environment :: GPU :: NVIDIA CUDA :: 12.4"), None),
+        (("Environment :: GPU :: NVIDIA CUDA",), None),  # no version: no word
+        (("Environment :: GPU :: NVIDIA CUDA :: 13.0",), None),  # no CUDA 13 wheel ships it
+    ],
+)
+def test_the_classifiers_tell_the_major_where_the_libraries_do_not(
+    classifiers: tuple[str, ...], major: int | None
+) -> None:
+    def plan() -> RepairPlan:
+        return plan_repair(
+            _report("libnvToolsExt.so.1"),
+            CATALOG,
+            requires_dist=(),
+            dist_info="pkg-1.0.dist-info",
+            classifiers=classifiers,
+        )
+
+    if major is None:
+        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide"):
+            plan()
+    else:
+        assert plan().cuda_major == major
+
+
 def test_a_library_the_catalog_knows_for_no_other_major_does_not_rule_that_major_out() -> None:
     """cupy-cuda11x 12.3.0 links libcublas.so.11 and libcudnn.so.8; the catalog learns CUDA 11's
     toolkit wheels but not nvidia-cudnn-cu11, so cuDNN's silence about CUDA 11 is no answer: CUDA 11

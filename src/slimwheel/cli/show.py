@@ -151,6 +151,7 @@ def _outlook(path: Path, report: WheelReport, catalog: Catalog) -> RepairOutlook
                 requires_dist=source.requires_dist(),
                 dist_info=source.dist_info,
                 python_sources=python_sources(source),
+                classifiers=source.metadata().get_all("Classifier") or (),
             )
         except SlimwheelError as exc:
             return outlook_from_report(report, f"repair would refuse: {exc}")

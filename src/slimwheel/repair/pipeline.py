@@ -389,6 +389,7 @@ def _plan(
         if environment is None
         else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
         embed=None if embed is None else embed_request(wheel, tuple(embed)),
+        classifiers=wheel.metadata().get_all("Classifier") or (),
     )
     plan = planning()
     if plan.assumed_floors and exports is not None:

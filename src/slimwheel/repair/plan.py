@@ -244,9 +244,13 @@ def _choose_major(
     catalog: Catalog,
     platform: Platform,
     options: RepairOptions,
+    *,
     required: set[int],
+    claimed: set[int],
 ) -> int | None:
-    """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs.
+    """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs. Where several
+    fit: the one the wheel's requirements admit, else the one its identified copies were made for,
+    else the one its classifiers claim (``claimed``), each only when it is one.
 
     Sonames no NVIDIA wheel ships at all (CUDA 10's ``libcudart.so.10.2``) say nothing: their copies
     stay. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them.
@@ -300,11 +304,21 @@ def _choose_major(
     }
     if len(identified) == 1 and identified <= possible:
         return next(iter(identified))
+    if len(claimed) == 1 and claimed <= possible:  # ctranslate2 3.24: "NVIDIA CUDA :: 11.0" ... "11.8"
+        return next(iter(claimed))
     listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
     raise RepairError(
         f"both {listed} wheels provide {', '.join(sorted(by_soname))}",
         hint="pass --cuda with the major the wheel was built for",
     )
+
+
+_CUDA_CLASSIFIER = re.compile(r"Environment :: GPU :: NVIDIA CUDA :: (\d+)(?:\.\d+)*")
+
+
+def _majors_claimed(classifiers: Sequence[str]) -> set[int]:
+    """The CUDA majors the wheel's trove classifiers name (``Environment :: GPU :: NVIDIA CUDA :: 12``)."""
+    return {int(match[1]) for text in classifiers if (match := _CUDA_CLASSIFIER.fullmatch(text.strip()))}
 
 
 def _optional_only(existing: Sequence[WheelRequirement]) -> frozenset[str]:
@@ -1001,19 +1015,24 @@ def plan_repair(
     environment: InstalledProviders | None = None,
     embed: EmbedRequest | None = None,
     floors: Mapping[str, SymbolFloor] | None = None,
+    classifiers: Sequence[str] = (),
 ) -> RepairPlan:
     """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
     (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
     ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call.
     ``floors``: per distribution, the oldest release exporting what the wheel imports from it, the
-    floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``)."""
+    floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``).
+    ``classifiers``: the wheel's trove classifiers, whose ``Environment :: GPU :: NVIDIA CUDA :: 11.2``
+    tell the CUDA major where the libraries it needs do not (cuDNN 8 has CUDA 11 and 12 wheels)."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
     _decide_drops(report, options, python_sources or {}, draft)
     existing = read_requirements(requires_dist, marker_environment(platform, None))
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
-    major = _choose_major(needs, catalog, platform, options, _majors_required(catalog, existing))
+    required = _majors_required(catalog, existing)
+    claimed = _majors_claimed(classifiers)
+    major = _choose_major(needs, catalog, platform, options, required=required, claimed=claimed)
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
