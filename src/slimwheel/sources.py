@@ -19,7 +19,7 @@ from slimwheel.elf import ELF_MAGIC, read_elf
 from slimwheel.errors import ElfError, InputError
 from slimwheel.wheel import CHUNK_SIZE, KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
 from slimwheel.wheel.reader import describe_file_type, not_a_wheel_name, open_regular_file
-from slimwheel.wheel.view import ChunkCallback
+from slimwheel.wheel.view import ChunkCallback, seen_by
 
 __all__ = ["ArchiveSource", "LooseFiles", "check_stored_elf_members", "open_source"]
 
@@ -129,10 +129,8 @@ class LooseFiles:
         if on_chunk is None:
             return
         with self._files[name].open("rb") as file:
-            offset = 0
-            while chunk := file.read(CHUNK_SIZE):
-                on_chunk(offset, chunk)
-                offset += len(chunk)
+            for _ in seen_by(iter(lambda: file.read(CHUNK_SIZE), b""), on_chunk):
+                pass
 
     def open_member(self, name: str) -> BinaryIO:
         return self._files[name].open("rb")

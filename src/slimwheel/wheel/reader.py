@@ -44,7 +44,7 @@ from slimwheel.wheel.streams import (
     describe_error,
     wheel_errors,
 )
-from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView
+from slimwheel.wheel.view import ChunkCallback, KeepRanges, MemberView, seen_by
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -495,13 +495,9 @@ class Wheel:
         with spool:  # closes either kind
             # Read failures are WheelErrors already; this names a full temporary disk the same way.
             with closing(self._content(info, "cannot read")) as chunks:
-                offset = 0
-                for chunk in chunks:
+                for chunk in seen_by(chunks, on_chunk):
                     with wheel_errors(self._source, f"cannot unpack {name} to a temporary file"):
                         spool.write(chunk)
-                    if on_chunk is not None:
-                        on_chunk(offset, chunk)
-                        offset += len(chunk)
             spool.seek(0)
             yield spool
 
@@ -555,10 +551,8 @@ class Wheel:
     def _feed_stored(self, info: zipfile.ZipInfo, on_chunk: ChunkCallback) -> None:
         """Hand a stored member's bytes to ``on_chunk``, reading it once (CRC-checked)."""
         with closing(self._content(info, "cannot read", start=self._data_offset(info))) as chunks:
-            offset = 0
-            for chunk in chunks:
-                on_chunk(offset, chunk)
-                offset += len(chunk)
+            for _ in seen_by(chunks, on_chunk):
+                pass
 
     def iter_member_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """A member's content in pieces of at most ``chunk_size`` bytes (CRC checked at the end)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -23,9 +23,30 @@ from slimwheel.wheel.streams import ArchiveWindow
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["ChunkCallback", "KeepRanges", "MemberView", "MissingRangeError", "SavedRanges", "ViewBuilder"]
+__all__ = [
+    "ChunkCallback",
+    "KeepRanges",
+    "MemberView",
+    "MissingRangeError",
+    "SavedRanges",
+    "ViewBuilder",
+    "seen_by",
+]
 
 ChunkCallback = Callable[[int, bytes], None]  # (offset in the member, inflated bytes), in order
+
+
+def seen_by(chunks: Iterable[bytes], on_chunk: ChunkCallback | None) -> Iterator[bytes]:
+    """``chunks`` (a member's content from its start), each handed to ``on_chunk`` with its offset
+    as it passes."""
+    offset = 0
+    for chunk in chunks:
+        if on_chunk is not None:
+            on_chunk(offset, chunk)
+        offset += len(chunk)
+        yield chunk
+
+
 # Given the member's first bytes, the extra (offset, length) ranges to keep: an ELF file's program
 # headers, at its start, say where .dynamic and the notes are, which may sit in the middle.
 KeepRanges = Callable[[bytes], Iterable[tuple[int, int]]]
@@ -93,9 +114,7 @@ class MemberView(io.RawIOBase):
         sees every chunk first. Raises ValueError when the chunks hold more or fewer than ``size``
         bytes (the Wheel's chunks are checked before they get here). See :class:`ViewBuilder`."""
         builder = ViewBuilder(name, size, head=head, tail=tail, keep=keep)
-        for chunk in chunks:
-            if on_chunk is not None:
-                on_chunk(builder.offset, chunk)
+        for chunk in seen_by(chunks, on_chunk):
             builder.feed(chunk)
         return builder.finish()
 
