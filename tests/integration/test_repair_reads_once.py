@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ from slimwheel.catalog.store import read_catalog
 from slimwheel.check import check_wheel
 from slimwheel.errors import InputError, WheelError
 from slimwheel.progress import Advance
-from slimwheel.repair import RepairOptions, pipeline
+from slimwheel.repair import RepairOptions
 from slimwheel.repair.apply import AnalysedContent, apply_plan, find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
-from slimwheel.repair.plan import plan_repair
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.solver import SOLVER_INIT, SOLVER_TAG, plan_for_cuda13
@@ -200,25 +198,13 @@ def _recompressed(path: Path, level: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize(
-    ("compression", "copied"),
-    [(zipfile.ZIP_DEFLATED, False), (zipfile.ZIP_DEFLATED, True), (zipfile.ZIP_STORED, False)],
-    ids=["deflated", "deflated-from-its-inflated-copy", "stored"],
-)
+@pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
 def test_an_edited_member_is_spliced_when_deflated_and_deflated_whole_when_stored(
-    elf_zoo: ElfZoo,
-    own_catalog: Path,
-    tmp_path: Path,
-    compression: int,
-    copied: bool,
-    monkeypatch: pytest.MonkeyPatch,
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, compression: int
 ) -> None:
     """A deflated member is re-deflated only around its edits: the compressed bits between them are
     the input's (deflated here at level 1, which repair never uses), and it grows by a few bytes at most; a
-    stored one is deflated whole. Either way the output passes check. ``copied``: the analysis
-    inflates every library into a file (as it does big ones), from which apply splices it."""
-    if copied:
-        monkeypatch.setattr(pipeline, "INFLATED_COPY_ABOVE", 0)
+    stored one is deflated whole. Either way the output passes check."""
     tail = b"".join(b"symbol_%d\n" % (i * 7919 % 10007) for i in range(30_000))  # between the edits
     files = {
         "solver/__init__.py": SOLVER_INIT,
@@ -311,128 +297,3 @@ def test_apply_takes_the_analysis_digests_only_from_the_same_file(
     written = apply_plan(wheel, plan, out, analysed=AnalysedContent(other_file, wrong))
     with Wheel.open(written) as output:
         output.verify()
-
-
-# -- big members inflated into files, from which apply splices them without inflating them again -----
-
-
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_the_analysis_inflates_big_members_into_files_with_their_blocks(
-    jobs: int, elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
-) -> None:
-    """In this process and in a worker: each library bigger than ``copies_above`` lands in the tables
-    folder, its content as it is, hashed on the way; discarding keeps only the ones asked for."""
-    wheel = _wheel(tmp_path, elf_zoo)
-    folder = tmp_path / "tables"
-    folder.mkdir()
-    cache = InspectionCache(folder, hashes_content=True, copies_above=0)
-    with Wheel.open(wheel) as source:
-        analyse_wheel(source, read_catalog(own_catalog), cache=cache, jobs=jobs, parallel_bytes=0)
-        copies = cache.inflated_copies(source)
-        libraries = sorted(m.name for m in source.members if m.name.endswith(".so") or ".so." in m.name)
-        assert sorted(copies) == libraries
-        for name, copy in copies.items():
-            content = source.read_member(name)
-            assert copy.path.parent == folder
-            assert copy.path.read_bytes() == content
-            member = source.member(name)
-            assert (copy.size, copy.crc, copy.raw_size) == (len(content), member.crc, member.compress_size)
-        assert cache.content_digests(source) == {
-            name: hashlib.sha256(source.read_member(name)).digest() for name in libraries
-        }
-        cache.discard_copies(source, keep=["solver/_solver.so"])
-        assert sorted(cache.inflated_copies(source)) == ["solver/_solver.so"]
-    assert [p.name.endswith(".content") for p in folder.iterdir()].count(True) == 1
-    plain = InspectionCache(folder)
-    with Wheel.open(wheel) as source:
-        analyse_wheel(source, read_catalog(own_catalog), cache=plain)
-        assert plain.inflated_copies(source) == {}  # not asked: none made (show, check)
-
-
-@pytest.mark.parametrize("same_file", [True, False])
-def test_apply_splices_from_the_inflated_copy_only_of_the_same_file(
-    same_file: bool, elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path
-) -> None:
-    """A copy damaged after the analysis fails the member's CRC-32 as it is replayed: so apply read
-    it instead of inflating the member, and a wrong copy never becomes a member. Named as taken of
-    another file, it is not read: the member is inflated and written as it should be."""
-    wheel = _wheel(tmp_path, elf_zoo)
-    catalog = read_catalog(own_catalog)
-    folder = tmp_path / "tables"
-    folder.mkdir()
-    cache = InspectionCache(folder, hashes_content=True, copies_above=0)
-    with Wheel.open(wheel) as source:
-        report = analyse_wheel(source, catalog, cache=cache)
-        plan = plan_repair(
-            report,
-            catalog,
-            requires_dist=source.requires_dist(),
-            dist_info=source.dist_info,
-            options=RepairOptions(cuda_major=13),
-        )
-        identity = source.identity
-        copies = cache.inflated_copies(source)
-    assert identity is not None
-    edited = "solver/_solver.so"
-    assert [edit.path for edit in plan.edits] == [edited]
-    damaged = bytearray(copies[edited].path.read_bytes())
-    damaged[len(damaged) // 2] ^= 0x40
-    copies[edited].path.write_bytes(bytes(damaged))
-    named = identity if same_file else (identity[0], identity[1] + 1, *identity[2:])
-    analysed = AnalysedContent(named, {}, {edited: copies[edited]})
-    out = tmp_path / "out"
-    if same_file:
-        with pytest.raises(WheelError, match=f"{re.escape(edited)}.*CRC-32"):
-            apply_plan(wheel, plan, out, analysed=analysed)
-        assert not out.exists() or list(out.iterdir()) == []
-        return
-    written = apply_plan(wheel, plan, out, analysed=analysed)
-    with Wheel.open(written) as output:
-        output.verify()
-
-
-class _DamagingCopies(_Recorded):
-    """A Progress that, as writing starts, flips one byte of every inflated copy in ``scratch``."""
-
-    def __init__(self, scratch: Path) -> None:
-        super().__init__()
-        self.scratch = scratch
-        self.damaged: list[str] = []
-
-    @contextlib.contextmanager
-    def step(self, description: str, *, total: int | None = None, unit: str = "steps") -> Iterator[Advance]:
-        if description.startswith("writing "):
-            for copy in self.scratch.glob("slimwheel-repair-*/tables/*.content"):
-                data = bytearray(copy.read_bytes())
-                data[len(data) // 2] ^= 0x40
-                copy.write_bytes(bytes(data))
-                self.damaged.append(copy.name)
-        with super().step(description, total=total, unit=unit) as advance:
-            yield advance
-
-
-def test_repair_splices_the_members_it_edits_from_the_analysis_copies(
-    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Between planning and writing, only the edited member's copy is left (the others are removed
-    once planned), and writing reads it: damaged there, the repair stops on its CRC-32, writing
-    nothing and leaving no scratch behind."""
-    monkeypatch.setattr(pipeline, "INFLATED_COPY_ABOVE", 0)
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    wheel = _wheel(tmp_path, elf_zoo)
-    damaging = _DamagingCopies(scratch)
-    out = tmp_path / "out"
-    with pytest.raises(WheelError, match=r"solver/_solver\.so.*CRC-32"):
-        repair_wheel(
-            wheel,
-            out,
-            read_catalog(own_catalog),
-            options=RepairOptions(cuda_major=13),
-            allow_broken=True,
-            progress=damaging,
-        )
-    assert len(damaging.damaged) == 1  # the extension's; the kept library's and the dropped copy's: none
-    assert list(scratch.iterdir()) == []
-    assert [p.name for p in out.iterdir()] == []

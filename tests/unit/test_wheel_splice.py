@@ -7,10 +7,8 @@ content the patches make; the original streams come from zlib at several levels 
 
 from __future__ import annotations
 
-import io
 import random
 import zlib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +21,8 @@ from slimwheel.wheel.splice import (
     BLOCK_INFLATERS,
     SPLICE_AVAILABLE,
     BlockInflater,
-    InflatedCopy,
     SpliceStats,
     _padding,
-    inflate_to_file,
     splice_deflate,
 )
 
@@ -96,41 +92,6 @@ def _splice(
     return out, b"".join(seen), stats
 
 
-def _inflated_copy(raw: bytes, content: bytes, folder: Path, chunk: int = 65_536) -> InflatedCopy:
-    path = folder / "content"
-    seen: list[bytes] = []
-    with path.open("wb") as target:
-        copy = inflate_to_file(
-            [raw[i : i + chunk] for i in range(0, len(raw), chunk)],
-            size=len(content),
-            crc=zlib.crc32(content),
-            target=target,
-            path=path,
-            on_content=seen.append,
-        )
-    assert b"".join(seen) == path.read_bytes() == content
-    return copy
-
-
-def _spliced_from_copy(
-    raw: bytes, copy: InflatedCopy, patches: list[tuple[int, bytes]], appended: bytes, chunk: int = 65_536
-) -> tuple[bytes, bytes, SpliceStats]:
-    seen: list[bytes | memoryview] = []
-    stats = SpliceStats()
-    pieces = splice_deflate(
-        [raw[i : i + chunk] for i in range(0, len(raw), chunk)],
-        size=copy.size,
-        crc=copy.crc,
-        patches=patches,
-        appended=appended,
-        on_content=seen.append,
-        stats=stats,
-        inflated=copy,
-    )
-    out = b"".join(pieces)
-    return out, b"".join(bytes(piece) for piece in seen), stats
-
-
 def _inflated_both_ways(raw: bytes) -> bytes:
     by_zlib = zlib.decompressobj(-zlib.MAX_WBITS)
     content = by_zlib.decompress(raw)
@@ -177,81 +138,6 @@ def test_random_edits_of_random_streams_decode_to_the_edited_content(
     expected = _expected(content, patches, appended)
     assert seen == expected
     assert _inflated_both_ways(out) == expected
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_a_splice_from_an_inflated_copy_is_the_walks_bit_for_bit(seed: int, tmp_path: Path) -> None:
-    """The copy's block starts replay the walk's events: the same stream, the same content seen,
-    the same blocks reused, without inflating the original again."""
-    rng = random.Random(seed)
-    size = rng.choice([0, 1, 37, 40_000, 300_000, 1_500_000])
-    content = _content(rng, size)
-    raw = _deflate(content, level=rng.choice([0, 1, 6, 9]), mem_level=rng.choice([1, 8, 9]))
-    patches = []
-    for _ in range(rng.randint(0, 5) if size else 0):
-        offset = rng.randrange(size)
-        patches.append((offset, rng.randbytes(rng.randint(1, min(300, size - offset)))))
-    appended = rng.randbytes(rng.choice([0, 0, 1, 9_000]))
-    chunk = rng.choice([1, 997, 65_536]) if len(raw) < 50_000 else rng.choice([997, 65_536])
-    walked, walked_seen, walked_stats = _splice(raw, content, patches, appended, chunk=chunk)
-    copy = _inflated_copy(raw, content, tmp_path, chunk=rng.choice([997, 65_536]))
-    assert len(copy.block_bits) == len(copy.block_offsets)
-    replayed, replayed_seen, replayed_stats = _spliced_from_copy(raw, copy, patches, appended, chunk=chunk)
-    assert replayed == walked
-    assert replayed_seen == walked_seen == _expected(content, patches, appended)
-    assert replayed_stats == walked_stats
-
-
-@pytest.mark.parametrize("damage", ["copy-content", "copy-short", "raw-truncated", "copy-of-other"])
-def test_a_wrong_inflated_copy_is_an_error_not_a_member(damage: str, tmp_path: Path) -> None:
-    """The copy's content is CRC-checked as it is replayed, and must be of the same size and CRC as
-    the member; raw data shorter than the copy says is an error too."""
-    content = _content(random.Random(12), 600_000)
-    raw = _deflate(content)
-    copy = _inflated_copy(raw, content, tmp_path)
-    patches = [(100, b"x")]
-    if damage == "copy-content":
-        data = bytearray(copy.path.read_bytes())
-        data[300_000] ^= 1
-        copy.path.write_bytes(bytes(data))
-    elif damage == "copy-short":
-        copy.path.write_bytes(content[:-1])
-    elif damage == "raw-truncated":
-        raw = raw[: len(raw) // 2]
-    else:
-        other = InflatedCopy(
-            copy.path, copy.size, copy.crc ^ 1, copy.raw_size, copy.block_bits, copy.block_offsets
-        )
-        with pytest.raises(ValueError, match="inflated copy holds"):
-            next(
-                splice_deflate(
-                    [raw],
-                    size=len(content),
-                    crc=zlib.crc32(content),
-                    patches=patches,
-                    appended=b"",
-                    on_content=lambda _: None,
-                    inflated=other,
-                )
-            )
-        return
-    with pytest.raises(InflateError):
-        _spliced_from_copy(raw, copy, patches, b"")
-
-
-@pytest.mark.parametrize("damage", ["flipped", "crc", "size"])
-def test_inflating_to_a_file_checks_the_data(damage: str) -> None:
-    content = _content(random.Random(13), 200_000)
-    raw = _deflate(content)
-    size, crc = len(content), zlib.crc32(content)
-    if damage == "flipped":
-        raw = raw[:1000] + bytes([raw[1000] ^ 0xFF]) + raw[1001:]
-    elif damage == "crc":
-        crc ^= 1
-    else:
-        size -= 1
-    with pytest.raises(InflateError):
-        inflate_to_file([raw], size=size, crc=crc, target=io.BytesIO(), path=Path("unused"))
 
 
 def test_an_edit_near_the_start_reuses_the_rest_and_keeps_the_size(inflater: BlockInflater) -> None:

@@ -12,14 +12,13 @@ import os
 import pickle
 import posixpath
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
 from slimwheel.analysis.libraries import api_library_of
@@ -53,9 +52,6 @@ from slimwheel.wheel import (
 )
 from slimwheel.wheel.shares import in_two_threads
 
-if TYPE_CHECKING:
-    from slimwheel.wheel.splice import InflatedCopy
-
 __all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
 
 
@@ -76,8 +72,6 @@ _PEEK = 64 << 10  # what that check reads: the ELF and program headers
 # Bigger members whose first bytes show tables moved by patchelf are spooled to disk at once (one
 # inflating pass) rather than viewed (a second pass after the view misses): a pass costs seconds.
 _SPOOL_MOVED_ABOVE = 128 << 20
-# Room left in the temporary folder beyond an inflated copy (``_Keeping.copies_above``) before one is made.
-_COPY_HEADROOM = 256 << 20
 _SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
 _EXTRA_LIMIT = 48 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
 _VIEW_PASSES = 3  # inflating passes of a view that missed a range, before spooling instead
@@ -93,9 +87,6 @@ class _Inspection:
     # The content's sha256, by a read asked to (a repair's) that inflated the member whole and
     # checked its CRC-32: apply then copies the member raw without inflating it again.
     digest: bytes | None = None
-    # The content inflated into a file with its deflate blocks' starts, by a read asked to (a
-    # repair's, for big members): apply splices the member from it without inflating it again.
-    inflated: InflatedCopy | None = None
 
 
 @dataclass(frozen=True)
@@ -103,14 +94,11 @@ class _Keeping:
     """What a repair's read keeps beyond the inspection: the tables an ELF edit reads, saved into
     ``tables`` (see :meth:`InspectionCache.saved_tables`), and with ``digests`` each member's sha256
     (``_Inspection.digest``). ``identity``: the wheel file the main process opened
-    (``Wheel.identity``), which a worker process that opens the same path must find there.
-    ``copies_above``: deflated ELF members bigger than this are inflated into ``tables`` whole,
-    their deflate blocks noted (``_Inspection.inflated``), and read from there; None: none are."""
+    (``Wheel.identity``), which a worker process that opens the same path must find there."""
 
     tables: Path | None = None
     digests: bool = False
     identity: tuple[int, int, int, int] | None = None
-    copies_above: int | None = None
 
 
 _PLAIN = _Keeping()
@@ -156,65 +144,10 @@ def _inspect_member(
     Returns None when the member is not ELF.
     """
     hasher = _FirstPassHash() if keeping.digests and member.compress_type == zipfile.ZIP_DEFLATED else None
-    inspection = _inspect_member_passes(wheel, member, scan_strings, keeping, hasher)
+    inspection = _inspect_member_passes(wheel, member, scan_strings, keeping.tables, hasher)
     if inspection is None or hasher is None or not hasher.whole:
         return inspection
     return replace(inspection, digest=hasher.digest())
-
-
-def _copy_path(keeping: _Keeping, wheel: ArchiveSource, member: WheelMember) -> Path | None:
-    """Where to inflate ``member`` whole for a later splice (see ``_Keeping.copies_above``), or None
-    when it is not to be: too small, not deflated, not a local wheel, no splice, no room."""
-    from slimwheel.wheel.splice import SPLICE_AVAILABLE
-
-    folder = keeping.tables
-    if (
-        folder is None
-        or keeping.copies_above is None
-        or member.file_size <= keeping.copies_above
-        or member.compress_type != zipfile.ZIP_DEFLATED
-        or not isinstance(wheel, Wheel)
-        or not SPLICE_AVAILABLE
-    ):
-        return None
-    # A temporary folder on a small disk (or in memory) falls back on reading through views.
-    if shutil.disk_usage(folder).free < member.file_size + _COPY_HEADROOM:
-        return None
-    return folder / f"{_member_key(member)}.content"
-
-
-def _member_key(member: WheelMember) -> str:
-    # Named by what identifies the member's bytes: an analysis of another wheel with a member of the
-    # same name (auditwheel's output) saves beside it, not over it.
-    return hashlib.sha256(f"{member.name}\0{member.file_size}\0{member.crc}".encode()).hexdigest()[:32]
-
-
-def _inspect_copy(
-    wheel: Wheel,
-    member: WheelMember,
-    path: Path,
-    *,
-    scan_strings: bool,
-    save_to: Path | None,
-    hasher: _FirstPassHash | None,
-) -> _Inspection | None:
-    """Inspect a member inflated whole into ``path``, kept there for the splice; removed when the
-    member is not ELF, or the inspection fails. None when it is not ELF."""
-    copy = wheel.inflate_to_file(member.name, path, on_chunk=hasher.update if hasher is not None else None)
-    try:
-        if hasher is not None:
-            hasher.whole = True  # every byte seen, the CRC-32 checked
-        with path.open("rb") as stream:
-            if stream.read(len(ELF_MAGIC)) != ELF_MAGIC:
-                path.unlink()
-                return None
-            stream.seek(0)
-            found = _inspect(stream, member.name, scan_strings)
-            inspection = _saving_tables(found, stream, member, save_to)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return replace(inspection, inflated=copy)
 
 
 class _FirstPassHash:
@@ -235,32 +168,24 @@ def _inspect_member_passes(
     wheel: ArchiveSource,
     member: WheelMember,
     scan_strings: bool,
-    keeping: _Keeping,
+    save_to: Path | None,
     hasher: _FirstPassHash | None,
 ) -> _Inspection | None:
     name = member.name
-    save_to = keeping.tables
-    prefix = None
     if member.file_size > _PEEK_ABOVE:
         # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
         with wheel.open_member(name) as start:
             prefix = start.read(_PEEK)
         if prefix[:4] != ELF_MAGIC:
             return None
-    copy_path = _copy_path(keeping, wheel, member)
-    if copy_path is not None:
-        local = cast(Wheel, wheel)
-        return _inspect_copy(
-            local, member, copy_path, scan_strings=scan_strings, save_to=save_to, hasher=hasher
-        )
-    if prefix is not None and member.file_size > _SPOOL_MOVED_ABOVE and segment_after_section_headers(prefix):
-        # Its symbol tables sit far from its end (see segment_after_section_headers): a view would
-        # miss them and inflate it again; spooled, it is inflated once.
-        on_chunk = hasher.update if hasher is not None else None
-        with wheel.seekable_member(name, on_chunk=on_chunk) as stream:
-            if hasher is not None:
-                hasher.whole = True  # spooled: every byte seen, the CRC-32 checked
-            return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
+        if member.file_size > _SPOOL_MOVED_ABOVE and segment_after_section_headers(prefix):
+            # Its symbol tables sit far from its end (see segment_after_section_headers): a view
+            # would miss them and inflate it again; spooled, it is inflated once.
+            on_chunk = hasher.update if hasher is not None else None
+            with wheel.seekable_member(name, on_chunk=on_chunk) as stream:
+                if hasher is not None:
+                    hasher.whole = True  # spooled: every byte seen, the CRC-32 checked
+                return _saving_tables(_inspect(stream, name, scan_strings), stream, member, save_to)
     extra: list[tuple[int, int]] = []
     ends = (_VIEW_HEAD, _VIEW_TAIL)
 
@@ -344,10 +269,11 @@ def _saving_tables(
     stream = cast(BinaryIO, content)
     stream.seek(0)
     prefix = stream.read(min(member.file_size, EDIT_ENDS))
+    # Named by what identifies the member's bytes: an analysis of another wheel with a member of the
+    # same name (auditwheel's output) saves beside it, not over it.
+    key = hashlib.sha256(f"{member.name}\0{member.file_size}\0{member.crc}".encode()).hexdigest()[:32]
     ranges = edit_ranges(prefix, member.file_size, inspection.facts.sections)
-    saved = SavedRanges.save(
-        member.name, member.file_size, stream, ranges, folder / f"{_member_key(member)}.tables"
-    )
+    saved = SavedRanges.save(member.name, member.file_size, stream, ranges, folder / f"{key}.tables")
     return replace(inspection, saved=saved)
 
 
@@ -464,20 +390,12 @@ class InspectionCache:
     (:meth:`saved_tables`), so that planning the edit inflates nothing.
     """
 
-    def __init__(
-        self,
-        tables_folder: Path | None = None,
-        *,
-        hashes_content: bool = False,
-        copies_above: int | None = None,
-    ) -> None:
+    def __init__(self, tables_folder: Path | None = None, *, hashes_content: bool = False) -> None:
         """``tables_folder``: where reads save the tables an ELF edit of each member reads
         (:meth:`saved_tables`); None: not saved. ``hashes_content``: reads keep each member's
-        sha256 too (:meth:`content_digests`). ``copies_above``: deflated ELF members bigger than this
-        are inflated whole into ``tables_folder`` (:meth:`inflated_copies`), while it has room."""
+        sha256 too (:meth:`content_digests`)."""
         self.tables_folder = tables_folder
         self.hashes_content = hashes_content
-        self.copies_above = copies_above
         self._outcomes: dict[tuple[str, int, int], tuple[bool, _Outcome]] = {}
         self._rewrites: dict[str, _Rewrite] = {}
         self.reads = 0  # members read to inspect them, over every analysis that used this cache
@@ -576,25 +494,6 @@ class InspectionCache:
                 digests[member.name] = known[1].digest
         return digests
 
-    def inflated_copies(self, wheel: Wheel) -> dict[str, InflatedCopy]:
-        """The members of ``wheel`` a read of it inflated whole into a file (see ``copies_above``),
-        by name, whose file is still there (:meth:`discard_copies`)."""
-        copies = {}
-        for member in wheel.members:
-            known = self._outcomes.get((member.name, member.file_size, member.crc))
-            copy = known[1].inflated if known is not None and isinstance(known[1], _Inspection) else None
-            if copy is not None and copy.path.exists():
-                copies[member.name] = copy
-        return copies
-
-    def discard_copies(self, wheel: Wheel, keep: Iterable[str] = ()) -> None:
-        """Remove the inflated copies of ``wheel``'s members but those named in ``keep``: hundreds of
-        MB each, of which a repair needs only those of the members it edits."""
-        kept = set(keep)
-        for name, copy in self.inflated_copies(wheel).items():
-            if name not in kept:
-                copy.path.unlink(missing_ok=True)
-
     def known_tables(self, member: WheelMember) -> tuple[tuple[int, int], ...]:
         """(offset, length) of the tables the read of ``member`` found that an ELF edit reads: every
         one but ``.symtab`` and ``.strtab`` (see :func:`~slimwheel.elf.known_table_ranges`), which are
@@ -634,7 +533,7 @@ def _inspect_in_worker(task: Mapping[str, Any]) -> list[_Outcome]:
     """What a worker process does with its task (see :class:`_Worker`)."""
     path, names, scan_strings = task["path"], task["names"], task["scan_strings"]
     tables = None if task["tables"] is None else Path(task["tables"])
-    keeping = _Keeping(tables, task["digests"], task["identity"], task["copies_above"])
+    keeping = _Keeping(tables, task["digests"], task["identity"])
     with Wheel.open(path) as wheel:
         if keeping.identity is not None and wheel.identity != keeping.identity:
             raise InputError(path, "the file changed while it was read", hint="repair it again, unchanged")
@@ -705,7 +604,6 @@ class _Worker:
             "tables": None if keeping.tables is None else str(keeping.tables),
             "digests": keeping.digests,
             "identity": keeping.identity,
-            "copies_above": keeping.copies_above,
         }
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -773,9 +671,7 @@ def _read_members(
     # analysis reads little else, and another process would cost more memory than it saves time).
     reread = [m for m in candidates if m.name in rewrites]
     keeping = (
-        _Keeping(
-            cache.tables_folder, cache.hashes_content, getattr(wheel, "identity", None), cache.copies_above
-        )
+        _Keeping(cache.tables_folder, cache.hashes_content, getattr(wheel, "identity", None))
         if cache is not None
         else _PLAIN
     )

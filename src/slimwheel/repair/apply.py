@@ -43,7 +43,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -63,7 +63,7 @@ from slimwheel.wheel import (
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 from slimwheel.wheel.record import record_line_problem
-from slimwheel.wheel.splice import SPLICE_AVAILABLE, InflatedCopy
+from slimwheel.wheel.splice import SPLICE_AVAILABLE
 from slimwheel.wheel.view import MemberView, MissingRangeError, SavedRanges
 from slimwheel.wheel.writer import RECORD_HINT, record_mismatch
 
@@ -280,14 +280,12 @@ def _write_patched(
     record: RecordEntry,
     watch: EditWatch | None,
     content_sha256: bytes | None = None,
-    inflated: InflatedCopy | None = None,
 ) -> None:
     """Add an edited member: spliced (re-deflated only around the edits, every other compressed bit
     the input's) where it can be, else streamed through ``patch.apply`` and deflated whole. Either
     way the input's content is checked against its CRC-32 and its RECORD line as it streams (a
-    splice given the analysis's ``content_sha256`` checks that instead of hashing it again; given
-    its ``inflated`` copy, it reads that instead of inflating the member), and ``watch`` sees the new
-    content."""
+    splice given the analysis's ``content_sha256`` checks that instead of hashing it again), and
+    ``watch`` sees the new content."""
     mode = member.unix_mode or 0o755
     if SPLICE_AVAILABLE and member.compress_type == zipfile.ZIP_DEFLATED:
         patches = [(p.offset, p.data) for p in patch.patches]
@@ -300,7 +298,6 @@ def _write_patched(
             record=record,
             on_content=None if watch is None else watch.feed,
             content_sha256=content_sha256,
-            inflated=inflated,
         )
     else:
         hashed = _Hashed(wheel, record)
@@ -339,11 +336,9 @@ class _Edits:
         saved: Mapping[str, SavedRanges],
         watch: Callable[[str, ElfPatch], EditWatch | None] | None,
         digests: Mapping[str, bytes],
-        inflated: Mapping[str, InflatedCopy],
     ) -> None:
         self._wheel = wheel
         self._digests = digests
-        self._inflated = inflated
         self._edits = {edit.path: (index, edit) for index, edit in enumerate(plan.edits)}
         self._records = records
         self._scratch = scratch
@@ -376,10 +371,7 @@ class _Edits:
         elif patch.changes_anything:
             seen = self._watch(name, patch) if self._watch is not None else None
             digest = self._digests.get(name)
-            copy = self._inflated.get(name)
-            _write_patched(
-                writer, wheel, member, patch, record=record, watch=seen, content_sha256=digest, inflated=copy
-            )
+            _write_patched(writer, wheel, member, patch, record=record, watch=seen, content_sha256=digest)
         else:  # the edit would change nothing: the member as it is
             writer.copy_raw(wheel, name, record=record, content_sha256=self._digests.get(name))
 
@@ -392,25 +384,16 @@ def _copy_hashing(source: BinaryIO, handle: BinaryIO, hashed: _Hashed) -> None:
 
 @dataclass(frozen=True)
 class AnalysedContent:
-    """The content sha256 of members an analysis inflated whole, by name, the copies it inflated
-    into files (big members to edit), and the file it read them from (``Wheel.identity``): apply
-    takes them only from that same unchanged file."""
+    """The content sha256 of members an analysis inflated whole, by name, and the file it read them
+    from (``Wheel.identity``): apply takes them only from that same unchanged file."""
 
     identity: tuple[int, int, int, int] | None
     digests: Mapping[str, bytes]
-    inflated: Mapping[str, InflatedCopy] = field(default_factory=dict)
-
-    def _same(self, wheel: Wheel) -> bool:
-        return self.identity is not None and self.identity == wheel.identity
 
     def digests_for(self, wheel: Wheel) -> Mapping[str, bytes]:
         """The digests, where ``wheel`` is the file they were taken of; else none."""
-        return self.digests if self._same(wheel) else {}
-
-    def inflated_for(self, wheel: Wheel) -> Mapping[str, InflatedCopy]:
-        """The inflated copies, where ``wheel`` is the file they were made of (a splice replays their
-        deflate blocks over its raw data); else none."""
-        return self.inflated if self._same(wheel) else {}
+        same = self.identity is not None and self.identity == wheel.identity
+        return self.digests if same else {}
 
 
 def apply_plan(
@@ -435,8 +418,7 @@ def apply_plan(
     patch it writes (the rest of the member is the input's bytes), before writing it; the
     :class:`EditWatch` it returns, if any, sees the new content as it is written. ``analysed``: the
     sha256 of members an analysis of this same file inflated whole (see :class:`AnalysedContent`),
-    which are then copied raw without inflating them again, and the copies it inflated into files,
-    from which the members to edit are spliced without inflating them again.
+    which are then copied raw without inflating them again.
 
     A WheelError (nothing written) when the input's RECORD does not vouch for its members, or a member
     taken into the output does not match its line or its CRC-32."""
@@ -448,7 +430,6 @@ def apply_plan(
     with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
         records = checked_record(wheel)
         known = analysed.digests_for(wheel) if analysed is not None else {}
-        copies = analysed.inflated_for(wheel) if analysed is not None else {}
         edits = _Edits(
             wheel,
             plan,
@@ -459,7 +440,6 @@ def apply_plan(
             saved=saved or {},
             watch=watch,
             digests=known,
-            inflated=copies,
         )
         record_path = f"{wheel.dist_info}/RECORD"
         metadata_path = f"{wheel.dist_info}/METADATA"

@@ -397,30 +397,17 @@ def _plan(
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             plan = planning(floors=floors)
-    analysed = None
-    if cache is not None:
-        # Only the copies of members to edit are spliced from; the others go now (hundreds of MB).
-        edited = {edit.path for edit in plan.edits}
-        cache.discard_copies(wheel, keep=edited)
-        copies = {name: copy for name, copy in cache.inflated_copies(wheel).items() if name in edited}
-        analysed = AnalysedContent(wheel.identity, cache.content_digests(wheel), copies)
+    analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
     return plan, [wheel.member(edit.path) for edit in plan.edits], analysed
 
 
-# Deflated ELF members bigger than this are inflated into a file by the analysis, their deflate blocks
-# noted, so that apply splices an edit of them without inflating them again (BENCHMARKS.md): each
-# costs its size on the temporary disk until the repair ends; those not edited are removed once planned.
-INFLATED_COPY_ABOVE = 32 << 20
-
-
 def _inspection_cache(scratch: Path) -> InspectionCache:
-    """A cache for one repair, saving the tables an edit reads, and the big members inflated, under
-    ``scratch``."""
+    """A cache for one repair, saving the tables an edit reads under ``scratch``."""
     from slimwheel.analysis import InspectionCache
 
     folder = scratch / "tables"
     folder.mkdir()
-    return InspectionCache(folder, hashes_content=True, copies_above=INFLATED_COPY_ABOVE)
+    return InspectionCache(folder, hashes_content=True)
 
 
 def repair_wheel(
@@ -497,7 +484,6 @@ def repair_wheel(
                 # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
                 # member from apply's checks: the whole input is verified first.
                 wheel.verify()
-                cache.discard_copies(wheel)  # apply reads auditwheel's output, not these
             else:  # planned while the wheel is open (its directory is read once)
                 plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
         if audit:

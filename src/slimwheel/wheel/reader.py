@@ -52,8 +52,6 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.utils import BuildTag
 
-    from slimwheel.wheel.splice import InflatedCopy
-
 __all__ = [
     "CHUNK_SIZE",
     "RECORD_EXTRA_LINES",
@@ -502,41 +500,6 @@ class Wheel:
                         spool.write(chunk)
             spool.seek(0)
             yield spool
-
-    def inflate_to_file(
-        self, name: str, path: Path, *, on_chunk: ChunkCallback | None = None
-    ) -> InflatedCopy:
-        """Inflate a deflated member into a new file at ``path`` (CRC-32 and size checked), noting
-        where each deflate block starts, so that a splice of this member (``WheelWriter.add_spliced``)
-        need not inflate it again. ``on_chunk(offset, data)`` sees every byte once, in order. Only
-        where ``SPLICE_AVAILABLE``; a failure leaves no file at ``path``."""
-        from slimwheel.wheel.splice import inflate_to_file
-
-        info = self._info(name)
-        if info.compress_type != zipfile.ZIP_DEFLATED:
-            raise ValueError(f"{name} is not deflated")
-        start = self._data_offset(info)
-        offset = 0
-
-        def seen(data: bytes) -> None:
-            nonlocal offset
-            if on_chunk is not None:
-                on_chunk(offset, data)
-            offset += len(data)
-
-        try:
-            with path.open("xb") as target, wheel_errors(self._source, f"cannot unpack {name}"):
-                return inflate_to_file(
-                    self._raw_chunks(info, start, _DEFLATED_READ_SIZE),
-                    size=info.file_size,
-                    crc=info.CRC,
-                    target=target,
-                    path=path,
-                    on_content=seen,
-                )
-        except BaseException:
-            path.unlink(missing_ok=True)
-            raise
 
     def member_view(
         self,

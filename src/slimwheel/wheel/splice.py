@@ -31,31 +31,19 @@ block bigger than that is re-deflated rather than held. The new content is hande
 chunk by chunk (the caller hashes it for RECORD and the CRC-32); the original's size and CRC-32 are
 checked at the end (``InflateError``).
 
-The walk is the splice's cost: a full inflate of the member, by zlib-ng (about 6 ms per MiB here,
-against 4.4 for ISA-L's plain inflate, which cannot stop at a block's end). A reader that inflates the
-member anyway (repair's analysis) can walk it instead with ``inflate_to_file``: the content goes to a
-file and each block's start is noted (an :class:`InflatedCopy`); ``splice_deflate(inflated=...)``
-then replays the same events from that file and those starts, inflating nothing (about 2.5 ms per
-MiB, most of it the caller's sha256 of the new content). The copy's CRC-32 is checked again as it is
-replayed; its block starts are trusted as zlib reported them for these same compressed bytes (the
-caller must hand in the raw data the copy was made from).
-
 Without zlib-ng (the ``zlib-ng`` package) or a loadable zlib (``libz.so.1``), ``SPLICE_AVAILABLE`` is
 False and callers deflate the whole content instead.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import zlib
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from slimwheel._io import merge_ranges, overwrite
 from slimwheel.wheel.ahead import ahead
@@ -68,10 +56,8 @@ __all__ = [
     "SPLICE_AVAILABLE",
     "Appended",
     "BlockInflater",
-    "InflatedCopy",
     "SpliceStats",
     "appended_pieces",
-    "inflate_to_file",
     "splice_deflate",
 ]
 
@@ -234,103 +220,6 @@ def _walk(raw: Iterable[bytes], inflater: BlockInflater) -> Iterator[_Raw | _Con
         inflater.end(ctypes.byref(stream))
 
 
-@dataclass(frozen=True, eq=False)
-class InflatedCopy:
-    """A deflated member's content inflated once into ``path``, and where each of its deflate blocks
-    after the first starts: bit ``block_bits[i]`` of the raw data, byte ``block_offsets[i]`` of the
-    content. Enough to splice the member later without inflating it again (``splice_deflate``'s
-    ``inflated``), given the same raw data: ``raw_size`` bytes of it hold the stream."""
-
-    path: Path
-    size: int
-    crc: int
-    raw_size: int
-    block_bits: array[int]
-    block_offsets: array[int]
-
-
-def _checked_inflater(inflater: BlockInflater | None) -> BlockInflater:
-    if inflater is not None:
-        return inflater
-    if not BLOCK_INFLATERS:
-        raise RuntimeError("splicing needs zlib's shared library; check SPLICE_AVAILABLE first")
-    return BLOCK_INFLATERS[0]
-
-
-def inflate_to_file(
-    raw: Iterable[bytes],
-    *,
-    size: int,
-    crc: int,
-    target: BinaryIO,
-    path: Path,
-    on_content: Callable[[bytes], None] | None = None,
-    inflater: BlockInflater | None = None,
-) -> InflatedCopy:
-    """Inflate raw deflate data (``size`` bytes of CRC-32 ``crc`` once inflated, checked) into
-    ``target``, the file open at ``path``, noting where each block starts. ``on_content`` sees the
-    content in order, once. An InflateError when the data is damaged or not what the sizes say."""
-    bits: array[int] = array("Q")
-    offsets: array[int] = array("Q")
-    position = running_crc = consumed = 0
-    # Inflated on a thread (zlib releases the GIL) while this one writes, hashes and checks.
-    with closing(ahead(_walk(raw, _checked_inflater(inflater)))) as events:
-        for event in events:
-            if isinstance(event, _Content):
-                data = event.data
-                if position + len(data) > size:
-                    raise InflateError(f"holds more than the {size} bytes the central directory gives")
-                running_crc = crc32(data, running_crc)
-                target.write(data)
-                if on_content is not None:
-                    on_content(data)
-                position += len(data)
-            elif isinstance(event, _Boundary):
-                bits.append(event.bit)
-                offsets.append(position)
-            elif isinstance(event, _End):
-                consumed = event.consumed
-    _check_whole(position, running_crc, size, crc)
-    return InflatedCopy(path, size, crc, consumed, bits, offsets)
-
-
-def _check_whole(position: int, running_crc: int, size: int, crc: int) -> None:
-    if position != size:
-        raise InflateError(f"holds {position} bytes, the central directory gives {size}")
-    if running_crc != crc:
-        raise InflateError(
-            f"bad CRC-32: the content has {running_crc:08x}, the central directory says {crc:08x}"
-        )
-
-
-def _replay(
-    raw: Iterable[bytes], copy: InflatedCopy, content: BinaryIO
-) -> Iterator[_Raw | _Content | _Boundary | _End]:
-    """The events ``_walk`` would give for ``raw``, from ``copy`` instead of inflating: each block's
-    compressed bytes (at least through the byte holding its last bit), its content, its end."""
-    chunks = iter(raw)
-    given = 0  # raw bytes handed on
-    position = 0  # content bytes handed on
-    ends = [*zip(copy.block_bits, copy.block_offsets, strict=True), (copy.raw_size * 8, copy.size)]
-    for end_bit, end_offset in ends:
-        while given < min(end_bit // 8 + 1, copy.raw_size):
-            chunk = next(chunks, b"")
-            if not chunk:
-                raise InflateError(f"the deflate data ends early, after {given} of {copy.raw_size} bytes")
-            given += len(chunk)
-            yield _Raw(chunk)
-        while position < end_offset:
-            data = content.read(min(_OUT_SIZE, end_offset - position))
-            if not data:
-                raise InflateError(f"the inflated copy ends at {position} of {copy.size} bytes")
-            position += len(data)
-            yield _Content(data)
-        if end_offset == copy.size and end_bit == copy.raw_size * 8:
-            yield _End(copy.raw_size)
-            return
-        yield _Boundary(end_bit)
-
-
 class _Bits:
     """The output bit stream: whole bytes go out as they are made, fewer than 8 bits wait."""
 
@@ -452,33 +341,25 @@ def splice_deflate(
     on_original: Callable[[bytes], None] | None = None,
     stats: SpliceStats | None = None,
     inflater: BlockInflater | None = None,
-    inflated: InflatedCopy | None = None,
 ) -> Iterator[bytes]:
     """The raw deflate data of the original content (``raw``: its raw deflate data; ``size`` bytes
     of CRC-32 ``crc``, checked at the end) with ``patches`` (offset, bytes) written over it and
     ``appended`` after it (bytes, or pieces of them in order). ``on_content`` sees the new content in
-    order, once; ``on_original`` the original content (to hash it against RECORD). ``inflater``:
-    which of ``BLOCK_INFLATERS`` walks the original (the first, the fastest, by default).
-    ``inflated``: the content already inflated from this same ``raw`` (``inflate_to_file``), read
-    from its file instead of inflating ``raw`` again (its CRC-32 checked all the same)."""
-    if inflated is not None and (inflated.size, inflated.crc) != (size, crc):
-        raise ValueError(
-            f"the inflated copy holds {inflated.size} bytes of CRC-32 {inflated.crc:08x}, "
-            f"not {size} of {crc:08x}"
-        )
+    order, once; ``on_original`` the
+    original content (to hash it against RECORD). ``inflater``: which of ``BLOCK_INFLATERS`` walks
+    the original (the first, the fastest, by default)."""
+    if inflater is None:
+        if not BLOCK_INFLATERS:
+            raise RuntimeError("splice_deflate needs zlib's shared library; check SPLICE_AVAILABLE first")
+        inflater = BLOCK_INFLATERS[0]
     for offset, data in patches:
         if offset < 0 or offset + len(data) > size:
             raise ValueError(f"a patch at {offset} of {len(data)} bytes lies outside the {size} bytes")
     splicer = _Splicer(patches, appended, on_content, stats if stats is not None else SpliceStats())
     position = 0
     running_crc = 0
-    with contextlib.ExitStack() as stack:
-        if inflated is None:
-            source = _walk(raw, _checked_inflater(inflater))
-        else:
-            source = _replay(raw, inflated, stack.enter_context(inflated.path.open("rb")))
-        # Read and inflated on a thread (zlib releases the GIL) while this one hashes and re-deflates.
-        events = stack.enter_context(closing(ahead(source)))
+    # Read and inflated on a thread (zlib releases the GIL) while this one hashes and re-deflates.
+    with closing(ahead(_walk(raw, inflater))) as events:
         for event in events:
             if isinstance(event, _Raw):
                 splicer.held_raw.extend(event.data)
@@ -495,7 +376,12 @@ def splice_deflate(
                 yield from splicer.boundary(event.bit, position)
             else:
                 yield from splicer.end(event.consumed * 8)
-    _check_whole(position, running_crc, size, crc)
+    if position != size:
+        raise InflateError(f"holds {position} bytes, the central directory gives {size}")
+    if running_crc != crc:
+        raise InflateError(
+            f"bad CRC-32: the content has {running_crc:08x}, the central directory says {crc:08x}"
+        )
 
 
 class _Splicer:

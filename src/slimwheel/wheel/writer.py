@@ -47,7 +47,7 @@ from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
-from slimwheel.wheel.splice import SPLICE_AVAILABLE, Appended, InflatedCopy, appended_pieces, splice_deflate
+from slimwheel.wheel.splice import SPLICE_AVAILABLE, Appended, appended_pieces, splice_deflate
 
 __all__ = [
     "RECORD_HINT",
@@ -339,7 +339,6 @@ class WheelWriter:
         record: RecordEntry | None = None,
         on_content: Callable[[bytes | memoryview], None] | None = None,
         content_sha256: bytes | None = None,
-        inflated: InflatedCopy | None = None,
     ) -> None:
         """Add member ``name`` of ``source`` with ``patches`` ((offset, bytes), later ones winning
         where they overlap) written over its content and ``appended`` after it, re-deflating only
@@ -352,9 +351,7 @@ class WheelWriter:
         a member is half written). ``on_content`` sees the new content in order, once.
         ``content_sha256``: the source member's content sha256, as for :meth:`copy_raw`: with a
         sha256 ``record`` it is checked against it before anything is written, and the old content
-        is then not hashed again (only the new, for the new RECORD line). ``inflated``: the member's
-        content as ``Wheel.inflate_to_file`` left it, of this same source file (the splice replays its
-        deflate blocks over the member's raw data), read instead of inflating the member again."""
+        is then not hashed again (only the new, for the new RECORD line)."""
         self._check_open()
         self._check_name(name, file=True)
         if record is not None and record.path != name:
@@ -398,7 +395,6 @@ class WheelWriter:
                     appended=appended,
                     on_content=seen if on_content is not None else consume,
                     on_original=twin.original if twin else original.update if original else None,
-                    inflated=inflated,
                 )
             except InflateError as exc:
                 raise WheelError(label, f"cannot copy {name}: {exc}") from exc
