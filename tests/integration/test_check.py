@@ -310,6 +310,37 @@ def test_a_dependency_inherits_its_loaders_rpath_but_not_its_runpath(
             assert "when loaded by pkg/_solver.so" in _errors(report)[CheckKind.UNRESOLVED][0]
 
 
+def test_a_host_library_outside_the_policy_is_not_found_and_says_why(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """GCC's OpenMP runtime (a real ``-fopenmp`` build needs ``libgomp.so.1``) is on most hosts but not
+    in the manylinux policy, so slim containers lack it: not found, saying that and what bundles it.
+    ``libm.so.6``, in the policy, is the host's; an NVIDIA library not found is not called a host's."""
+    parallel = compile_shared(
+        tmp_path / "build" / "libparallel.so",
+        {
+            "parallel.c": "#include <math.h>\nint parallel(double x) {\n  double s = 0;\n"
+            "#pragma omp parallel for reduction(+:s)\n  for (int i = 0; i < 8; i++) s += sin(x * i);\n"
+            "  return (int)s;\n}\n"
+        },
+        soname="libparallel.so",
+        flags=("-fopenmp", "-lm"),
+    )
+    patchelf(parallel, "--add-needed", "libm.so.6")
+    files = {"pkg/libparallel.so": parallel.read_bytes(), "pkg/_solver.so": _solver(elf_zoo, tmp_path)}
+    wheel = make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG)
+    errors = _errors(_check(wheel, catalog))[CheckKind.UNRESOLVED]
+    (gomp,) = [e for e in errors if "libgomp.so.1" in e]
+    assert "not one of the host libraries manylinux_2_17 lets a wheel use" in gomp
+    assert "`auditwheel repair` bundles it" in gomp
+    assert not [e for e in errors if "libm.so.6" in e]
+    report = _check(wheel, catalog)
+    assert _needed(report, "pkg/libparallel.so", "libm.so.6").lookups[0].resolution is Resolution.SYSTEM
+    nvidia = [f.message for f in report.findings if f.soname == "libcudss.so.1"]
+    assert nvidia
+    assert all("host libraries" not in message for message in nvidia)
+
+
 def _run_cli(*args: str) -> tuple[int, str, str]:
     process = subprocess.run(
         [sys.executable, "-m", "slimwheel", *args], capture_output=True, text=True, check=False, timeout=120

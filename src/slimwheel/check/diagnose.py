@@ -215,6 +215,8 @@ class Diagnosis:
                     f"; this wheel's {carrier} has that soname, but import loads an extension module "
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
+            elif not shipped and not self.catalog.providers(soname=soname):
+                why += self._host_hint()
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
@@ -227,6 +229,16 @@ class Diagnosis:
                 soname,
                 lookup.versions,
             )
+        )
+
+    def _host_hint(self) -> str:
+        """Why a library nothing in the install ships (GCC's ``libgomp.so.1``, ``libnuma.so.1``) is not
+        taken from the host: the wheel's manylinux policy does not count on it being there."""
+        glibc = self.tree.glibc
+        policy = f"manylinux_{glibc[0]}_{glibc[1]}" if glibc is not None else "manylinux"
+        return (
+            f"; it is not one of the host libraries {policy} lets a wheel use either, so a host may lack "
+            "it (slim containers do): `auditwheel repair` bundles it into the wheel"
         )
 
     def _found_in_wheel(self, elf: ElfReport, soname: str, path: str) -> None:
