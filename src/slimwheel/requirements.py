@@ -26,6 +26,8 @@ from packaging.utils import canonicalize_name
 from slimwheel.platforms import Platform
 
 if TYPE_CHECKING:
+    from packaging.tags import Tag
+
     from slimwheel.catalog.model import Catalog, Release
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "expand_requirements",
     "installed_with",
     "marker_environment",
+    "python_of_tags",
     "read_requirements",
     "scope_of",
 ]
@@ -133,6 +136,20 @@ def installed_with(
             ):
                 take(requirement)
     return tuple(found)
+
+
+def python_of_tags(tags: Iterable[Tag]) -> str | None:
+    """The Python a wheel's markers are evaluated for: the oldest CPython its tags are built for
+    (``cp311-cp311`` -> ``3.11``); None for ``py3`` wheels and for ``abi3`` ones (the stable ABI:
+    any CPython from the one named). vllm 0.9.2 is ``cp38-abi3``: checked as for 3.8, none of its
+    requirements (torch 2.7 has no cp38 wheel) could be read, and every library torch provides was
+    reported missing."""
+    found = []
+    for tag in tags:
+        match = re.fullmatch(r"cp3(\d+)", tag.interpreter)
+        if match and tag.abi != "abi3":
+            found.append(int(match[1]))
+    return f"3.{min(found)}" if found else None
 
 
 def marker_environment(platform: Platform, python: str | None) -> dict[str, str]:

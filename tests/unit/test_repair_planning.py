@@ -6,6 +6,8 @@ each case names the real wheel that taught it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, VendoredCopy, WheelReport
@@ -284,3 +286,21 @@ def test_requirements_of_two_extras_need_not_agree_but_those_of_one_extra_must()
             RepairError, match="with the extra 'c': no release of nvidia-cudnn-cu12 satisfies"
         ):
             _plan(report, *extra_lines)
+
+
+@pytest.mark.parametrize(
+    ("filename", "marker", "added"),
+    [
+        ("pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", 'python_version < "3.12"', False),
+        ("pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", 'python_version >= "3.12"', True),
+        ("pkg-1.0-cp313-cp313-manylinux_2_17_x86_64.whl", 'python_version < "3.12"', True),
+    ],
+)
+def test_the_wheels_requirements_are_read_for_the_python_it_is_built_for(
+    filename: str, marker: str, added: bool
+) -> None:
+    """As check reads them (``python_of_tags``): a cp311 wheel's requirement limited to Pythons before
+    3.12 is in force for it, and repair adds none of its own; for a cp313 wheel it is not."""
+    report = replace(_report("libcudart.so.12"), filename=filename)
+    plan = _plan(report, f"nvidia-cuda-runtime-cu12>=12.4; {marker}")
+    assert [r.distribution for r in plan.requirements] == (["nvidia-cuda-runtime-cu12"] if added else [])

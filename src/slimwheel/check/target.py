@@ -3,7 +3,6 @@ could install there."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ from packaging.version import Version
 from slimwheel.catalog.model import Release, WheelFacts
 from slimwheel.errors import InputError, UsageError
 from slimwheel.platforms import Platform, platform_of_tag
-from slimwheel.requirements import RequirementScope, scope_of
+from slimwheel.requirements import RequirementScope, python_of_tags, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
 
@@ -53,18 +52,8 @@ def platform_of(
 
 
 def python_of(source: ArchiveSource) -> str | None:
-    """The oldest CPython the wheel is built for (``cp311-cp311`` -> ``3.11``); None for ``py3``
-    wheels and for ``abi3`` ones (the stable ABI: any CPython from the one named). vllm 0.9.2 is
-    ``cp38-abi3``: checked as for 3.8, none of its requirements (torch 2.7 has no cp38 wheel) could
-    be read, and every library torch provides was reported missing."""
-    if not isinstance(source, Wheel):
-        return None
-    found = []
-    for tag in source.tags:
-        match = re.fullmatch(r"cp3(\d+)", tag.interpreter)
-        if match and tag.abi != "abi3":
-            found.append(int(match[1]))
-    return f"3.{min(found)}" if found else None
+    """The Python ``check`` evaluates the wheel's markers for (see ``python_of_tags``)."""
+    return python_of_tags(source.tags) if isinstance(source, Wheel) else None
 
 
 def always_installed(marker: Marker | None, environment: Mapping[str, str]) -> bool:

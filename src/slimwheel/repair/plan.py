@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._version import __version__
@@ -48,6 +48,7 @@ from slimwheel.requirements import (
     expand_requirements,
     installed_with,
     marker_environment,
+    python_of_tags,
     read_requirements,
 )
 
@@ -169,6 +170,15 @@ def _wheel_platform(report: WheelReport) -> Platform:
             hint="repair rewrites ELF files; build a linux_* or manylinux_* wheel",
         )
     raise RepairError(f"{report.filename}: tagged for several architectures ({', '.join(map(str, linux))})")
+
+
+def _wheel_python(report: WheelReport) -> str | None:
+    """The Python the wheel's markers are evaluated for, as ``check`` does (``python_of_tags``)."""
+    try:
+        tags = parse_wheel_filename(report.filename)[3]
+    except InvalidWheelFilename:
+        return None
+    return python_of_tags(tags)
 
 
 @dataclass
@@ -451,6 +461,7 @@ class _Context:
     options: RepairOptions
     environment: InstalledProviders | None
     floors: Mapping[str, SymbolFloor]  # distribution -> the oldest release exporting what the wheel imports
+    markers: Mapping[str, str]  # the environment the wheel's markers are evaluated in
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -553,13 +564,13 @@ def _marker(platform: Platform) -> str:
 def _conflicts(
     catalog: Catalog,
     roots: Sequence[tuple[str, Requirement]],
-    platform: Platform,
+    markers: Mapping[str, str],
     brought: dict[tuple[str, str, str], tuple[Requirement, ...]] | None = None,
 ) -> list[str]:
     """The distributions no release of which satisfies every requirement in force once the newest
     consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones.
     ``brought``: ``expand_requirements``'s memo, shared by the calls for one platform."""
-    graph = expand_requirements(catalog, roots, marker_environment(platform, None), brought=brought)
+    graph = expand_requirements(catalog, roots, markers, brought=brought)
     selection = graph.select("newest")
     problems = []
     for name in selection.conflicts:
@@ -576,7 +587,7 @@ def _conflicts_per_install(
     existing: Sequence[WheelRequirement],
     own: str,
     added: Sequence[tuple[str, Requirement]],
-    platform: Platform,
+    markers: Mapping[str, str],
 ) -> list[str]:
     """``_conflicts`` for each install the wheel allows: without extras, and with each one of its
     extras (two extras at once, such as nvmath-python's ``cu12`` and ``cu13``, may exclude each other
@@ -587,7 +598,7 @@ def _conflicts_per_install(
     for extra in [None, *extras]:
         lines = installed_with(existing, own, () if extra is None else (extra,))
         roots = [*(("the wheel", w.requirement) for w in lines), *added]
-        for problem in _conflicts(catalog, roots, platform, brought):
+        for problem in _conflicts(catalog, roots, markers, brought):
             if not any(problem in known for known in problems):  # the same, or with another extra
                 problems.append(problem if extra is None else f"with the extra {extra!r}: {problem}")
     return problems
@@ -877,7 +888,7 @@ def _bringing(
     """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in
     (``cuquantum-cu12``; ``cuda-toolkit[cublas]==12.*`` through the extras it asks for): every
     release of theirs that the requirement allows and the catalog knows requires it."""
-    environment = marker_environment(context.platform, None)
+    environment = context.markers
     found = []
     for wheel_requirement in existing:
         requirement = wheel_requirement.requirement
@@ -1028,7 +1039,8 @@ def plan_repair(
     platform = _wheel_platform(report)
     draft = _Draft()
     _decide_drops(report, options, python_sources or {}, draft)
-    existing = read_requirements(requires_dist, marker_environment(platform, None))
+    markers = marker_environment(platform, _wheel_python(report))
+    existing = read_requirements(requires_dist, markers)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     required = _majors_required(catalog, existing)
     claimed = _majors_claimed(classifiers)
@@ -1037,7 +1049,7 @@ def plan_repair(
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
-    context = _Context(catalog, platform, major, options, environment, floors or {})
+    context = _Context(catalog, platform, major, options, environment, floors or {}, markers)
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
         if is_driver_library(soname):
@@ -1054,7 +1066,7 @@ def plan_repair(
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft)
-    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, platform)
+    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, markers)
     if problems and not options.force:
         raise RepairError(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"
