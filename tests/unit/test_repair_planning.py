@@ -304,3 +304,52 @@ def test_the_wheels_requirements_are_read_for_the_python_it_is_built_for(
     report = replace(_report("libcudart.so.12"), filename=filename)
     plan = _plan(report, f"nvidia-cuda-runtime-cu12>=12.4; {marker}")
     assert [r.distribution for r in plan.requirements] == (["nvidia-cuda-runtime-cu12"] if added else [])
+
+
+_CUDA10 = Catalog(
+    (
+        *CATALOG.releases,
+        _release("nvidia-cufft-cu11", "10.9.0.58", 11, "nvidia/cufft/lib/libcufft.so.10"),
+    )
+)
+
+
+def _cuda10_report() -> WheelReport:
+    """cupy-cuda102 12.3.0's shape: CUDA 10.2's runtime, which no NVIDIA wheel ships, and cuFFT's
+    ``libcufft.so.10``, which CUDA 10.2 and CUDA 11's cuFFT wheels both name so."""
+    needed = (
+        NeededLibrary("libcudart.so.10.2", Resolution.UNRESOLVED),
+        NeededLibrary("libcufft.so.10", Resolution.NVIDIA_WHEEL),
+    )
+    elf = ElfReport("cupy/_ext.so", 1, 1, needed=needed, installed_path="cupy/_ext.so", machine="x86_64")
+    return replace(_report(), elf_files=(elf,))
+
+
+def test_the_runtime_a_wheel_links_names_its_cuda_major() -> None:
+    """A CUDA 10.2 build is not moved onto CUDA 11's wheels because one of its sonames lives on there:
+    CUDA 10 has no NVIDIA wheels, so nothing is linked to one and nothing is required."""
+    plan = plan_repair(
+        _cuda10_report(), _CUDA10, requires_dist=(), dist_info="pkg-1.0.dist-info", options=RepairOptions()
+    )
+    assert plan.cuda_major == 10
+    assert (plan.requirements, plan.edits, plan.drop) == ((), (), ())
+    assert any("libcufft.so.10: no NVIDIA wheel provides it for CUDA 10" in note for note in plan.left_alone)
+
+
+def test_a_cuda_the_linked_runtime_contradicts_is_refused_unless_forced() -> None:
+    with pytest.raises(RepairError, match="its files link CUDA 10's runtime libraries"):
+        plan_repair(
+            _cuda10_report(),
+            _CUDA10,
+            requires_dist=(),
+            dist_info="pkg-1.0.dist-info",
+            options=RepairOptions(cuda_major=11),
+        )
+    forced = plan_repair(
+        _cuda10_report(),
+        _CUDA10,
+        requires_dist=(),
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(cuda_major=11, force=True),
+    )
+    assert [r.distribution for r in forced.requirements] == ["nvidia-cufft-cu11"]

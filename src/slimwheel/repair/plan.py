@@ -257,16 +257,22 @@ def _choose_major(
     *,
     required: set[int],
     claimed: set[int],
+    linked: set[int],
 ) -> int | None:
     """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs. Where several
     fit: the one the wheel's requirements admit, else the one its identified copies were made for,
     else the one its classifiers claim (``claimed``), each only when it is one.
 
-    Sonames no NVIDIA wheel ships at all (CUDA 10's ``libcudart.so.10.2``) say nothing: their copies
-    stay. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them.
+    ``linked``: the majors the wheel's runtime sonames name (``_majors_linked``). One of them decides,
+    whatever wheels ship its other sonames: cupy-cuda102 12.3.0 links ``libcudart.so.10.2`` and
+    ``libcufft.so.10``, a soname CUDA 11's cuFFT wheels ship too, and was planned onto CUDA 11 wheels.
+    For CUDA 10, which NVIDIA publishes no wheels of, nothing is then linked to a wheel and every copy
+    stays. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them.
     """
     by_soname = {s: _majors_providing(catalog, s, platform) for s in needs if not is_driver_library(s)}
     by_soname = {s: majors for s, majors in by_soname.items() if majors}
+    if len(linked) == 1 and options.cuda_major is None:
+        return next(iter(linked))
     if options.cuda_major is not None:
         major = options.cuda_major
         contradicted = sorted(s for s, majors in by_soname.items() if major not in majors)
@@ -277,6 +283,12 @@ def _choose_major(
                 f"--cuda {major} does not fit the wheel: no CUDA {major} wheel ships "
                 f"{', '.join(contradicted)} (only {listed} wheels do)",
                 hint=f"pass --cuda {built_for[-1]} or leave --cuda out; --force keeps those copies instead",
+            )
+        if len(linked) == 1 and major not in linked and not options.force:
+            (built,) = linked
+            raise RepairError(
+                f"--cuda {major} does not fit the wheel: its files link CUDA {built}'s runtime libraries",
+                hint=f"pass --cuda {built} or leave --cuda out; --force repairs for CUDA {major} anyway",
             )
         return major
     possible: set[int] | None = None
@@ -321,6 +333,25 @@ def _choose_major(
         f"both {listed} wheels provide {', '.join(sorted(by_soname))}",
         hint="pass --cuda with the major the wheel was built for",
     )
+
+
+# Libraries whose soname's first number is the CUDA major they come with (libcudart.so.10.2,
+# libcudart.so.11.0, libnvrtc.so.11.2, libcublas.so.12); cuFFT's or cuRAND's are not (libcufft.so.10
+# is in CUDA 10 and 11), nor cuDNN's or NCCL's (their own versions).
+_RUNTIME_STEMS = frozenset({"cudart", "nvrtc", "cublas", "cublasLt"})
+_SONAME_MAJOR = re.compile(r"lib(?P<stem>[A-Za-z]+)\.so\.(?P<major>\d+)(?:\.\d+)*")
+
+
+def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
+    """The CUDA majors the runtime sonames the wheel's files (those it keeps) need or carry name."""
+    found = set()
+    names = [n.soname for elf in report.elf_files if elf.path not in dropped for n in elf.needed]
+    names += [copy.original_soname for copy in report.vendored]
+    for soname in names:
+        match = _SONAME_MAJOR.fullmatch(soname)
+        if match and match["stem"] in _RUNTIME_STEMS:
+            found.add(int(match["major"]))
+    return found
 
 
 _CUDA_CLASSIFIER = re.compile(r"Environment :: GPU :: NVIDIA CUDA :: (\d+)(?:\.\d+)*")
@@ -1044,7 +1075,10 @@ def plan_repair(
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     required = _majors_required(catalog, existing)
     claimed = _majors_claimed(classifiers)
-    major = _choose_major(needs, catalog, platform, options, required=required, claimed=claimed)
+    linked = _majors_linked(report, draft.drop)
+    major = _choose_major(
+        needs, catalog, platform, options, required=required, claimed=claimed, linked=linked
+    )
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
