@@ -173,6 +173,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cudnn-cu11",),
     ),
     CorpusWheel(
+        project="cupy-cuda102",
+        filename="cupy_cuda102-12.3.0-cp311-cp311-manylinux2014_x86_64.whl",
+        sha256="98a620184c03837e6b50a523c9c80899696c447cd11c82d8cd13763c56ba97a3",
+        size=64_101_683,
+        vendors=(
+            "nothing vendored; CUDA 10.2's libcudart.so.10.2, libcublas.so.10, ... plus libcufft.so.10 and "
+            "libcurand.so.10, sonames CUDA 11's cuFFT and cuRAND wheels ship too: it was planned onto "
+            "CUDA 11 wheels. CUDA 10 has none: nothing is linked to a wheel (and the input fails check: "
+            "its CUDA 10 libraries come from the host)"
+        ),
+        install_mb=200,
+        cuda_major=10,
+        adds=(),
+    ),
+    CorpusWheel(
         project="cupy-cuda11x",
         filename="cupy_cuda11x-12.3.0-cp311-cp311-manylinux2014_x86_64.whl",
         sha256="4173486906388c91a70f639003313b96e9449cb8a008137e8ac4bcd872bcf34c",
