@@ -232,13 +232,14 @@ class Diagnosis:
         )
 
     def _host_hint(self) -> str:
-        """Why a library nothing in the install ships (GCC's ``libgomp.so.1``, ``libnuma.so.1``) is not
-        taken from the host: the wheel's manylinux policy does not count on it being there."""
+        """Why a library nothing in the install ships is not taken from the host: the wheel's manylinux
+        policy does not count on it being there. GCC's ``libgomp.so.1`` is on most hosts, but not in
+        slim containers; sgl-kernel 0.1.0's ``libtorch.so`` comes from torch, which it does not require."""
         glibc = self.tree.glibc
         policy = f"manylinux_{glibc[0]}_{glibc[1]}" if glibc is not None else "manylinux"
         return (
-            f"; it is not one of the host libraries {policy} lets a wheel use either, so a host may lack "
-            "it (slim containers do): `auditwheel repair` bundles it into the wheel"
+            f"; nor is it one of the host libraries {policy} lets a wheel count on: a requirement must "
+            "install it, or `auditwheel repair` bundle it into the wheel"
         )
 
     def _found_in_wheel(self, elf: ElfReport, soname: str, path: str) -> None:
