@@ -173,6 +173,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cudnn-cu11",),
     ),
     CorpusWheel(
+        project="cucim-cu12",
+        filename="cucim_cu12-24.10.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="2d48763323b61e3340399fd9b9650d772a9fec6b6f54654c62292c3b7b971c0f",
+        size=5_595_158,
+        vendors=(
+            "auditwheel copy cucim_cu12.libs/libcudart-16e8815a.so.12.5.82, needed by four files (the "
+            "plugins cucim.kit.cumed@24.10.00.so and cuslide, whose names hold an '@'); cuslide links "
+            "nvJPEG statically, which stays"
+        ),
+        install_mb=250,  # cupy-cuda12x, scipy, scikit-image, numpy and the CUDA runtime wheel
+        must_repair=True,
+        cuda_major=12,
+        adds=("nvidia-cuda-runtime-cu12",),
+    ),
+    CorpusWheel(
         project="cupy-cuda102",
         filename="cupy_cuda102-12.3.0-cp311-cp311-manylinux2014_x86_64.whl",
         sha256="98a620184c03837e6b50a523c9c80899696c447cd11c82d8cd13763c56ba97a3",
