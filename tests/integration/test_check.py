@@ -341,6 +341,23 @@ def test_a_host_library_outside_the_policy_is_not_found_and_says_why(
     assert all("host libraries" not in message for message in nvidia)
 
 
+def test_an_nvidia_library_no_wheel_ships_comes_from_an_install_of_it(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """mxnet-cu102 needs CUDA 10.2's ``libnvrtc.so.10.2``, onnxruntime-gpu 1.17's TensorRT provider
+    ``libnvinfer_plugin.so.8``: NVIDIA's, but no wheel the catalog knows ships them."""
+    solver = _solver(
+        elf_zoo, tmp_path, ("--add-needed", "libnvrtc.so.10.2"), ("--add-needed", "libnvinfer.so.8")
+    )
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    errors = _errors(_check(wheel, catalog))[CheckKind.UNRESOLVED]
+    (nvrtc,) = [e for e in errors if "libnvrtc.so.10.2" in e]
+    assert "it is part of CUDA toolkit, and no NVIDIA wheel the catalog knows ships that soname" in nvrtc
+    (nvinfer,) = [e for e in errors if "libnvinfer.so.8" in e]
+    assert "only TensorRT installed on the host provides it" in nvinfer
+    assert all("host libraries" not in e for e in (nvrtc, nvinfer))
+
+
 def _run_cli(*args: str) -> tuple[int, str, str]:
     process = subprocess.run(
         [sys.executable, "-m", "slimwheel", *args], capture_output=True, text=True, check=False, timeout=120

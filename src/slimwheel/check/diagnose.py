@@ -18,6 +18,7 @@ from slimwheel.analysis import (
     is_driver_library,
     rpath_problems,
 )
+from slimwheel.analysis.libraries import nvidia_product_of
 from slimwheel.catalog.model import Catalog
 from slimwheel.check.model import FileCheck, Lookup, NeededCheck, ProviderRelease
 from slimwheel.check.target import Target
@@ -216,7 +217,7 @@ class Diagnosis:
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
-                why += self._host_hint()
+                why += self._host_hint(soname)
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
@@ -231,10 +232,17 @@ class Diagnosis:
             )
         )
 
-    def _host_hint(self) -> str:
+    def _host_hint(self, soname: str) -> str:
         """Why a library nothing in the install ships is not taken from the host: the wheel's manylinux
         policy does not count on it being there. GCC's ``libgomp.so.1`` is on most hosts, but not in
-        slim containers; sgl-kernel 0.1.0's ``libtorch.so`` comes from torch, which it does not require."""
+        slim containers; sgl-kernel 0.1.0's ``libtorch.so`` comes from torch, which it does not require.
+        An NVIDIA soname no wheel ships (CUDA 10.2's ``libnvrtc.so.10.2``) comes from a CUDA install."""
+        product = nvidia_product_of(soname)
+        if product is not None:
+            return (
+                f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "
+                f"only {product.name} installed on the host provides it"
+            )
         glibc = self.tree.glibc
         policy = f"manylinux_{glibc[0]}_{glibc[1]}" if glibc is not None else "manylinux"
         return (
