@@ -310,11 +310,30 @@ def test_worker_processes_give_the_same_report(elf_zoo: ElfZoo, catalog: Catalog
     assert len(serial.elf_files) == 4
 
 
+# cupy-cuda102 12.3.0's fallbacks for APIs its CUDA lacks: functions named as cuSOLVER's and cudart's
+# that only return a constant (``xor eax, eax; ret``), beside one real function of cuBLAS's name.
+_STUBS = """
+int cusolverDnIRSParamsCreate(void *params) { return 0; }
+int cusolverDnIRSParamsDestroy(void *params) { return 0; }
+int cudaGraphExecChildGraphNodeSetParams(void) { return 801; }
+long cudaStreamGetCaptureInfo_v2(void) { return 0x123456789abcL; }
+int cublasSgemmEx(int n, const int *a) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * i; return s; }
+"""
+
+
+def test_functions_that_only_return_a_constant_are_no_static_code(catalog: Catalog, tmp_path: Path) -> None:
+    library = compile_shared(tmp_path / "libstubs.so", {"stubs.c": _STUBS}, soname="libstubs.so")
+    wheel = make_wheel(tmp_path, "stubs", "1.0", {"stubs/libstubs.so": library.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    assert [(c.library, c.symbols) for c in report.static] == [("cublas", 1)]
+
+
 # NCCL's API as a static link leaves it: each ``ncclX`` a hidden alias of the profiling entry point
 # ``pncclX``, so the linker stores "ncclX" as the tail of "pncclX" in .strtab (xgboost 1.7.6).
 _STATIC_NCCL = """
 #define API(name) \\
-    __attribute__((visibility("hidden"))) int p##name(void *comm, int n) { return n + (comm != 0); } \\
+    __attribute__((visibility("hidden"))) int p##name(void *comm, int n) { \\
+        int sum = 0; for (int i = 0; i < n; i++) sum += i * (comm != 0) ^ n; return sum; } \\
     extern int name(void *comm, int count) __attribute__((alias("p" #name), visibility("hidden")));
 API(ncclAllReduce)
 API(ncclBroadcast)

@@ -60,6 +60,14 @@ def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple
     return tuple(sorted(found))
 
 
+# The most bytes a function that only returns a constant takes on x86-64 or aarch64: ``endbr64;
+# movabs rax, imm64; ret`` is 15. cupy-cuda102 12.3.0 defines 12 cudart and 40 cuSOLVER functions of
+# 3-6 bytes each (``xor eax, eax; ret``: fallbacks for APIs its CUDA lacks), which were reported as
+# static NVIDIA code that "cannot be unlinked, only rebuilt". A library all of whose API-named
+# functions are that small is not linked in; one real function of it is bigger.
+_STUB_BYTES = 16
+
+
 def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:
     """Whether ``symbol`` is in a section of machine code other than the linker's PLT stubs (None
     when the file cannot tell: no section headers)."""
@@ -137,6 +145,8 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
         if own(library):
             continue
         matched = code[library]
+        if max(symbol.size for symbol in matched.values()) <= _STUB_BYTES:
+            continue  # stubs that return a constant, not the library's code
         strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
         static.append(
             StaticCode(
