@@ -139,6 +139,10 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
     assert result["size_after"] <= result["size_before"] * 1.01 + (64 << 10), (
         f"{repaired.entry.filename}: {result['size_before']} -> {result['size_after']} bytes"
     )
+    if repaired.entry.max_growth is not None:
+        assert result["size_after"] - result["size_before"] <= repaired.entry.max_growth, (
+            f"{repaired.entry.filename}: {result['size_before']} -> {result['size_after']} bytes"
+        )
 
     code, stdout, stderr, crash = _run_main(["check", str(output), "--json", *repaired.entry.options])
     assert crash is None, f"check raised\n{crash}"

@@ -45,6 +45,9 @@ class CorpusWheel:
     # (distribution, version): the floor repair must give a requirement it adds (its linked version),
     # where that was proven on a GPU: the release below it does not load the repaired wheel.
     floors: tuple[tuple[str, str], ...] = ()
+    # The most bytes the repaired wheel may grow by (new metadata included), where an edit once grew
+    # it by a copy of a big table (None: only the corpus-wide 1%).
+    max_growth: int | None = None
 
     @property
     def id(self) -> str:
@@ -171,6 +174,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=11,
         adds=("nvidia-cudnn-cu11",),
+    ),
+    CorpusWheel(
+        project="pycolmap-cuda12",
+        filename="pycolmap_cuda12-4.2.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="babc54a7d738a0f8daaf4cb33508052acd3f40e02529dee7647a613d9e74ab78",
+        size=72_945_341,
+        vendors=(
+            "nothing NVIDIA's vendored; requires cuda-toolkit[cudart,curand] but its 174 MB _core has no "
+            "RPATH into their folders. Its .dynstr (8 MB) ends the file, where auditwheel's patchelf put "
+            "it: the longer RPATH once copied the whole table to an appended segment (+0.4 MiB, 0.6%)"
+        ),
+        install_mb=150,  # numpy and the CUDA runtime and cuRAND wheels
+        must_repair=True,
+        cuda_major=12,
+        adds=(),
+        max_growth=4096,
     ),
     CorpusWheel(
         project="cucim-cu12",

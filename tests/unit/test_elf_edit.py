@@ -17,7 +17,7 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 from slimwheel.elf import EDIT_ENDS, edit_ranges, read_elf_file
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.wheel.view import SavedRanges
-from tests.support.elfbuild import compile_shared, find_tool, strip_section_headers
+from tests.support.elfbuild import compile_shared, find_tool, patchelf, strip_section_headers
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
 
@@ -148,6 +148,36 @@ def test_rpath_that_does_not_fit_goes_to_an_appended_segment_and_loads(tmp_path:
     assert _pyelftools(edited)[2] == [wanted]
     assert f"Library runpath: [{wanted}]" in _readelf(edited)
     _loads(edited, "user_value", 42)
+
+
+@pytest.mark.parametrize("runpath", [False, True])
+def test_a_dynstr_an_earlier_patchelf_put_at_the_end_grows_there_and_loads(
+    tmp_path: Path, runpath: bool
+) -> None:
+    """auditwheel's patchelf leaves ``.dynstr`` at the end of the file, in a segment of its own (an
+    8 MB one in pycolmap-cuda12 4.2.1): a longer search path is written after it, growing that
+    segment, so the file grows by the string alone, not by a copy of the table (0.6% of that wheel)."""
+    build = tmp_path / "build"
+    deps = tmp_path / "deps-in-a-folder-with-a-much-longer-name-than-the-old-one"
+    _dep(deps, "libdep.so.1")
+    user = _user(build, _dep(build, "libdep.so.1"), rpath="$ORIGIN")
+    patchelf(user, "--force-rpath", "--set-rpath", "$ORIGIN/a/longer/folder/than/before/so/that/it/moves")
+    assert _plan(user, search_path=("$ORIGIN/short",)).how == "in place"  # what fits still goes there
+    wanted = f"$ORIGIN/../{deps.name}"
+    patch = _plan(user, search_path=(wanted,), runpath=runpath)
+    assert patch.how == "grown at the end"
+    assert patch.appended_size <= len(wanted) + 1
+    assert not patch.abandoned
+    run = tmp_path / "run"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert (facts.runpath if runpath else facts.rpath) == (wanted,)
+    assert _pyelftools(edited)[2 if runpath else 1] == [wanted]
+    assert f"Library {'runpath' if runpath else 'rpath'}: [{wanted}]" in _readelf(edited)
+    _loads(edited, "user_value", 42)
+    again = _plan(edited, search_path=(f"{wanted}:$ORIGIN/../and/one/more/folder",))
+    assert again.how == "grown at the end"  # still at the end
 
 
 def test_new_rpath_in_a_spare_dynamic_slot(tmp_path: Path) -> None:

@@ -60,12 +60,13 @@ def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple
     return tuple(sorted(found))
 
 
-# The most bytes a function that only returns a constant takes on x86-64 or aarch64: ``endbr64;
-# movabs rax, imm64; ret`` is 15. cupy-cuda102 12.3.0 defines 12 cudart and 40 cuSOLVER functions of
-# 3-6 bytes each (``xor eax, eax; ret``: fallbacks for APIs its CUDA lacks), which were reported as
-# static NVIDIA code that "cannot be unlinked, only rebuilt". A library all of whose API-named
-# functions are that small is not linked in; one real function of it is bigger.
-_STUB_BYTES = 16
+# The most bytes a function that only returns a constant takes on x86-64 (``movabs rax, imm64; ret``;
+# ``xor eax, eax; ret`` is 3, ``mov eax, imm32; ret`` 6) or aarch64 (``mov w0, #imm; ret``: 8).
+# cupy-cuda102 12.3.0 defines 12 cudart and 40 cuSOLVER functions of 3-6 bytes each (fallbacks for
+# APIs its CUDA lacks), which were reported as static NVIDIA code that "cannot be unlinked, only
+# rebuilt". A library all of whose API-named functions are that small is not linked in: a real one has
+# bigger functions (one computing from its arguments is 14 bytes already).
+_STUB_BYTES = 11
 
 
 def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:

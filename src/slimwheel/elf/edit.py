@@ -6,7 +6,7 @@ byte ranges to overwrite plus bytes to append at the end. :meth:`ElfPatch.apply`
 content, streamed in chunks, into the edited one, so a 1 GB library is never held whole in memory and
 never written to disk before it is deflated into the output wheel.
 
-Two ways, cheapest first:
+Three ways, cheapest first:
 
 * **In place** (the file keeps its size): a DT_NEEDED or verneed ``vn_file`` renamed to a name no
   longer than the old one, an RPATH/RUNPATH replaced by one that fits the old string, or added
@@ -14,6 +14,9 @@ Two ways, cheapest first:
   merge strings by suffix (``libfoo.so`` may also be read as ``foo.so`` from inside it), so a string
   is only rewritten when every reference into its bytes belongs to the entries being given the same
   new value; otherwise the new string goes elsewhere.
+* **Grown at the end** (a shared library whose ``.dynstr`` ends the file, in its topmost PT_LOAD,
+  where an earlier patchelf put it): the new strings go after it, and that segment, DT_STRSZ and the
+  section header grow by them.
 * **Appended segment** (a shared library without PT_INTERP, when a string does not fit): a new
   read-only PT_LOAD at the end of the file holds the program header table (one entry longer) and a
   copy of ``.dynstr`` with the new strings after it; DT_STRTAB/DT_STRSZ and the ``.dynstr`` section
@@ -93,7 +96,7 @@ class ElfPatch:
     # Pieces, never joined: a moved .dynstr (47 MB in TensorFlow's libtensorflow_cc.so.2) is the old
     # table itself, a piece of its own, so that it is held once, not copied into one bytes object.
     appended: tuple[bytes, ...]
-    how: str  # "unchanged", "in place" or "appended segment"
+    how: str  # "unchanged", "in place", "grown at the end" or "appended segment"
     # (offset, length) of tables of the original that the edited file no longer reads: the old
     # .dynstr, once an appended segment holds the new one.
     abandoned: tuple[tuple[int, int], ...] = ()
@@ -371,7 +374,8 @@ def plan_edit(
             raise  # removing never needs room; whatever failed, patchelf decides
     # Out of the except block: the exception's traceback would keep _in_place's copies of a big
     # .dynstr (26 MB in mxnet-cu112's libmxnet.so) alive while the appended segment makes another.
-    return _appended_segment(elf, dynamic, wanted)
+    grown = _grown_at_end(elf, dynamic, wanted)
+    return grown if grown is not None else _appended_segment(elf, dynamic, wanted)
 
 
 def _in_place(
@@ -476,6 +480,77 @@ def _dynamic_patches(elf: _Elf, dynamic: list[list[int]]) -> list[Patch]:
     ]
 
 
+def _new_strings(table: bytes, wanted: dict[tuple[str, int], bytes]) -> tuple[bytes, dict[bytes, int]]:
+    """The strings to add after ``table`` for ``wanted``, and where each wanted string lies in the
+    table grown by them: a string already there (or a suffix of one) serves as it is."""
+    added = bytearray()
+    offsets: dict[bytes, int] = {}
+    for text in dict.fromkeys(wanted.values()):
+        needle = text + b"\0"
+        existing = table.find(needle)
+        if existing < 0 and (at := added.find(needle)) >= 0:
+            existing = len(table) + at
+        if existing >= 0:
+            offsets[text] = existing
+        else:
+            offsets[text] = len(table) + len(added)
+            added += needle
+    return bytes(added), offsets
+
+
+def _grown_at_end(
+    elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes]
+) -> ElfPatch | None:
+    """The edit with the new strings written after ``.dynstr`` where it ends the file, in the
+    topmost PT_LOAD segment, which grows by them: where an earlier patchelf left it (auditwheel's
+    repairs: pycolmap-cuda12 4.2.1's ``_core`` has an 8 MB ``.dynstr`` there). The file grows by
+    the strings alone, not by a copy of the table and the program headers. None when the table
+    does not end the file so (then it is copied to an appended segment)."""
+    section = elf.dynstr_section
+    start, end = section.offset, section.offset + section.size
+    loads = [p for p in elf.phdrs if p.kind == _PT_LOAD]
+    holding = [p for p in loads if p.offset <= start and end <= p.offset + p.filesz]
+    if elf.e_type != _ET_DYN or len(holding) != 1:
+        return None
+    segment = holding[0]
+    top = max(p.vaddr + p.memsz for p in loads)
+    if segment.filesz != segment.memsz or segment.vaddr + segment.memsz != top:
+        return None  # .bss after it, or another segment above it in memory
+    # Nothing the file holds may lie after the table: no section, segment or section header.
+    shdr_end = elf.shdr_offset + len(elf.shdrs) * elf.layout.shdr.size
+    others = [s for s in elf.shdrs if s is not section and s.kind != _SHT_NOBITS and s.size]
+    if shdr_end > end or any(s.offset + s.size > end for s in others):
+        return None
+    if any(p is not segment and p.filesz and p.offset + p.filesz > end for p in elf.phdrs):
+        return None
+    added, offsets = _new_strings(elf.dynstr, wanted)
+    table_size = section.size + len(added)
+    tail = max(0, min(len(added), elf.size - end))  # bytes after the table inside the file, unused
+    patches = [Patch(end, added[:tail])] if tail else []
+    for who, text in wanted.items():
+        if who[0] == "dyn":
+            dynamic[who[1]][1] = offsets[text]
+    for entry in dynamic:
+        if entry[0] == _DT_STRSZ:
+            entry[1] = table_size
+    patches += _dynamic_patches(elf, dynamic)
+    layout = elf.layout
+    patches += [
+        Patch(who[1], layout.u32.pack(offsets[text])) for who, text in wanted.items() if who[0] == "vn_file"
+    ]
+    size = max(segment.filesz, end + len(added) - segment.offset)
+    grown = _Phdr(
+        segment.kind, segment.flags, segment.offset, segment.vaddr, segment.paddr, size, size, segment.align
+    )
+    index = next(i for i, p in enumerate(elf.phdrs) if p is segment)
+    patches.append(Patch(elf.ehdr[4] + index * layout.phdr.size, elf.pack_phdr(grown)))
+    fields = list(section.fields)
+    fields[5] = table_size
+    patches.append(Patch(elf.shdr_offset + elf.dynstr_index * layout.shdr.size, layout.shdr.pack(*fields)))
+    appended = (added[tail:],) if len(added) > tail else ()
+    return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "grown at the end")
+
+
 def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes]) -> ElfPatch:
     if elf.e_type != _ET_DYN or any(p.kind == _PT_INTERP for p in elf.phdrs):
         raise EditUnsupportedError("only shared libraries get an appended segment here")
@@ -489,18 +564,7 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
     top = max(p.vaddr + p.memsz for p in elf.phdrs if p.kind == _PT_LOAD)
     vaddr = (top + align - 1) // align * align + start % align  # congruent to the offset
     # The new .dynstr is the old one with the new strings after it: made once, in the appended bytes.
-    added = bytearray()
-    offsets: dict[bytes, int] = {}
-    for text in dict.fromkeys(wanted.values()):
-        needle = text + b"\0"
-        existing = elf.dynstr.find(needle)  # a string already there (or a suffix of one) serves
-        if existing < 0 and (at := added.find(needle)) >= 0:
-            existing = len(elf.dynstr) + at
-        if existing >= 0:
-            offsets[text] = existing
-        else:
-            offsets[text] = len(elf.dynstr) + len(added)
-            added += needle
+    added, offsets = _new_strings(elf.dynstr, wanted)
     table_size = len(elf.dynstr) + len(added)
     phnum = len(elf.phdrs) + 1
     phdr_size = phnum * layout.phdr.size
