@@ -68,7 +68,11 @@ if TYPE_CHECKING:
 # torch 2.0.1 (cp311, 591 MiB): already requires NVIDIA's cu11 wheels, and its big libraries already
 # reach them by RPATH (in another order than repair writes, which it leaves: no lookup changes); repair
 # sets RPATH on two small files that name /usr/local/cuda/lib64: the case with nothing big to edit.
+# pycolmap-cuda12 4.2.1 (cp311, 70 MiB): requires cuda-toolkit[cudart,curand] without an RPATH into
+# their folders; repair sets one on _core (174 MB), whose 8 MB .dynstr an earlier patchelf left at the
+# end of the file, where it grows (it was copied to an appended segment: +0.4 MiB).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
+    "pycolmap-cuda12": ((), frozenset({0}), ("--exclude", "libcu*")),
     "torchvision": (
         ("--preloaded", "torch"),
         frozenset({0}),
