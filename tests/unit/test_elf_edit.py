@@ -178,6 +178,10 @@ def test_a_dynstr_an_earlier_patchelf_put_at_the_end_grows_there_and_loads(
     _loads(edited, "user_value", 42)
     again = _plan(edited, search_path=(f"{wanted}:$ORIGIN/../and/one/more/folder",))
     assert again.how == "grown at the end"  # still at the end
+    # Bytes nothing names after the table (a tool's trailer) are not written over: the table moves.
+    with user.open("ab") as trailer:
+        trailer.write(b"trailer")
+    assert _plan(user, search_path=(wanted,), runpath=runpath).how == "appended segment"
 
 
 def test_new_rpath_in_a_spare_dynamic_slot(tmp_path: Path) -> None:

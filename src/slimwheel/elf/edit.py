@@ -65,6 +65,7 @@ _ET_DYN = 3
 _DT_STRING_TAGS = frozenset({_DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH, 0x7FFFFFFD, 0x7FFFFFFF})
 _DT_MORE_STRING_TAGS = frozenset({0x6FFFFEFA, 0x6FFFFEFB, 0x6FFFFEFC})  # CONFIG, DEPAUDIT, AUDIT
 _MAX_TABLE = 64 << 20  # refuse to read a dynamic symbol table bigger than this (patchelf then)
+_TRAILING_LIMIT = 4096  # the most bytes after a .dynstr that ends the file that it may grow over
 
 
 class _Seekable(Protocol):
@@ -221,6 +222,10 @@ class _Elf:
         raw = _read(stream, self.dynamic_offset, count * layout.dyn.size)
         self.dynamic = [list(entry) for entry in layout.dyn.iter_unpack(raw)]
         self.dynstr = _read(stream, self.dynstr_section.offset, self.dynstr_section.size)
+        # The bytes after .dynstr up to the end of the file, where they are few (else None): where
+        # they are all zeros, a .dynstr that ends the file may grow over them.
+        after = self.size - (self.dynstr_section.offset + self.dynstr_section.size)
+        self.after_dynstr = _read(stream, self.size - after, after) if 0 <= after <= _TRAILING_LIMIT else None
         values: dict[int, int] = {}
         for tag, value in self.dynamic:
             if tag == _DT_NULL:
@@ -523,6 +528,8 @@ def _grown_at_end(
         return None
     if any(p is not segment and p.filesz and p.offset + p.filesz > end for p in elf.phdrs):
         return None
+    if elf.after_dynstr is None or elf.after_dynstr.strip(b"\0"):
+        return None  # something nothing here names follows it: not overwritten
     added, offsets = _new_strings(elf.dynstr, wanted)
     table_size = section.size + len(added)
     tail = max(0, min(len(added), elf.size - end))  # bytes after the table inside the file, unused
