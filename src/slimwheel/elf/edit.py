@@ -503,6 +503,44 @@ def _new_strings(table: bytes, wanted: dict[tuple[str, int], bytes]) -> tuple[by
     return bytes(added), offsets
 
 
+def _repointed(
+    elf: _Elf,
+    dynamic: list[list[int]],
+    wanted: dict[tuple[str, int], bytes],
+    offsets: dict[bytes, int],
+    table_size: int,
+    *,
+    moved_to: int | None = None,
+) -> list[Patch]:
+    """The patches that point each reader in ``wanted`` at its string, at ``offsets`` in a .dynstr
+    of ``table_size`` bytes (at address ``moved_to`` where the table moved): .dynamic's entries,
+    DT_STRSZ (and DT_STRTAB), and verneed's file names."""
+    for who, text in wanted.items():
+        if who[0] == "dyn":
+            dynamic[who[1]][1] = offsets[text]
+    for entry in dynamic:
+        if entry[0] == _DT_STRTAB and moved_to is not None:
+            entry[1] = moved_to
+        elif entry[0] == _DT_STRSZ:
+            entry[1] = table_size
+    patches = _dynamic_patches(elf, dynamic)
+    patches += [
+        Patch(who[1], elf.layout.u32.pack(offsets[text]))
+        for who, text in wanted.items()
+        if who[0] == "vn_file"
+    ]
+    return patches
+
+
+def _dynstr_header(elf: _Elf, size: int, *, moved_to: tuple[int, int] | None = None) -> Patch:
+    """The ``.dynstr`` section header with ``size``, and (address, file offset) ``moved_to``."""
+    fields = list(elf.dynstr_section.fields)
+    fields[5] = size
+    if moved_to is not None:
+        fields[3], fields[4] = moved_to
+    return Patch(elf.shdr_offset + elf.dynstr_index * elf.layout.shdr.size, elf.layout.shdr.pack(*fields))
+
+
 def _grown_at_end(
     elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes]
 ) -> ElfPatch | None:
@@ -534,26 +572,14 @@ def _grown_at_end(
     table_size = section.size + len(added)
     tail = max(0, min(len(added), elf.size - end))  # bytes after the table inside the file, unused
     patches = [Patch(end, added[:tail])] if tail else []
-    for who, text in wanted.items():
-        if who[0] == "dyn":
-            dynamic[who[1]][1] = offsets[text]
-    for entry in dynamic:
-        if entry[0] == _DT_STRSZ:
-            entry[1] = table_size
-    patches += _dynamic_patches(elf, dynamic)
-    layout = elf.layout
-    patches += [
-        Patch(who[1], layout.u32.pack(offsets[text])) for who, text in wanted.items() if who[0] == "vn_file"
-    ]
+    patches += _repointed(elf, dynamic, wanted, offsets, table_size)
     size = max(segment.filesz, end + len(added) - segment.offset)
     grown = _Phdr(
         segment.kind, segment.flags, segment.offset, segment.vaddr, segment.paddr, size, size, segment.align
     )
     index = next(i for i, p in enumerate(elf.phdrs) if p is segment)
-    patches.append(Patch(elf.ehdr[4] + index * layout.phdr.size, elf.pack_phdr(grown)))
-    fields = list(section.fields)
-    fields[5] = table_size
-    patches.append(Patch(elf.shdr_offset + elf.dynstr_index * layout.shdr.size, layout.shdr.pack(*fields)))
+    patches.append(Patch(elf.ehdr[4] + index * elf.layout.phdr.size, elf.pack_phdr(grown)))
+    patches.append(_dynstr_header(elf, table_size))
     appended = (added[tail:],) if len(added) > tail else ()
     return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "grown at the end")
 
@@ -587,25 +613,12 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
         for p in phdrs
     ]
     headers = b"".join([bytes(start - elf.size), *(elf.pack_phdr(p) for p in phdrs)])
-    appended = (headers, elf.dynstr, bytes(added))
-    for who, text in wanted.items():
-        if who[0] == "dyn":
-            dynamic[who[1]][1] = offsets[text]
-    for entry in dynamic:
-        if entry[0] == _DT_STRTAB:
-            entry[1] = vaddr + dynstr_at
-        elif entry[0] == _DT_STRSZ:
-            entry[1] = table_size
-    patches = _dynamic_patches(elf, dynamic)
-    patches += [
-        Patch(who[1], layout.u32.pack(offsets[text])) for who, text in wanted.items() if who[0] == "vn_file"
-    ]
+    appended = (headers, elf.dynstr, added)
+    patches = _repointed(elf, dynamic, wanted, offsets, table_size, moved_to=vaddr + dynstr_at)
     ehdr = list(elf.ehdr)
     ehdr[4], ehdr[9] = start, phnum  # e_phoff, e_phnum
     patches.append(Patch(16, layout.ehdr.pack(*ehdr)))
-    fields = list(elf.dynstr_section.fields)
-    fields[3], fields[4], fields[5] = vaddr + dynstr_at, start + dynstr_at, table_size
-    patches.append(Patch(elf.shdr_offset + elf.dynstr_index * layout.shdr.size, layout.shdr.pack(*fields)))
+    patches.append(_dynstr_header(elf, table_size, moved_to=(vaddr + dynstr_at, start + dynstr_at)))
     old_table = ((elf.dynstr_section.offset, elf.dynstr_section.size),)
     return ElfPatch(
         elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "appended segment", old_table

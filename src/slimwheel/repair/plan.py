@@ -36,7 +36,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import soname_stem
+from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -339,7 +339,6 @@ def _choose_major(
 # libcudart.so.11.0, libnvrtc.so.11.2, libcublas.so.12); cuFFT's or cuRAND's are not (libcufft.so.10
 # is in CUDA 10 and 11), nor cuDNN's or NCCL's (their own versions).
 _RUNTIME_STEMS = frozenset({"cudart", "nvrtc", "cublas", "cublasLt"})
-_SONAME_MAJOR = re.compile(r"lib(?P<stem>[A-Za-z]+)\.so\.(?P<major>\d+)(?:\.\d+)*")
 
 
 def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
@@ -348,9 +347,9 @@ def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
     names = [n.soname for elf in report.elf_files if elf.path not in dropped for n in elf.needed]
     names += [copy.original_soname for copy in report.vendored]
     for soname in names:
-        match = _SONAME_MAJOR.fullmatch(soname)
-        if match and match["stem"] in _RUNTIME_STEMS:
-            found.add(int(match["major"]))
+        parsed = parse_library_file_name(soname)
+        if parsed and parsed.style is NameStyle.PLAIN and parsed.stem in _RUNTIME_STEMS and parsed.version:
+            found.add(int(parsed.version.split(".")[0]))
     return found
 
 
