@@ -173,16 +173,20 @@ def test_search_path_entries_into_other_packages_stay(
 
 
 @pytest.mark.parametrize(
-    ("rpath", "edited"),
+    ("rpath", "tag", "edited"),
     [
         # PyTorch 2.0's order: the NVIDIA folder before $ORIGIN, which holds none of its names.
-        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN", False),
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN", "rpath", False),
         # Another package's folder may hold anything: moving it ahead of the provider's is an edit.
-        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", True),
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "rpath", True),
+        # lmdeploy 0.18's RUNPATH into the NVIDIA folders: right as it is, tag included.
+        ("$ORIGIN:$ORIGIN/../nvidia/cu13/lib", "runpath", False),
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "runpath", True),
     ],
 )
 def test_an_rpath_only_in_another_order_is_left_alone(
     rpath: str,
+    tag: str,
     edited: bool,
     elf_zoo: ElfZoo,
     own_catalog: Path,
@@ -191,7 +195,8 @@ def test_an_rpath_only_in_another_order_is_left_alone(
 ) -> None:
     extension = tmp_path / "_solver.so"
     extension.write_bytes(elf_zoo.ext_dynamic.read_bytes())
-    subprocess.run([find_patchelf(), "--force-rpath", "--set-rpath", rpath, str(extension)], check=True)
+    force = ["--force-rpath"] if tag == "rpath" else []
+    subprocess.run([find_patchelf(), *force, "--set-rpath", rpath, str(extension)], check=True)
     fresh = make_wheel(tmp_path, "fresh", "1.0", {"fresh/_solver.so": extension.read_bytes()}, tag=SOLVER_TAG)
     result = repair_to_json(
         capsys, fresh, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
@@ -202,7 +207,9 @@ def test_an_rpath_only_in_another_order_is_left_alone(
         with wheel.seekable_member("fresh/_solver.so") as stream:
             facts = read_elf(stream, path="x", symbols=False)
     wanted = "$ORIGIN/../torch/lib:$ORIGIN/../nvidia/cu13/lib"
-    assert ":".join(facts.rpath) == (wanted if edited else rpath)
+    kept_runpath = tag == "runpath" and not edited
+    written, other = (facts.runpath, facts.rpath) if kept_runpath else (facts.rpath, facts.runpath)
+    assert (":".join(written), other) == (wanted if edited else rpath, ())
 
 
 def test_ambiguous_cuda_major_is_a_clear_error(

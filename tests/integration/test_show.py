@@ -328,6 +328,37 @@ def test_functions_that_only_return_a_constant_are_no_static_code(catalog: Catal
     assert [(c.library, c.symbols) for c in report.static] == [("cublas", 1)]
 
 
+# lmdeploy 0.18's libturbomind_nccl_stub.so: weak NCCL functions that report the missing symbol and
+# abort (16 bytes each, over the constant-returning stubs' 11), for the real libnccl to override.
+_WEAK_FALLBACKS = """
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noreturn, noinline)) static void missing(const char *name) {
+    fprintf(stderr, "%s: needs a newer NCCL\\n", name); abort(); }
+#define FALLBACK(name) __attribute__((weak)) int name(void *comm, int n) { missing(#name); }
+FALLBACK(ncclCommWindowRegister)
+FALLBACK(ncclCommWindowDeregister)
+FALLBACK(ncclTeamLsa)
+"""
+
+
+@pytest.mark.parametrize("binding", ["weak", "global"])
+def test_weak_definitions_of_an_api_are_fallbacks_not_static_code(
+    binding: str, catalog: Catalog, tmp_path: Path
+) -> None:
+    source = _WEAK_FALLBACKS if binding == "weak" else _WEAK_FALLBACKS.replace("__attribute__((weak)) ", "")
+    library = compile_shared(tmp_path / "libstub.so", {"stub.c": source}, soname="libstub.so")
+    with library.open("rb") as stream:
+        elf: Any = ELFFile(stream)
+        (symbol,) = elf.get_section_by_name(".dynsym").get_symbol_by_name("ncclTeamLsa")
+        assert symbol["st_size"] > 11
+        assert symbol["st_info"]["bind"] == f"STB_{binding.upper()}"
+    wheel = make_wheel(tmp_path, "stub", "1.0", {"stub/lib/libstub.so": library.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    expected = [] if binding == "weak" else [("nccl", 3)]
+    assert [(c.library, c.symbols) for c in report.static] == expected
+
+
 # NCCL's API as a static link leaves it: each ``ncclX`` a hidden alias of the profiling entry point
 # ``pncclX``, so the linker stores "ncclX" as the tail of "pncclX" in .strtab (xgboost 1.7.6).
 _STATIC_NCCL = """

@@ -5,6 +5,7 @@ libraries a file loads at run time through trampolines (lazy loads).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import BinaryIO
 
@@ -67,6 +68,18 @@ def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple
 # rebuilt". A library all of whose API-named functions are that small is not linked in: a real one has
 # bigger functions (one computing from its arguments is 14 bytes already).
 _STUB_BYTES = 11
+
+
+def _fallbacks(symbols: Iterable[Symbol]) -> bool:
+    """Whether a library's API-named functions are stand-ins rather than its code: each only returns
+    a constant (``_STUB_BYTES``), or each is a weak definition, which the real library's global one
+    overrides when it is loaded (lmdeploy 0.18's ``libturbomind_nccl_stub.so``: seven weak ``ncclX``
+    that report the missing symbol and abort, 16 bytes each). A static link of NVIDIA's archives
+    defines their API as global functions."""
+    sizes_and_bindings = [(symbol.size, symbol.binding) for symbol in symbols]
+    return max(size for size, _ in sizes_and_bindings) <= _STUB_BYTES or all(
+        binding == "weak" for _, binding in sizes_and_bindings
+    )
 
 
 def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:
@@ -146,8 +159,8 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
         if own(library):
             continue
         matched = code[library]
-        if max(symbol.size for symbol in matched.values()) <= _STUB_BYTES:
-            continue  # stubs that return a constant, not the library's code
+        if _fallbacks(matched.values()):
+            continue  # stand-ins for the library, not its code
         strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
         static.append(
             StaticCode(

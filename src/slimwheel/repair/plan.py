@@ -664,9 +664,7 @@ def _names_file(text: bytes, name: bytes) -> bool:
     return False
 
 
-def _search_path(
-    elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, use_runpath: bool
-) -> tuple[str, ...] | None:
+def _search_path(elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders) -> tuple[str, ...] | None:
     """The file's new RPATH/RUNPATH, or None to leave its dynamic section as it is.
 
     Only files that need an NVIDIA library from a wheel get one (``folders``); every other file keeps
@@ -704,8 +702,11 @@ def _search_path(
         elif not (top in wheel.top_levels and target not in wheel.library_dirs):
             own.append(normal)
     wanted = tuple(dict.fromkeys([*own, *(rpath_entry(installed, f) for f in folders), *nvidia]))
-    same_tag = bool(elf.runpath) == use_runpath and (bool(elf.rpath) != use_runpath)
-    unchanged = same_tag and (wanted == current or _only_reordered(current, wanted, here, wheel))
+    # The tag alone is no reason to edit: a DT_RUNPATH that names the right folders serves the file's
+    # own DT_NEEDED as DT_RPATH would (lmdeploy 0.18's 347 MB _turbomind lists its NVIDIA folders in a
+    # RUNPATH; rewriting it as an RPATH would change what LD_LIBRARY_PATH may override, not what is
+    # found). ``use_runpath`` picks the tag of the search paths repair writes.
+    unchanged = wanted == current or _only_reordered(current, wanted, here, wheel)
     return None if unchanged else wanted
 
 
@@ -1038,7 +1039,7 @@ def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bo
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
-        search = _search_path(elf, folders, wheel, use_runpath)
+        search = _search_path(elf, folders, wheel)
         edit = ElfEdit(elf.path, tuple(renames), search, use_runpath)
         if edit.changes_anything:
             edits.append(edit)
