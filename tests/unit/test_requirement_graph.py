@@ -10,7 +10,9 @@ from packaging.requirements import Requirement
 from slimwheel.catalog.model import Catalog, CudaMajorSource, Release
 from slimwheel.platforms import Platform
 from slimwheel.requirements import (
+    ReleaseRequirements,
     RequirementGraph,
+    brought_in,
     expand_requirements,
     installed_with,
     marker_environment,
@@ -198,3 +200,29 @@ def test_installed_with_follows_extras_and_the_wheels_references_to_its_own() ->
     assert names(("cu12",)) == ["numpy", "nvidia-cublas-cu12", "cutensor-cu12"]
     assert names(("CU13",)) == ["numpy", "nvidia-cublas"]
     assert names(("sysctk12",)) == ["numpy", "cutensor-cu12"]
+
+
+@pytest.mark.parametrize("environment", [LINUX, WINDOWS], ids=["linux", "windows"])
+def test_release_requirements_answer_as_brought_in_each_time(environment: dict[str, str]) -> None:
+    """Lines read once, verdicts kept by marker: the same answers as reading each line anew, for
+    every release, plainly and with each extra its markers name, asked twice."""
+    reader = ReleaseRequirements(environment)
+    for _ in range(2):
+        for release in CATALOG.releases:
+            for extra in ("", "cublas", "cudart", "nvjitlink"):
+                expected = [str(r) for r in brought_in(release.requires_dist, environment, extra)]
+                assert [str(r) for r in reader.of(release, extra)] == expected
+    toolkit = CATALOG.release("cuda-toolkit", "12.8.1")
+    assert toolkit is not None
+    cublas = [str(r) for r in reader.of(toolkit, "cublas")]
+    assert cublas == ['nvidia-cublas-cu12==12.8.4.1; extra == "cublas"']
+    assert reader.of(toolkit) == ()
+
+
+def test_a_reader_for_another_environment_is_refused() -> None:
+    roots = [("the wheel", Requirement("nvidia-cudss-cu12"))]
+    with pytest.raises(ValueError, match="another marker environment"):
+        expand_requirements(CATALOG, roots, LINUX, brought=ReleaseRequirements(WINDOWS))
+    shared = ReleaseRequirements(LINUX)
+    alone = expand_requirements(CATALOG, roots, LINUX)
+    assert expand_requirements(CATALOG, roots, LINUX, brought=shared) == alone

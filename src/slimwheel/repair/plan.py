@@ -42,9 +42,9 @@ from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
 from slimwheel.repair.errors import RepairError
 from slimwheel.requirements import (
+    ReleaseRequirements,
     RequirementScope,
     WheelRequirement,
-    brought_in,
     expand_requirements,
     installed_with,
     marker_environment,
@@ -492,6 +492,7 @@ class _Context:
     environment: InstalledProviders | None
     floors: Mapping[str, SymbolFloor]  # distribution -> the oldest release exporting what the wheel imports
     markers: Mapping[str, str]  # the environment the wheel's markers are evaluated in
+    brought: ReleaseRequirements  # what NVIDIA's releases bring in under ``markers``, read once
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -592,15 +593,12 @@ def _marker(platform: Platform) -> str:
 
 
 def _conflicts(
-    catalog: Catalog,
-    roots: Sequence[tuple[str, Requirement]],
-    markers: Mapping[str, str],
-    brought: dict[tuple[str, str, str], tuple[Requirement, ...]] | None = None,
+    catalog: Catalog, roots: Sequence[tuple[str, Requirement]], brought: ReleaseRequirements
 ) -> list[str]:
     """The distributions no release of which satisfies every requirement in force once the newest
-    consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones.
-    ``brought``: ``expand_requirements``'s memo, shared by the calls for one platform."""
-    graph = expand_requirements(catalog, roots, markers, brought=brought)
+    consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones,
+    on the target ``brought`` reads for."""
+    graph = expand_requirements(catalog, roots, brought.environment, brought=brought)
     selection = graph.select("newest")
     problems = []
     for name in selection.conflicts:
@@ -617,18 +615,17 @@ def _conflicts_per_install(
     existing: Sequence[WheelRequirement],
     own: str,
     added: Sequence[tuple[str, Requirement]],
-    markers: Mapping[str, str],
+    brought: ReleaseRequirements,
 ) -> list[str]:
     """``_conflicts`` for each install the wheel allows: without extras, and with each one of its
     extras (two extras at once, such as nvmath-python's ``cu12`` and ``cu13``, may exclude each other
     by design). ``added``: the requirements repair adds, in force in every install."""
     extras = sorted({extra for w in existing if w.scope is RequirementScope.EXTRA for extra in w.extras})
     problems: list[str] = []
-    brought: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
     for extra in [None, *extras]:
         lines = installed_with(existing, own, () if extra is None else (extra,))
         roots = [*(("the wheel", w.requirement) for w in lines), *added]
-        for problem in _conflicts(catalog, roots, markers, brought):
+        for problem in _conflicts(catalog, roots, brought):
             if not any(problem in known for known in problems):  # the same, or with another extra
                 problems.append(problem if extra is None else f"with the extra {extra!r}: {problem}")
     return problems
@@ -919,7 +916,6 @@ def _bringing(
     """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in
     (``cuquantum-cu12``; ``cuda-toolkit[cublas]==12.*`` through the extras it asks for): every
     release of theirs that the requirement allows and the catalog knows requires it."""
-    environment = context.markers
     found = []
     for wheel_requirement in existing:
         requirement = wheel_requirement.requirement
@@ -934,7 +930,7 @@ def _bringing(
             any(
                 canonicalize_name(child.name) == distribution
                 for extra in ("", *sorted(requirement.extras))
-                for child in brought_in(release.requires_dist, environment, extra)
+                for child in context.brought.of(release, extra)
             )
             for release in allowed
         ):
@@ -1083,7 +1079,8 @@ def plan_repair(
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
-    context = _Context(catalog, platform, major, options, environment, floors or {}, markers)
+    brought = ReleaseRequirements(markers)
+    context = _Context(catalog, platform, major, options, environment, floors or {}, markers, brought)
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
         if is_driver_library(soname):
@@ -1100,7 +1097,7 @@ def plan_repair(
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft)
-    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, markers)
+    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, brought)
     if problems and not options.force:
         raise RepairError(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"
