@@ -131,6 +131,9 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
     if repaired.entry.adds is not None:
         added = [requirement["distribution"] for requirement in result["plan"]["requirements"]]
         assert added == list(repaired.entry.adds), repaired.describe()
+    if repaired.entry.edits is not None:
+        edited = [edit["path"] for edit in result["plan"]["edits"]]
+        assert edited == list(repaired.entry.edits), repaired.describe()
     linked = {r["distribution"]: r["linked_version"] for r in result["plan"]["requirements"]}
     for distribution, floor in repaired.entry.floors:
         assert linked.get(distribution) == floor, repaired.describe()

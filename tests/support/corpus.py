@@ -48,6 +48,9 @@ class CorpusWheel:
     # The most bytes the repaired wheel may grow by (new metadata included), where an edit once grew
     # it by a copy of a big table (None: only the corpus-wide 1%).
     max_growth: int | None = None
+    # The files repair's plan must edit (None: not checked), where a needless edit of a big library
+    # was once planned.
+    edits: tuple[str, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -362,6 +365,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         adds=("nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cudnn-cu13", "nvidia-nccl-cu13"),
         floors=(("nvidia-cublas", "13.2.0.9"), ("nvidia-nccl-cu13", "2.29.2")),
+    ),
+    CorpusWheel(
+        project="lmdeploy",
+        filename="lmdeploy-0.18.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="e6790a25dcdb0345c160567fdf2ac604fec319389523a8b806834c9d92c8ffe1",
+        size=106_690_261,
+        vendors=(
+            "nothing vendored; _turbomind (347 MB) has a RUNPATH into "
+            "nvidia/{nccl,cuda_runtime,cublas,curand}/lib and requires those wheels: nothing to edit (it "
+            "was once rewritten only to become an RPATH); libturbomind_nccl_stub.so defines weak NCCL "
+            "stand-ins, no static NCCL"
+        ),
+        install_mb=4000,  # torch, ray, transformers, triton
+        must_repair=True,
+        adds=(),
+        edits=(),
     ),
 )
 
