@@ -382,6 +382,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=(),
         edits=(),
     ),
+    CorpusWheel(
+        project="cuda-quantum-cu12",
+        filename="cuda_quantum_cu12-0.16.0.post1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="bac26c07f346841922efd1b6b59a37b95ecce960dd07c7f017775a1dd32dd8d4",
+        size=92_019_983,
+        vendors=(
+            "nothing vendored; requires cuQuantum's, cuBLAS's and cuRAND's wheels, but its simulator "
+            "plugins in site-packages/lib have no RPATH into them (found only once Python preloads them): "
+            "repair sets RPATHs into cuquantum/lib, cutensor/lib (cutensornet's own requirement) and "
+            "nvidia/*/lib"
+        ),
+        install_mb=2500,  # cuQuantum, cuTENSOR, cuBLAS, cuSOLVER, cuSPARSE, cupy, scipy
+        must_repair=True,
+        adds=(),
+    ),
 )
 
 
