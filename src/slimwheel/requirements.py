@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from packaging.markers import Marker
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -402,7 +402,7 @@ def brought_in(lines: Iterable[str], environment: Mapping[str, str], extra: str)
     asking for ``extra`` adds."""
     for text in lines:
         requirement = _parsed(text)
-        if requirement is not None and _brings(requirement, environment, extra):
+        if requirement is not None and _brings(requirement.marker, environment, extra):
             yield requirement
 
 
@@ -413,11 +413,20 @@ def _parsed(text: str) -> Requirement | None:
         return None  # NVIDIA's metadata is not the package author's to fix
 
 
-def _brings(requirement: Requirement, environment: Mapping[str, str], extra: str) -> bool:
-    scope, extras = scope_of(requirement.marker, environment, (extra,) if extra else ())
+def _brings(marker: Marker | None, environment: Mapping[str, str], extra: str) -> bool:
+    scope, extras = scope_of(marker, environment, (extra,) if extra else ())
     if not extra:
         return scope is RequirementScope.ALWAYS
     return scope is RequirementScope.EXTRA and extra in extras
+
+
+def _marker_text(text: str) -> str | None:
+    """A Requires-Dist line's marker as written, read without parsing the line (``""``: none); None
+    where the text alone cannot tell: in a URL requirement a ``;`` may be the URL's."""
+    if "@" in text:
+        return None
+    _, semicolon, marker = text.partition(";")
+    return marker.strip() if semicolon else ""
 
 
 class ReleaseRequirements:
@@ -428,9 +437,11 @@ class ReleaseRequirements:
 
     def __init__(self, environment: Mapping[str, str]) -> None:
         self.environment: dict[str, str] = dict(environment)
-        self._lines: dict[str, tuple[Requirement, str] | None] = {}  # the parse, its marker's text
-        # By marker text: a few dozen markers (``extra == "cublas"``...) stand on thousands of lines.
+        self._lines: dict[str, Requirement | None] = {}
+        # By marker text: a few dozen markers (``extra == "cublas"``...) stand on thousands of lines,
+        # and a line whose marker leaves it out is not parsed at all.
         self._verdicts: dict[tuple[str, str], bool] = {}
+        self._markers: dict[str, Marker | None] = {}  # None: not a marker pip reads
         self._releases: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
 
     def of(self, release: Release, extra: str = "") -> tuple[Requirement, ...]:
@@ -443,15 +454,28 @@ class ReleaseRequirements:
 
     def _brought_in(self, lines: Iterable[str], extra: str) -> Iterator[Requirement]:
         for text in lines:
-            if text not in self._lines:
-                parsed = _parsed(text)
-                self._lines[text] = None if parsed is None else (parsed, str(parsed.marker or ""))
-            line = self._lines[text]
-            if line is None:
+            marker = _marker_text(text)
+            if marker is not None and not self._verdict(marker, extra):
                 continue
-            requirement, marker = line
-            verdict = self._verdicts.get((marker, extra))
-            if verdict is None:
-                verdict = self._verdicts[(marker, extra)] = _brings(requirement, self.environment, extra)
-            if verdict:
-                yield requirement
+            if text not in self._lines:
+                self._lines[text] = _parsed(text)
+            requirement = self._lines[text]
+            if requirement is None:
+                continue
+            if marker is None and not _brings(requirement.marker, self.environment, extra):
+                continue
+            yield requirement
+
+    def _verdict(self, marker: str, extra: str) -> bool:
+        verdict = self._verdicts.get((marker, extra))
+        if verdict is None:
+            if marker not in self._markers:
+                try:
+                    self._markers[marker] = Marker(marker) if marker else None
+                except InvalidMarker:
+                    self._markers[marker] = None
+            parsed = self._markers[marker]
+            # A marker pip cannot read: the line does not parse either, and pip refuses it.
+            verdict = (not marker or parsed is not None) and _brings(parsed, self.environment, extra)
+            self._verdicts[(marker, extra)] = verdict
+        return verdict

@@ -454,6 +454,22 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         install_mb=3000,
         options=("--allow-broken",),
     ),
+    CorpusWheel(
+        project="libcuvs-cu12",
+        filename="libcuvs_cu12-26.10.0-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="3fc62c551bfc8d9995bf47718bd6afcc11b277b8fd70059ee8ec7a082d56dd79",
+        size=393_156_415,
+        vendors=(
+            "RAPIDS: nothing vendored; libcuvs.so (544 MB) needs libnvrtc.so.12, which its RPATH into "
+            "nvidia/*/lib does not reach: repair adds nvidia/cuda_nvrtc/lib (cuda-toolkit[...]==12.* "
+            "brings it). Requires librmm-cu12, libkvikio-cu12 and rapids-logger, which Python loads first"
+        ),
+        install_mb=3000,
+        must_repair=True,
+        options=(
+            *("--preloaded", "librmm-cu12", "--preloaded", "libkvikio-cu12", "--preloaded", "rapids-logger"),
+        ),
+    ),
 )
 
 

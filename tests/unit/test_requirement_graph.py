@@ -226,3 +226,24 @@ def test_a_reader_for_another_environment_is_refused() -> None:
     shared = ReleaseRequirements(LINUX)
     alone = expand_requirements(CATALOG, roots, LINUX)
     assert expand_requirements(CATALOG, roots, LINUX, brought=shared) == alone
+
+
+def test_release_requirements_read_urls_and_bad_lines_as_brought_in() -> None:
+    """A URL's ``;`` is not a marker's; a line pip refuses brings nothing; the markers decide alone."""
+    odd = _release(
+        "odd-meta",
+        "1.0",
+        12,
+        "nvidia-cublas-cu12 @ https://files.example/cublas;build=1.whl ; extra == 'cublas'",
+        'nvidia-cuda-runtime-cu12 @ https://files.example/cudart.whl ; python_version >= "3.0"',
+        "nvidia-nvjitlink-cu12 ; extra == ",  # refused by pip
+        'nvidia-curand-cu12; platform_machine == "x86_64" and extra == "curand"',
+        "nvidia-cufft-cu12 (>=11)",
+    )
+    reader = ReleaseRequirements(LINUX)
+    for extra in ("", "cublas", "curand"):
+        expected = [str(r) for r in brought_in(odd.requires_dist, LINUX, extra)]
+        assert [str(r) for r in reader.of(odd, extra)] == expected
+    assert [r.name for r in reader.of(odd)] == ["nvidia-cuda-runtime-cu12", "nvidia-cufft-cu12"]
+    assert [r.name for r in reader.of(odd, "cublas")] == ["nvidia-cublas-cu12"]
+    assert [r.name for r in reader.of(odd, "curand")] == ["nvidia-curand-cu12"]
