@@ -425,3 +425,46 @@ def test_bad_input_is_one_line_and_exit_2(
     assert len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err
     assert text.read_text() == "this is not a wheel\n"
+
+
+def test_a_dense_web_of_libraries_is_walked_once_per_search_path(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nixl-cu12 1.5.1 ships ~100 abseil libraries, each with RPATH ``$ORIGIN`` and needing dozens of
+    the others: the walk followed every path through them (minutes, gigabytes). Here each ``libkN``
+    needs the two before it (paths grow as Fibonacci's numbers); each is visited once, as the folder
+    its loaders pass down is the same one whichever loader names it."""
+    from slimwheel.check import tree
+
+    count = 18
+    libraries: list[Path] = []
+    for k in range(count):
+        body = " + ".join(f"k{j}()" for j in range(max(0, k - 2), k)) or "1"
+        calls = "".join(f"int k{j}(void);\n" for j in range(max(0, k - 2), k))
+        libraries.append(
+            compile_shared(
+                tmp_path / "build" / f"libk{k}.so",
+                {f"k{k}.c": f"{calls}int k{k}(void) {{ return {body}; }}\n"},
+                soname=f"libk{k}.so",
+                link=libraries[max(0, k - 2) : k],
+                rpath="$ORIGIN",
+            )
+        )
+    files = {f"web/libk{k}.so": library.read_bytes() for k, library in enumerate(libraries)}
+    wheel = make_wheel(tmp_path, "web", "1.0", files, tag=TAG)
+
+    visits: list[str] = []
+    walk = tree.Simulation._visit
+
+    def counted(self: tree.Simulation, path: str, chain: tuple[str, ...]) -> None:
+        visits.append(path)
+        walk(self, path, chain)
+
+    monkeypatch.setattr(tree.Simulation, "_visit", counted)
+    report = _check(wheel, catalog)
+    assert not report.has_errors
+    (lookup,) = _needed(report, f"web/libk{count - 1}.so", f"libk{count - 2}.so").lookups
+    assert lookup.resolution is Resolution.WHEEL
+    # Each file entered once plus each need that leads to it (two per file); the walk of every path
+    # made 6,764 visits here.
+    assert len(visits) <= 3 * count, len(visits)

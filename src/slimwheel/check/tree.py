@@ -201,7 +201,7 @@ class Simulation:
     )
     searched: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     loaders: dict[str, set[str]] = field(default_factory=dict)
-    _visited: set[tuple[str, tuple[SearchFolder, ...]]] = field(default_factory=set)
+    _visited: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     _visited_paths: set[str] = field(default_factory=set)
     _folders: FolderMemo = field(default_factory=dict)
 
@@ -225,13 +225,18 @@ class Simulation:
         obj = self.elfs[path]
         loaders = [self.elfs[p] for p in chain]
         # What a chain changes is the RPATH folders it passes down (to this file, and to the files it
-        # loads): chains that pass down the same ones are visited once.
-        inherited = inherited_folders(loaders, self._folders)
-        if (path, inherited) in self._visited:
+        # loads), in their order: chains that pass down the same ones are visited once, whichever
+        # loaders' entries name them. (Keyed by the entries, the ~100 abseil libraries of nixl-cu12
+        # 1.5.1, each with RPATH $ORIGIN and needing dozens of the others, made a walk of every path
+        # through them: minutes and gigabytes.)
+        inherited = _first_of_each(inherited_folders(loaders, self._folders))
+        visit = (path, tuple(f.folder for f in inherited))
+        if visit in self._visited:
             return
-        self._visited.add((path, inherited))
+        self._visited.add(visit)
         self._visited_paths.add(path)
-        folders = search_folders(obj, loaders, self._folders)
+        # A folder named again later in the order is never searched again: the first names it.
+        folders = _first_of_each(search_folders(obj, loaders, self._folders))
         extension = is_extension_module_name(posixpath.basename(path))
         for need in obj.needed:
             soname = need.soname
@@ -252,3 +257,11 @@ class Simulation:
                 ):
                     self.loaders.setdefault(found, set()).add(path)
                     self._visit(found, (path, *chain))
+
+
+def _first_of_each(folders: Sequence[SearchFolder]) -> tuple[SearchFolder, ...]:
+    """``folders`` with each folder kept at its first place only (the entry that names it first)."""
+    found: dict[str, SearchFolder] = {}
+    for folder in folders:
+        found.setdefault(folder.folder, folder)
+    return tuple(found.values())
