@@ -397,6 +397,19 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         adds=(),
     ),
+    CorpusWheel(
+        project="nixl-cu12",
+        filename="nixl_cu12-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="341d0dfa499f941c054614252f1d8047d1380e33f29c87707372ff5ec7d3779a",
+        size=68_631_568,
+        vendors=(
+            "192 ELF files: ~100 auditwheel-grafted abseil libraries with RPATH $ORIGIN, each needing "
+            "dozens of the others (check once walked every path through them: over 10 minutes, 3 GB), "
+            "UCX and plugins that need libssl, DOCA, libfabric from the host: repair refuses, as the "
+            "input fails check too"
+        ),
+        install_mb=1500,
+    ),
 )
 
 
