@@ -31,7 +31,7 @@ from slimwheel.errors import UsageError
 from slimwheel.report import elf_rows, human_size
 
 if TYPE_CHECKING:
-    from slimwheel.analysis import WheelReport
+    from slimwheel.analysis import LazyLoad, WheelReport
     from slimwheel.check import CheckReport
     from slimwheel.findings import Finding
     from slimwheel.repair.plan import RepairPlan
@@ -512,12 +512,18 @@ def _tables(report: WheelReport, outlook: RepairOutlook) -> list[str]:
         parts.append(
             _table(
                 "NVIDIA libraries loaded at run time (dlopen)",
-                ("file", "library", "trampolines", "exported"),
+                ("file", "library", "through", "functions", "exported"),
                 [
-                    (load.path, load.library, str(load.symbols), "yes" if load.exported else "no")
+                    (
+                        load.path,
+                        load.library,
+                        _loaded_through(load),
+                        str(load.symbols),
+                        "yes" if load.exported else "no",
+                    )
                     for load in report.lazy_loads
                 ],
-                numeric=(2,),
+                numeric=(3,),
             )
         )
     fatbins = [(elf.path, human_size(elf.fatbin_size)) for elf in report.elf_files if elf.fatbin_size]
@@ -662,6 +668,14 @@ def _findings_table(title: str, findings: Sequence[Finding], *, marked: str | No
     ]
     rows = [(f.severity.value, f.path, f.message) for f in findings]
     return _table(title, ("severity", "file", "finding"), rows, path=1, attributes=attributes)
+
+
+def _loaded_through(load: LazyLoad) -> str:
+    """How a file reaches a library it loads at run time: a shim's dlopen by file name, Implib.so's
+    table, or its trampolines alone."""
+    if load.file_name:
+        return f"dlopen of {load.file_name}"
+    return load.tramp_table or "trampolines"
 
 
 def _table(

@@ -84,7 +84,7 @@ def test_the_analysis_keeps_the_moved_tables_on_a_second_pass_instead_of_spoolin
     assert whole is not None
     assert narrow == whole
     assert len(whole.exported_api) + len(whole.internal_api) >= _FUNCTIONS  # the symbols were read
-    assert whole.version_strings == ("cuBLAS 12.4.5",)  # and .rodata, on the same second pass
+    assert whole.rodata_strings == ("cuBLAS 12.4.5",)  # and .rodata, on the same second pass
     assert (passes.views, passes.spools) == (2, 0)
 
 
@@ -127,7 +127,7 @@ def test_tables_past_the_head_in_the_first_half_cost_a_short_read_not_a_second_p
         narrow = inspection._inspect_member(wheel, member, True)
     assert whole is not None
     assert narrow == whole
-    assert whole.version_strings == ("cuBLAS 12.4.5",)  # .rodata too, on the short read
+    assert whole.rodata_strings == ("cuBLAS 12.4.5",)  # .rodata too, on the short read
     assert (passes.views, passes.spools) == (1, 0)
     dynstr = whole.facts.section(".dynstr")
     assert dynstr is not None
@@ -182,7 +182,7 @@ def test_repair_plans_the_edit_in_one_pass_where_the_analysis_found_the_tables(
 
 def _found(inspected: Any) -> tuple[Any, ...]:
     """What a read found of a member (an inspection or an analysis's ELF member)."""
-    return (inspected.facts, inspected.exported_api, inspected.internal_api, inspected.version_strings)
+    return (inspected.facts, inspected.exported_api, inspected.internal_api, inspected.rodata_strings)
 
 
 def _edited_wheel(tmp_path: Path, wheel_path: Path, name: str, patch: Any) -> Path:
@@ -383,7 +383,7 @@ def test_rodata_is_scanned_in_pieces_and_a_string_across_a_cut_is_found_once_who
         where = handle.read(rodata.size).index(b"cuBLAS version 12.4.5")
         assert where > 300  # the cuts below fall inside .rodata
         monkeypatch.setattr(static, "_RODATA_PIECE", where + cut_into_string)
-        assert static._scan_version_strings(handle, facts, library.name) == ("cuBLAS 12.4.5",)
+        assert static._scan_rodata(handle, facts, library.name) == ("cuBLAS 12.4.5",)
 
 
 def test_the_first_bytes_of_a_library_patchelf_moved_tell_its_tables_are_far_from_its_end(
@@ -413,4 +413,4 @@ def test_a_big_library_patchelf_moved_is_spooled_at_once_not_viewed_twice(
     assert (passes.views, passes.spools) == (0, 1)
     assert spooled is not None
     assert spooled == viewed
-    assert spooled.version_strings == ("cuBLAS 12.4.5",)
+    assert spooled.rodata_strings == ("cuBLAS 12.4.5",)

@@ -359,6 +359,49 @@ def test_weak_definitions_of_an_api_are_fallbacks_not_static_code(
     assert [(c.library, c.symbols) for c in report.static] == expected
 
 
+# tilelang 0.1.15's libstub_nvrtc.so: nvrtcX forward to the pointers dlsym finds in the library it
+# dlopens by file name. A static NVRTC names only its builtins library, which it dlopens itself.
+_DLOPEN_SHIM = """
+#include <dlfcn.h>
+#include <stddef.h>
+static void *lookup(const char *name) {
+    static void *handle;
+    if (!handle) handle = dlopen("%s", RTLD_NOW | RTLD_GLOBAL);
+    return handle ? dlsym(handle, name) : NULL;
+}
+typedef int (*compile_t)(void *, int, const char **);
+int nvrtcCompileProgram(void *program, int count, const char **options) {
+    compile_t real = (compile_t)lookup("nvrtcCompileProgram");
+    return real ? real(program, count, options) : 7;
+}
+typedef int (*size_t_t)(void *, size_t *);
+int nvrtcGetPTXSize(void *program, size_t *size) {
+    size_t_t real = (size_t_t)lookup("nvrtcGetPTXSize");
+    return real ? real(program, size) : 7;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("file_name", "forwards"), [("libnvrtc.so.12", True), ("libnvrtc-builtins.so.13.0", False)]
+)
+def test_a_shim_that_dlopens_the_library_it_names_is_no_static_code(
+    file_name: str, forwards: bool, catalog: Catalog, tmp_path: Path
+) -> None:
+    source = _DLOPEN_SHIM % file_name
+    library = compile_shared(tmp_path / "libstub_nvrtc.so", {"stub.c": source}, soname="libstub_nvrtc.so")
+    wheel = make_wheel(tmp_path, "stub", "1.0", {"stub/lib/libstub_nvrtc.so": library.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    loads = [(load.library, load.symbols, load.file_name) for load in report.lazy_loads]
+    static = [(code.library, code.symbols) for code in report.static]
+    if forwards:
+        assert (loads, static) == ([("nvrtc", 2, "libnvrtc.so")], [])
+        (message,) = [f.message for f in report.findings if f.kind is FindingKind.DLOPEN_NVIDIA]
+        assert "dlopen of libnvrtc.so" in message
+    else:
+        assert (loads, static) == ([], [("nvrtc", 2)])
+
+
 # NCCL's API as a static link leaves it: each ``ncclX`` a hidden alias of the profiling entry point
 # ``pncclX``, so the linker stores "ncclX" as the tail of "pncclX" in .strtab (xgboost 1.7.6).
 _STATIC_NCCL = """

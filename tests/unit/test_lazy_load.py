@@ -180,8 +180,16 @@ def test_show_json_and_text(
             "symbols": 2,
             "exported": False,
             "tramp_table": "_cublas_tramp_table",
+            "file_name": None,
         },
-        {"path": MEMBER, "library": "cufft", "symbols": 1, "exported": True, "tramp_table": None},
+        {
+            "path": MEMBER,
+            "library": "cufft",
+            "symbols": 1,
+            "exported": True,
+            "tramp_table": None,
+            "file_name": None,
+        },
     ]
     dlopen = [f for f in shown["findings"] if f["kind"] == "dlopen-nvidia"]
     assert [(f["severity"], f["path"]) for f in dlopen] == [("info", MEMBER), ("info", MEMBER)]

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, cast
 from slimwheel.analysis._worker import BOOTSTRAP
 from slimwheel.analysis.libraries import api_library_of
 from slimwheel.analysis.model import _ElfMember
-from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_version_strings
+from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_rodata
 from slimwheel.elf import (
     EDIT_ENDS,
     ELF_MAGIC,
@@ -82,7 +82,9 @@ class _Inspection:
     facts: ElfFacts
     exported_api: tuple[Symbol, ...]
     internal_api: tuple[Symbol, ...]
-    version_strings: tuple[str, ...]
+    # NVIDIA version strings ("cuDNN 8.9.2") and the NVIDIA-like library file names ("libnvrtc.so")
+    # its .rodata holds (see static._scan_rodata).
+    rodata_strings: tuple[str, ...]
     saved: SavedRanges | None = None  # the tables an ELF edit reads, saved by a read asked to
     # The content's sha256, by a read asked to (a repair's) that inflated the member whole and
     # checked its CRC-32: apply then copies the member raw without inflating it again.
@@ -125,12 +127,15 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     has_range = getattr(stream, "has_range", None)
     cheap = rodata is not None and (has_range is None or has_range(rodata.offset, rodata.size))
     own = parse_library_file_name(facts.soname or posixpath.basename(name))
+    named = (api_library_of(s.name) for s in (*exported, *internal) if _is_code(facts, s))
+    libraries = {library for library in named if library is not None}
     suspicious = any(
-        library not in (None, "cudart") and not (own and own.stem.startswith(library))
-        for library in (api_library_of(s.name) for s in (*exported, *internal) if _is_code(facts, s))
+        library != "cudart" and not (own and own.stem.startswith(library)) for library in libraries
     )
-    if scan_strings and (suspicious or (facts.fatbin_size > 0 and cheap)):
-        strings = _scan_version_strings(stream, facts, name)
+    # Where it costs nothing, also for the runtime's API alone: a shim that dlopens libcudart.so
+    # (tilelang's libstub_cudart.so) names it there; nvcc's static runtime does not.
+    if scan_strings and (suspicious or (cheap and (facts.fatbin_size > 0 or bool(libraries)))):
+        strings = _scan_rodata(stream, facts, name)
     return _Inspection(facts, exported, internal, strings)
 
 
@@ -298,7 +303,7 @@ def _inspect_rewrite(view: io.RawIOBase, name: str, rewrite: _Rewrite) -> _Inspe
         if rewrite.exported_api is not None
         else scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
     )
-    return _Inspection(facts, exported, rewrite.internal_api, rewrite.version_strings)
+    return _Inspection(facts, exported, rewrite.internal_api, rewrite.rodata_strings)
 
 
 def _reinspect_member(
@@ -312,7 +317,7 @@ def _reinspect_member(
             inspection = _inspect_rewrite(view, member.name, rewrite)
         except MissingRangeError:
             return _inspect_member(wheel, member, scan_strings)
-    return inspection if inspection is None or scan_strings else replace(inspection, version_strings=())
+    return inspection if inspection is None or scan_strings else replace(inspection, rodata_strings=())
 
 
 # An inspection's outcome: the facts, None for a file that is not ELF, or an ElfError's reason.
@@ -330,7 +335,7 @@ class _Rewrite:
 
     keep: tuple[tuple[int, int], ...]
     internal_api: tuple[Symbol, ...]
-    version_strings: tuple[str, ...]
+    rodata_strings: tuple[str, ...]
     scanned_strings: bool
     # The earlier read's exported API, when no written byte lies in .dynsym: an ELF edit writes no
     # string a dynamic symbol's name reads (slimwheel.elf.edit), so the names are the same.
@@ -410,7 +415,7 @@ class InspectionCache:
             if rewrite is not None and rewrite.outcome is not None:  # read as it was written
                 (outcome,) = rewrite.outcome
                 if isinstance(outcome, _Inspection) and not scan_strings:
-                    outcome = replace(outcome, version_strings=())
+                    outcome = replace(outcome, rodata_strings=())
                 self.watched += 1
                 return True, outcome
         if known is None or (scan_strings and not known[0]):
@@ -455,7 +460,7 @@ class InspectionCache:
         dynsym = [(s.offset, s.size) for s in facts.sections if s.name == ".dynsym"]
         exported = inspection.exported_api if dynsym and not _overlaps(written, dynsym) else None
         self._rewrites[name] = _Rewrite(
-            keep, inspection.internal_api, inspection.version_strings, scanned, exported
+            keep, inspection.internal_api, inspection.rodata_strings, scanned, exported
         )
 
     def rewriting(
@@ -725,7 +730,7 @@ def _read_members(
                 None,
                 inspection.exported_api,
                 inspection.internal_api,
-                inspection.version_strings,
+                inspection.rodata_strings,
             )
         )
     return elf_members, findings, others

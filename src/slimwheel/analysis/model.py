@@ -106,6 +106,9 @@ class LazyLoad:
     symbols: int
     exported: bool  # some trampolines are in .dynsym (not only .symtab)
     tramp_table: str | None = None  # the ``_<lib>_tramp_table`` symbol, when the file has one
+    # The library's file name a dlopen shim holds (``libnvrtc.so``): its API-named functions forward to
+    # what dlsym finds there (TVM's and tilelang's ``libstub_nvrtc.so``), and ``symbols`` counts them.
+    file_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,4 +158,4 @@ class _ElfMember:
     error: str | None
     exported_api: tuple[Symbol, ...] = ()  # .dynsym symbols with an NVIDIA API prefix (or trampoline tables)
     internal_api: tuple[Symbol, ...] = ()  # .symtab ones
-    version_strings: tuple[str, ...] = ()
+    rodata_strings: tuple[str, ...] = ()  # see analysis.inspect._Inspection

@@ -35,6 +35,15 @@ _VERSION_STRING = re.compile(
     rb"(cuBLAS(?:Lt)?|cuDSS|cuDNN|NCCL|cuSPARSE(?:Lt)?|cuFFT|cuRAND|cuSOLVER|cuTENSOR|nvJitLink|NVRTC)"
     rb"[ A-Za-z]{0,16}?(?:version|Version|VERSION)?[ :v]{1,3}(\d+\.\d+(?:\.\d+){0,2})"
 )
+# The file names of NVIDIA's libraries (``libnvrtc.so``, ``libnvrtc.so.12``, ``libcudnn_ops.so.9``,
+# ``libnppc.so``): a file that defines a library's API and names its file is a shim that dlopens it
+# (tilelang's ``libstub_nvrtc.so``: each nvrtcX forwards to the pointer dlsym gave). NVIDIA's static
+# archives name no file of their own library (static cudart names ``libcuda.so.1``, static NVRTC
+# ``libnvrtc-builtins.so``, which this does not match).
+_LIBRARY_FILE_NAME = re.compile(
+    rb"lib(cublasLt|cublas|cudss|cudnn|cufft|curand|cusparseLt|cusparse|cusolverMg|cusolver|cutensor|"
+    rb"nccl|nvrtc|nvJitLink|cupti|nvjpeg|cudart|npp|nvshmem)[a-z_]*\.so\b"
+)
 _RODATA_SCAN_LIMIT = 64 * 1024 * 1024
 
 
@@ -42,7 +51,9 @@ _RODATA_PIECE = 1 << 20  # .rodata is scanned this much at a time: a 60 MB one i
 _VERSION_OVERLAP = 256  # longer than any version string: a string the cut splits is in the next piece
 
 
-def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
+def _scan_rodata(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
+    """The NVIDIA version strings in ``.rodata`` (``"cuDNN 8.9.2"``) and the NVIDIA library file names
+    it holds, as ``lib<library>.so`` (``"libnvrtc.so"``)."""
     section = facts.section(".rodata")
     if section is None or section.size == 0:
         return ()
@@ -57,6 +68,7 @@ def _scan_version_strings(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple
         found.update(
             f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(piece) if m.start() < cut
         )
+        found.update(f"lib{m[1].decode()}.so" for m in _LIBRARY_FILE_NAME.finditer(piece) if m.start() < cut)
         start += cut
     return tuple(sorted(found))
 
@@ -154,14 +166,23 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
     def own(library: str) -> bool:  # a library's own API is neither static code nor a run-time load
         return bool(own_name and (library == own_name or own_name.startswith(library)))
 
+    named = {s.removeprefix("lib").removesuffix(".so") for s in item.rodata_strings if s.startswith("lib")}
     static = []
+    forwarded: dict[str, str] = {}  # library -> the file name a shim dlopens
     for library in sorted(code):
         if own(library):
             continue
         matched = code[library]
         if _fallbacks(matched.values()):
             continue  # stand-ins for the library, not its code
-        strings = tuple(s for s in item.version_strings if s.lower().startswith(library.lower()[:4]))
+        if library in named:
+            forwarded[library] = f"lib{library}.so"
+            shims.setdefault(library, {}).update(matched)
+            if library in exported_code:
+                exported_shims.add(library)
+            continue
+        versions = (s for s in item.rodata_strings if not s.startswith("lib"))
+        strings = tuple(s for s in versions if s.lower().startswith(library.lower()[:4]))
         static.append(
             StaticCode(
                 path=item.member.name,
@@ -179,6 +200,7 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
             symbols=len(shims.get(library, ())),
             exported=library in exported_shims,
             tramp_table=tables.get(library),
+            file_name=forwarded.get(library),
         )
         for library in sorted(set(shims) | set(tables))
         if not own(library)
@@ -187,7 +209,9 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
 
 
 def _lazy_load_message(load: LazyLoad) -> str:
-    count = f"{load.symbols} trampoline{'' if load.symbols == 1 else 's'}" if load.symbols else "trampolines"
+    kind = "forwarding function" if load.file_name else "trampoline"
+    count = f"{load.symbols} {kind}{'' if load.symbols == 1 else 's'}" if load.symbols else f"{kind}s"
     table = f" through {load.tramp_table}" if load.tramp_table else ""
     exported = ", exported" if load.exported else ""
-    return f"loads {load.library} at run time (dlopen): {count}{table}{exported}, not {load.library} code"
+    how = f"dlopen of {load.file_name}" if load.file_name else "dlopen"
+    return f"loads {load.library} at run time ({how}): {count}{table}{exported}, not {load.library} code"
