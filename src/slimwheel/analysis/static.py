@@ -88,10 +88,8 @@ def _fallbacks(symbols: Iterable[Symbol]) -> bool:
     overrides when it is loaded (lmdeploy 0.18's ``libturbomind_nccl_stub.so``: seven weak ``ncclX``
     that report the missing symbol and abort, 16 bytes each). A static link of NVIDIA's archives
     defines their API as global functions."""
-    sizes_and_bindings = [(symbol.size, symbol.binding) for symbol in symbols]
-    return max(size for size, _ in sizes_and_bindings) <= _STUB_BYTES or all(
-        binding == "weak" for _, binding in sizes_and_bindings
-    )
+    functions = list(symbols)
+    return max(f.size for f in functions) <= _STUB_BYTES or all(f.binding == "weak" for f in functions)
 
 
 def _in_code_section(facts: ElfFacts, symbol: Symbol) -> bool | None:

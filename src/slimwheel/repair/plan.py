@@ -491,8 +491,9 @@ class _Context:
     options: RepairOptions
     environment: InstalledProviders | None
     floors: Mapping[str, SymbolFloor]  # distribution -> the oldest release exporting what the wheel imports
-    markers: Mapping[str, str]  # the environment the wheel's markers are evaluated in
-    brought: ReleaseRequirements  # what NVIDIA's releases bring in under ``markers``, read once
+    # What NVIDIA's releases bring in, read once, under the environment the wheel's markers are
+    # evaluated in (``brought.environment``).
+    brought: ReleaseRequirements
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -1080,7 +1081,7 @@ def plan_repair(
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
     brought = ReleaseRequirements(markers)
-    context = _Context(catalog, platform, major, options, environment, floors or {}, markers, brought)
+    context = _Context(catalog, platform, major, options, environment, floors or {}, brought)
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
         if is_driver_library(soname):
