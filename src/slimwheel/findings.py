@@ -44,6 +44,7 @@ class FindingKind(enum.Enum):
     SPLIT_INSTALL = "split-install"  # found through $ORIGIN/.. in another distribution's folder
     PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
     LOADED_FIRST = "found-loaded-first"  # found only if this wheel's file of that soname is loaded first
+    THROUGH_EXTRA = "found-through-extra"  # found only in an NVIDIA wheel one of the wheel's extras installs
     # What the requirements allow (check).
     NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
     BAD_REQUIREMENT = "bad-requirement"

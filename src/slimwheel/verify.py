@@ -52,6 +52,7 @@ __all__ = [
     "diagnose",
     "find_imports",
     "lowest_pins",
+    "manifest_extras",
     "verify_wheel",
 ]
 
@@ -176,6 +177,7 @@ class VerifyReport:
     libraries: tuple[LoadedLibrary, ...]
     problems: tuple[VerifyProblem, ...]
     loads: tuple[LibraryLoad, ...] = ()  # the wheel's other shared libraries, loaded after the imports
+    extras: tuple[str, ...] = ()  # the wheel's extras installed with it (``pip install 'pkg.whl[cuda]'``)
 
     @property
     def ok(self) -> bool:
@@ -202,6 +204,7 @@ def verify_wheel(
     import_names: Sequence[str] = (),
     lowest: bool = False,
     import_name: str | None = None,
+    extras: Sequence[str] | None = None,
     progress: Progress = SILENT,
 ) -> VerifyReport:
     """Install ``path`` with its dependencies into a fresh venv, import it, and check the mapped libraries.
@@ -209,14 +212,18 @@ def verify_wheel(
     ``import_names`` (``--import``, repeatable) replace what is imported by default: every top-level
     package and module of the wheel and each of its extension modules (:func:`find_imports`), all in one
     fresh process, one after the other; ``/proc/self/maps`` is read after the last. ``import_name`` is the
-    older spelling of a single name. ``progress`` is told of the install and import steps. Bad input
+    older spelling of a single name. ``extras``: the wheel's extras to install with it (default: those
+    that bring in the NVIDIA libraries its slimwheel manifest lists as optional, which repair left behind
+    the author's extras: without them those files do not load). ``progress`` is told of the install and
+    import steps. Bad input
     (not a wheel, nothing to import) raises an
     ``InputError``; an install or import that fails is a problem in the report.
     """
     path = Path(path)
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
     facts = _read_wheel(path, names)
-    pins = lowest_pins(facts.requires_dist, catalog) if lowest else ()
+    asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
+    pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
     sources: list[str] = []
     if index_url:
         sources += ["--index-url", index_url]
@@ -249,21 +256,15 @@ def verify_wheel(
             libraries=tuple(libraries),
             problems=tuple(problems),
             loads=tuple(loads),
+            extras=asked,
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
         work = Path(temporary)
         venv.EnvBuilder(with_pip=False, clear=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
-        argv = [sys.executable, "-m", "pip", "--python", str(python)]
-        if isolated:
-            argv.append("--isolated")
-        argv += ["--disable-pip-version-check", "install", "--no-input", *sources]
-        if pins:
-            constraints = work / "constraints.txt"
-            constraints.write_text("".join(f"{pin.distribution}=={pin.version}\n" for pin in pins))
-            argv += ["-c", str(constraints)]
-        argv.append(str(path.resolve()))
+        target = str(path.resolve()) + (f"[{','.join(asked)}]" if asked else "")
+        argv = _pip_install(python, work, target, sources=sources, isolated=isolated, pins=pins)
         with progress.step(f"installing {path.name} and its requirements (pip)"):
             installed = _run(argv, cwd=work, timeout=PIP_TIMEOUT)
         if installed.returncode != 0:
@@ -301,6 +302,22 @@ def verify_wheel(
         if any(problem.kind in ("import", "missing", "load") for problem in problems):
             problems += diagnose(path, catalog)
         return report(installed_names, libraries, problems, imports, loads)
+
+
+def _pip_install(
+    python: Path, work: Path, target: str, *, sources: Sequence[str], isolated: bool, pins: Sequence[Pin]
+) -> list[str]:
+    """pip's command line that installs ``target`` (the wheel, with its extras) into ``python``'s venv."""
+    argv = [sys.executable, "-m", "pip", "--python", str(python)]
+    if isolated:
+        argv.append("--isolated")
+    argv += ["--disable-pip-version-check", "install", "--no-input", *sources]
+    if pins:
+        constraints = work / "constraints.txt"
+        constraints.write_text("".join(f"{pin.distribution}=={pin.version}\n" for pin in pins))
+        argv += ["-c", str(constraints)]
+    argv.append(target)
+    return argv
 
 
 def _not_run(target: ImportResult, why: str) -> ImportResult:
@@ -461,22 +478,25 @@ def _how_it_ended(process: subprocess.CompletedProcess[str]) -> str:
 
 
 def lowest_pins(
-    requires_dist: Sequence[str], catalog: Catalog, environment: Mapping[str, str] | None = None
+    requires_dist: Sequence[str],
+    catalog: Catalog,
+    environment: Mapping[str, str] | None = None,
+    *,
+    extras: Sequence[str] = (),
+    own: str = "",
 ) -> tuple[Pin, ...]:
     """For each NVIDIA requirement (transitive ones the catalog knows too), the lowest release that
     satisfies every requirement in force on it: the lowest consistent set of the requirement graph
     (``slimwheel.requirements``). Requirements on distributions the catalog does not know are left to
-    pip. ``environment``: the markers' target (default: this interpreter, which verify's venv runs)."""
+    pip. ``environment``: the markers' target (default: this interpreter, which verify's venv runs).
+    ``extras``: the extras of ``own`` (the wheel's distribution) installed too."""
     from packaging.markers import default_environment
 
-    from slimwheel.requirements import RequirementScope, expand_requirements, read_requirements
+    from slimwheel.requirements import expand_requirements, installed_with, read_requirements
 
     target = {k: str(v) for k, v in (default_environment() if environment is None else environment).items()}
-    roots = [
-        ("", line.requirement)
-        for line in read_requirements(requires_dist, {**target, "extra": ""})
-        if line.scope is RequirementScope.ALWAYS
-    ]
+    lines = read_requirements(requires_dist, {**target, "extra": ""})
+    roots = [("", line.requirement) for line in installed_with(lines, own, extras)]
     selection = expand_requirements(catalog, roots, target).select("lowest")
     pins = []
     for name, release in sorted(selection.chosen.items()):
@@ -581,6 +601,28 @@ def _why_unresolved(
 
 
 # -- the wheel ---------------------------------------------------------------------------------------
+
+
+def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:
+    """The extras whose requirements a slimwheel manifest's optional libraries name (repair keeps an
+    NVIDIA wheel behind the author's extra, ``nvidia-cudnn-cu13~=9.0; extra == "cudnn"``)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from slimwheel.requirements import RequirementScope, scope_of
+
+    found: list[str] = []
+    for library in manifest.libraries if manifest is not None else ():
+        if not library.optional:
+            continue
+        try:
+            marker = Requirement(library.requirement).marker
+        except InvalidRequirement:
+            continue
+        # The extra is what gates it; the platform parts hold on the machine that installs it.
+        scope, extras = scope_of(marker, {"extra": ""})
+        if scope is RequirementScope.EXTRA:
+            found.extend(extra for extra in extras if extra not in found)
+    return tuple(found)
 
 
 def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:

@@ -174,19 +174,49 @@ def test_one_range_holds_for_every_library_of_a_distribution(
     assert main(["check", str(result["output"])]) == 0
 
 
-def test_a_provider_required_only_under_an_extra_is_made_hard(
+def test_a_provider_required_only_under_an_extra_stays_behind_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """onnxruntime-gpu declares its NVIDIA wheels only under extras: repair and check agree that an
-    extra-gated requirement does not serve a DT_NEEDED the package always has."""
+    """onnxruntime-gpu and gpt4all declare their NVIDIA wheels only under extras, for libraries they
+    load only when asked to: a plain install never loaded them, so repair keeps the extra, reaches the
+    provider's folder, and check says the file loads only with the extra (a warning)."""
     wheel = _fresh_build_wheel(
         tmp_path, ["libcudnn.so.9"], requires=('nvidia-cudnn-cu12>=9.1; extra == "cudnn"',)
     )
-    assert main(["check", str(wheel)]) == 1
-    assert "no Requires-Dist brings it in" in capsys.readouterr().out
+    assert main(["check", str(wheel)]) == 1  # even with the extra, the RPATH does not reach it
+    assert "needs libcudnn.so.9: not found" in capsys.readouterr().out
     result = _repair(tmp_path, wheel, capsys)
     plan = result["plan"]
     assert isinstance(plan, dict)
+    assert plan["requirements"] == []
+    assert plan["made_hard"] == []
+    (kept,) = plan["kept_optional"]
+    assert kept.startswith("nvidia-cudnn-cu12: stays behind the extra 'cudnn', as no copy of it is dropped")
+    (library,) = plan["manifest"]["libraries"]
+    assert (library["requirement"], library["optional"]) == ('nvidia-cudnn-cu12>=9.1; extra == "cudnn"', True)
+    assert main(["check", str(result["output"]), "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (finding,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
+    assert finding["severity"] == "warning"
+    assert "only the extra 'cudnn' installs (pip install 'pkg[cudnn]')" in finding["message"]
+    assert [p["extras"] for p in checked["optional_providers"]][:1] == [["cudnn"]]
+
+
+def test_a_provider_behind_an_extra_is_made_hard_when_its_vendored_copy_is_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The copy served a plain install: dropping it makes its provider a hard requirement, in the
+    author's range; ``--keep-extras-optional`` keeps the extra and the copy."""
+    wheel = _fresh_build_wheel(
+        tmp_path,
+        [],
+        requires=('nvidia-cudnn-cu12>=9.1; extra == "cudnn"',),
+        copies={"libcudnn.so.9": "libcudnn.so.9"},
+    )
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == ["pkg.libs/libcudnn.so.9"]
     (requirement,) = plan["requirements"]
     assert requirement["requirement"].startswith("nvidia-cudnn-cu12>=9.1,<10; ")
     assert requirement["version_source"] == "the lower bound of the wheel's Requires-Dist"
@@ -194,16 +224,14 @@ def test_a_provider_required_only_under_an_extra_is_made_hard(
     assert made_hard.startswith("nvidia-cudnn-cu12: the wheel asked for it only with the extra 'cudnn'")
     assert main(["check", str(result["output"])]) == 0
 
-    # Kept optional on request: no hard requirement, so the output still fails check: not written.
     capsys.readouterr()
     out = tmp_path / "optional"
     argv = ["repair", str(wheel), "-w", str(out), "--isolated-environment", "--keep-extras-optional"]
-    assert main(argv) == 1
-    captured = capsys.readouterr()
-    assert "stays an optional extra" in captured.out
-    assert "needs libcudnn.so.9, an NVIDIA library, but no Requires-Dist brings it in" in captured.err
-    assert "[the input had it too]" in captured.err
-    assert list(out.iterdir()) == []
+    assert main([*argv, "--json"]) == 0
+    (kept,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert kept["plan"]["drop"] == []
+    assert kept["plan"]["requirements"] == []
+    assert kept["plan"]["kept_copies"] == ["pkg.libs/libcudnn.so.9"]
 
 
 def test_the_wheels_own_requirement_names_the_major_and_the_linked_version(

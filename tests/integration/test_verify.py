@@ -86,6 +86,48 @@ def test_repaired_wheel_loads_from_its_provider_also_at_the_lowest_versions(
     assert "nvidia-cudss-cu13" in printed
 
 
+def test_a_library_left_behind_an_extra_loads_once_verify_installs_that_extra(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A wheel that asks for cuDSS only with its extra 'gpu' and vendors none: repair keeps the extra
+    (the manifest marks cuDSS optional), and verify installs ``solver.whl[gpu]`` by default, where it
+    loads; with --no-extras the import fails, as it did before the repair."""
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "solver",
+        "1.0",
+        {"solver/_solver.so": elf_zoo.ext_dynamic.read_bytes(), "solver/__init__.py": SOLVER_INIT},
+        tag=SOLVER_TAG,
+        requires=['nvidia-cudss-cu13>=1.0; extra == "gpu"'],
+        metadata_extra=[("Provides-Extra", "gpu")],  # pip installs only the extras a wheel provides
+    )
+    result = repair_to_json(capsys, wheel, tmp_path / "out", own_catalog, "--isolated-environment")
+    plan = result["plan"]
+    assert plan["requirements"] == []
+    assert plan["made_hard"] == []
+    assert [lib["optional"] for lib in plan["manifest"]["libraries"] if lib["name"] == "cudss"] == [True]
+    server = index_server(providers.directory)
+    common = [result["output"], "--index-url", server.simple_url, "--catalog", str(own_catalog)]
+
+    code, document = _verify(capsys, *common)
+    assert code == 0, document["problems"]
+    assert document["extras"] == ["gpu"]
+    (cudss,) = [lib for lib in document["libraries"] if lib["name"] == "cudss"]
+    assert cudss["distribution"] == "nvidia-cudss-cu13"
+
+    code, document = _verify(capsys, *common, "--no-extras")
+    assert code == 1
+    assert document["extras"] == []
+    assert not any(name.startswith("nvidia-cudss-cu13==") for name in document["installed"])
+    assert any("libcudss.so.1" in problem["message"] for problem in document["problems"])
+
+
 def test_fat_wheel_fails(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,

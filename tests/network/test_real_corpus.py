@@ -113,6 +113,14 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
             w["plan"]["cuda_major"] for w in (repaired.document or {}).get("wheels", []) if "plan" in w
         ]
         assert planned == [repaired.entry.cuda_major], repaired.describe()
+    if repaired.entry.kept_optional is not None:  # a refusal after planning prints the plan too
+        kept = [
+            line.split(":")[0]
+            for w in (repaired.document or {}).get("wheels", [])
+            if "plan" in w
+            for line in w["plan"]["kept_optional"]
+        ]
+        assert kept == list(repaired.entry.kept_optional), repaired.describe()
     if repaired.code != 0:
         assert repaired.stderr.strip(), f"{repaired.entry.filename}: exit {repaired.code} without a reason"
         assert "Traceback" not in repaired.stderr, repaired.describe()

@@ -51,6 +51,9 @@ class CorpusWheel:
     # The files repair's plan must edit (None: not checked), where a needless edit of a big library
     # was once planned.
     edits: tuple[str, ...] | None = None
+    # The providers repair's plan must leave behind the wheel's extras (None: not checked), where the
+    # author gated them and repair once made them hard requirements of every install.
+    kept_optional: tuple[str, ...] | None = None
 
     @property
     def id(self) -> str:
@@ -100,6 +103,7 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "its `cuda`/`cudnn` extras require"
         ),
         install_mb=1100,  # cuBLAS 13 (420 MB), cuDNN 9 for CUDA 13 (520), cuRAND, cudart, numpy
+        kept_optional=("nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cudnn-cu13", "nvidia-curand"),
     ),
     CorpusWheel(
         project="jax-cuda12-plugin",
@@ -381,6 +385,26 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         adds=(),
         edits=(),
+    ),
+    CorpusWheel(
+        project="gpt4all",
+        filename="gpt4all-2.8.2-py3-none-manylinux1_x86_64.whl",
+        sha256="c61e977afa72475c076211fd9b59a88334fc0062615be8c2f7716363a21fbafa",
+        size=121_614_072,
+        vendors=(
+            "nothing vendored; its two CUDA backends (100 MB each, loaded only when a CUDA device is "
+            "chosen) link CUDA 11's cudart and cuBLAS with a RUNPATH into /usr/local/cuda-11.8, and the "
+            "wheel requires their wheels only with its extra 'cuda': repair keeps the extra and reaches "
+            "nvidia/{cublas,cuda_runtime}/lib (it once made both hard requirements of every install)"
+        ),
+        install_mb=600,  # with the extra 'cuda' (verify installs it): cuBLAS 11 (420 MB), cudart
+        must_repair=True,
+        adds=(),
+        kept_optional=("nvidia-cublas-cu11", "nvidia-cuda-runtime-cu11"),
+        edits=(
+            "gpt4all/llmodel_DO_NOT_MODIFY/build/libllamamodel-mainline-cuda-avxonly.so",
+            "gpt4all/llmodel_DO_NOT_MODIFY/build/libllamamodel-mainline-cuda.so",
+        ),
     ),
     CorpusWheel(
         project="cuda-quantum-cu12",

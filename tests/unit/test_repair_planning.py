@@ -153,18 +153,56 @@ def test_one_range_for_every_library_of_a_distribution() -> None:
     assert plan.kept_requirements == ()
 
 
+CUDNN_EXTRA = 'nvidia-cudnn-cu12>=9.8; extra == "cudnn"'
+
+
+def _vendored_cudnn() -> WheelReport:
+    """An extension that links a copy of cuDNN in pkg.libs/, which a plain install loads."""
+    copy_path = "pkg.libs/libcudnn.so.9"
+    needed = (NeededLibrary("libcudnn.so.9", Resolution.VENDORED, (copy_path,)),)
+    files = (
+        ElfReport("pkg/_ext.so", 1, 1, needed=needed, installed_path="pkg/_ext.so", machine="x86_64"),
+        ElfReport(copy_path, 1, 1, soname="libcudnn.so.9", installed_path=copy_path, machine="x86_64"),
+    )
+    copy = VendoredCopy(copy_path, "cudnn", "libcudnn.so.9", NameStyle.PLAIN, 1, 1, None, ("pkg/_ext.so",))
+    return WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0",
+        ("manylinux_2_17_x86_64",), 1, files, (copy,), (), (), 1, "hand-built",
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("requires", "keep_optional", "added", "made_hard"),
+    ("vendored", "requires", "keep_optional", "added", "made_hard", "optional"),
     [
-        (('nvidia-cudnn-cu12>=9.8; extra == "cudnn"',), False, "nvidia-cudnn-cu12>=9.8,<10", True),
-        (('nvidia-cudnn-cu12>=9.8; extra == "cudnn"',), True, None, False),
-        (("nvidia-cudnn-cu12>=9.8",), False, None, False),  # already always required: kept
+        # Nothing of it vendored: a plain install never loaded it, so the author's extra stands.
+        (False, (CUDNN_EXTRA,), False, None, False, True),
+        (False, (CUDNN_EXTRA,), True, None, False, True),
+        # A dropped copy served a plain install: its provider is made hard, in the author's range.
+        (True, (CUDNN_EXTRA,), False, "nvidia-cudnn-cu12>=9.8,<10", True, False),
+        (True, (CUDNN_EXTRA,), True, None, False, False),  # the copy is kept
+        (False, ("nvidia-cudnn-cu12>=9.8",), False, None, False, False),  # already always required: kept
     ],
 )
-def test_extras(requires: tuple[str, ...], keep_optional: bool, added: str | None, made_hard: bool) -> None:
-    plan = _plan(_report("libcudnn.so.9"), *requires, keep_extras_optional=keep_optional)
+def test_extras(
+    vendored: bool,
+    requires: tuple[str, ...],
+    keep_optional: bool,
+    added: str | None,
+    made_hard: bool,
+    optional: bool,
+) -> None:
+    report = _vendored_cudnn() if vendored else _report("libcudnn.so.9")
+    plan = _plan(report, *requires, keep_extras_optional=keep_optional)
     assert [r.requirement.split(";")[0] for r in plan.requirements] == ([added] if added else [])
     assert bool(plan.made_hard) is made_hard
+    assert bool(plan.kept_optional) is optional
+    cudnn = [library for library in plan.manifest.libraries if library.name == "cudnn"]
+    listed = not (vendored and keep_optional)  # a copy kept serves it: nothing to list
+    assert [library.optional for library in cudnn] == ([optional] if listed else [])
+    if optional:  # the author's line is the manifest's, and the RPATH reaches the provider
+        assert cudnn[0].requirement == requires[0]
+        (edit,) = plan.edits
+        assert edit.search_path == ("$ORIGIN/../nvidia/cudnn/lib",)
 
 
 def _with_copies(linked: bool) -> WheelReport:

@@ -50,6 +50,11 @@ class Diagnosis:
     findings: list[Finding]
     looked_up: Sequence[RequirementFiles] = ()
     kept_copies: frozenset[str] = frozenset()  # vendored copies kept on purpose: warnings, not errors
+    optional: Sequence[ProviderRelease] = ()  # NVIDIA releases only an extra of the wheel installs
+
+    @cached_property
+    def _extras_of(self) -> dict[str, tuple[str, ...]]:
+        return {provider.distribution: provider.extras for provider in self.optional}
 
     def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
         if elf.error is not None:
@@ -114,6 +119,7 @@ class Diagnosis:
                     self._loaded_first(elf, check, lookup.path)
                 self._found_in_wheel(elf, soname, lookup.path)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
+                self._through_extra(elf, soname, lookup)
                 self._split_install(elf, soname, lookup)
             elif lookup.resolution is Resolution.REQUIREMENT:
                 if lookup.found_by is None:
@@ -350,6 +356,26 @@ class Diagnosis:
                 elf.path,
                 f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
                 f"{lookup.path} is loaded first (import {lookup.distribution} before this file is loaded)",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _through_extra(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        """Found in an NVIDIA wheel that only an extra installs: the author made it optional (ONNX
+        Runtime's CUDA provider, which it loads only when asked for), so it is a warning, not an error."""
+        extras = self._extras_of.get(lookup.distribution or "")
+        if not extras or lookup.path is None:
+            return
+        listed = " or ".join(repr(extra) for extra in extras)
+        install = f"pip install '{self.report.distribution}[{extras[0]}]'"
+        self.findings.append(
+            Finding(
+                FindingKind.THROUGH_EXTRA,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: found in {lookup.distribution}'s {posixpath.dirname(lookup.path)}, which "
+                f"only the extra {listed} installs ({install}); without it this file does not load",
                 soname,
                 lookup.versions,
             )

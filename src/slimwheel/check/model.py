@@ -47,6 +47,7 @@ class ProviderRelease:
     version: str
     wheel: str | None  # the wheel for the platform; None for a metapackage release kept without one
     files: tuple[str, ...]  # installed paths, relative to site-packages
+    extras: tuple[str, ...] = ()  # the wheel's extras that bring it in; (): a plain install does
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class CheckReport:
     # and something was left to find): the releases read and their library files, or why not.
     requirement_files: tuple[RequirementFiles, ...] = ()
     preloaded: tuple[str, ...] = ()  # distributions whose libraries count as loaded before this wheel's
+    # NVIDIA releases only an extra of the wheel brings in (``ProviderRelease.extras`` says which).
+    optional_providers: tuple[ProviderRelease, ...] = ()
 
     @property
     def has_errors(self) -> bool:

@@ -20,7 +20,13 @@ from slimwheel.check.target import Target, always_installed, installable_wheel
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import SlimwheelError
 from slimwheel.findings import Finding, FindingKind, Severity
-from slimwheel.requirements import expand_requirements
+from slimwheel.requirements import (
+    ReleaseRequirements,
+    RequirementScope,
+    expand_requirements,
+    installed_with,
+    read_requirements,
+)
 
 __all__ = ["ProviderResolver", "requirement_files"]
 
@@ -39,6 +45,10 @@ class ProviderResolver:
     own_name: str = ""  # the checked distribution: a requirement on itself (through an extra) is no provider
     checks: list[RequirementCheck] = field(default_factory=list)
     possible: dict[str, tuple[Release, ...]] = field(default_factory=dict)
+    # Releases only an extra of the wheel brings in (``nvidia-cudnn-cu13; extra == "cudnn"``), and
+    # which extras: installed with ``pip install pkg[cudnn]``, so a file that loads them loads only then.
+    optional: dict[str, tuple[Release, ...]] = field(default_factory=dict)
+    extras_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     others: list[Requirement] = field(default_factory=list)  # direct requirements the catalog does not know
 
     def run(self, requires: Sequence[str]) -> None:
@@ -57,12 +67,37 @@ class ProviderResolver:
             elif name != canonicalize_name(self.own_name):
                 self.others.append(requirement)
         roots = [("", requirement) for requirement in direct]
-        graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits)
+        brought = ReleaseRequirements(self.environment)
+        graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits, brought)
         for edge in graph.edges:
             self.checks.append(RequirementCheck(edge.text, edge.name, edge.required_by, edge.versions))
             if not edge.admitted:
                 self._no_release(edge.requirement, edge.name, edge.required_by)
         self.possible = graph.reachable()
+        self._through_extras(requires, brought)
+
+    def _through_extras(self, requires: Sequence[str], brought: ReleaseRequirements) -> None:
+        """The NVIDIA releases each extra of the wheel adds to what a plain install brings in: the graph
+        of ``pip install pkg[extra]``, one extra at a time (two extras are two installs)."""
+        lines = read_requirements(requires, self.environment)
+        extras = sorted({e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras})
+        found: dict[str, dict[str, Release]] = {}
+        for extra in extras:
+            in_force = installed_with(lines, self.own_name, [extra])
+            roots = [("", line.requirement) for line in in_force if line.name in self.catalog.distributions]
+            if not roots:
+                continue
+            graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits, brought)
+            for name, releases in graph.reachable().items():
+                if name in self.possible:
+                    continue  # a plain install has it already
+                found.setdefault(name, {}).update((release.version, release) for release in releases)
+                if extra not in self.extras_of.get(name, ()):
+                    self.extras_of[name] = (*self.extras_of.get(name, ()), extra)
+        self.optional = {
+            name: tuple(sorted(releases.values(), key=lambda r: r.parsed_version))
+            for name, releases in sorted(found.items())
+        }
 
     def _parse(self, text: str) -> Requirement | None:
         try:
@@ -95,13 +130,17 @@ class ProviderResolver:
             )
         )
 
-    def providers(self) -> list[ProviderRelease]:
+    def providers(self, *, optional: bool = False) -> list[ProviderRelease]:
+        """The releases a plain install can bring in; ``optional``: those only an extra brings in."""
         found = []
-        for name in sorted(self.possible):
-            for release in self.possible[name]:
+        possible = self.optional if optional else self.possible
+        for name in sorted(possible):
+            extras = self.extras_of.get(name, ()) if optional else ()
+            for release in possible[name]:
                 wheel = installable_wheel(release, self.target.platform)
                 files = tuple(library.path for library in wheel.libraries) if wheel else ()
-                found.append(ProviderRelease(name, release.version, wheel.filename if wheel else None, files))
+                filename = wheel.filename if wheel else None
+                found.append(ProviderRelease(name, release.version, filename, files, extras))
         return found
 
 

@@ -76,6 +76,7 @@ def check_wheel(
     )
     resolver.run(requires_dist)
     providers = resolver.providers()
+    optional = resolver.providers(optional=True)
     asked = _preloaded_requirements(preloaded)
     preloaded = tuple(sorted({canonicalize_name(requirement.name) for requirement in asked}))
     # A preloaded distribution may come in through a requirement's own requirements (ucxx-cu12
@@ -98,14 +99,16 @@ def check_wheel(
         if answer.known
         for release in answer.releases
     ]
-    tree = SimulatedTree.build(source, report, providers, others, preloaded)
+    tree = SimulatedTree.build(source, report, [*providers, *optional], others, preloaded)
     elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
     simulation = Simulation(tree, elfs)
     simulation.run()
 
     # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
     findings += [finding for finding in report.findings if finding.kind in CARRIED]
-    context = Diagnosis(report, catalog, target, tree, providers, findings, looked_up, frozenset(kept_copies))
+    context = Diagnosis(
+        report, catalog, target, tree, providers, findings, looked_up, frozenset(kept_copies), optional
+    )
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
     findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value, f.message))
@@ -123,6 +126,7 @@ def check_wheel(
         catalog_origin=catalog.origin,
         requirement_files=tuple(looked_up),
         preloaded=preloaded,
+        optional_providers=tuple(optional),
     )
 
 

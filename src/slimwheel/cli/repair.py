@@ -339,6 +339,8 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
         out.print(f"  kept      Requires-Dist: {line}")
     for line in plan.made_hard:
         out.print(f"  [yellow]made hard[/yellow] {line}")
+    for line in plan.kept_optional:
+        out.print(f"  kept optional {line}")
     out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
     for loader in plan.embedded:
         _render_embedded(loader, verb, settings)

@@ -49,6 +49,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="pin the lowest NVIDIA releases its requirements allow (catalog) to prove the floor loads",
     )
+    extras = parser.add_mutually_exclusive_group()
+    extras.add_argument(
+        "--extra",
+        dest="extras",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="install the wheel with this extra of its own; repeatable; the names given replace the "
+        "default: the extras its slimwheel manifest needs for the NVIDIA libraries repair left behind them",
+    )
+    extras.add_argument(
+        "--no-extras", dest="extras", action="store_const", const=[], help="install the wheel with no extra"
+    )
     parser.add_argument("--json", action="store_true", help="print a slimwheel.verify/1 JSON document")
     add_catalog_argument(parser)
 
@@ -70,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         find_links=tuple(args.find_links),
         import_names=tuple(args.import_names),
         lowest=args.lowest,
+        extras=None if args.extras is None else tuple(args.extras),
         progress=output_of(args).progress(),
     )
     if args.json:
@@ -99,6 +113,8 @@ def _render(report: VerifyReport, settings: Output) -> None:
         f"[bold]{escape(report.wheel)}[/bold]  import {escape(imported)}  "
         f"(pip configuration: {report.pip_configuration})"
     )
+    if report.extras:
+        out.print("with the extras: " + escape(", ".join(report.extras)))
     if report.pins:
         out.print("lowest pins: " + escape(", ".join(f"{p.distribution}=={p.version}" for p in report.pins)))
     if report.imports:

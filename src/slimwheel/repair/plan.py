@@ -151,6 +151,10 @@ class RepairPlan:
     # RPATHs find those at run time.
     unread_providers: tuple[str, ...] = ()
     assumed_floors: tuple[AssumedFloor, ...] = ()  # see AssumedFloor
+    # Providers an extra of the wheel brings in, left behind it: nothing of theirs was vendored and
+    # dropped, so a plain install loads what it loaded before; the RPATH reaches them once the extra is
+    # installed (why, per provider).
+    kept_optional: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -762,6 +766,7 @@ class _Draft:
         default_factory=list
     )  # the ones repair adds, checked per install
     made_hard: list[str] = field(default_factory=list)
+    kept_optional: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
     unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers
     assumed: list[AssumedFloor] = field(default_factory=list)  # see RepairPlan.assumed_floors
@@ -851,6 +856,12 @@ def _plan_distribution(
     always = [w for w in mine if w.scope is RequirementScope.ALWAYS]
     gated = [w for w in mine if w.scope is RequirementScope.EXTRA]
     through = [] if always else _bringing(distribution, existing, context)
+    # An extra brings it in (ONNX Runtime's ``nvidia-cudnn-cu13~=9.0; extra == "cudnn"``, and cuBLAS
+    # through it) and no copy of it is dropped: a plain install loads what it did before, so the
+    # author's choice stands; made hard only where a dropped copy served a plain install.
+    behind_extra = gated or _bringing(distribution, existing, context, extras=True)
+    dropped = any(choice.need.copies for choice in choices)
+    optional = bool(behind_extra) and not dropped and not always and not through
     if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
         draft.kept.extend(w.text for w in through if w.text not in draft.kept)
         requirement_text = through[0].text
@@ -864,6 +875,15 @@ def _plan_distribution(
                 )
         draft.kept.extend(w.text for w in always)
         requirement_text = always[0].text
+    elif optional:
+        requirement_text = behind_extra[0].text
+        extras = sorted({extra for w in behind_extra for extra in w.extras})
+        listed = " or ".join(repr(extra) for extra in extras)
+        how = "" if gated else f" (through {', '.join(w.text for w in behind_extra)})"
+        draft.kept_optional.append(
+            f"{distribution}: stays behind the extra {listed}{how}, as no copy of it is dropped; the files "
+            f"that need {', '.join(c.soname for c in choices)} find it once the extra is installed"
+        )
     else:
         parts, reason = _specifier(choices, linked, context)
         for wheel_requirement in gated:  # the author's range still holds once the requirement is hard
@@ -902,6 +922,7 @@ def _plan_distribution(
                 folder=folder,
                 needed_by=tuple(sorted(choice.need.needed_by)),
                 min_version=linked,
+                optional=optional,
             )
         )
         environment = context.environment
@@ -912,15 +933,17 @@ def _plan_distribution(
 
 
 def _bringing(
-    distribution: str, existing: Sequence[WheelRequirement], context: _Context
+    distribution: str, existing: Sequence[WheelRequirement], context: _Context, *, extras: bool = False
 ) -> list[WheelRequirement]:
     """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in
     (``cuquantum-cu12``; ``cuda-toolkit[cublas]==12.*`` through the extras it asks for): every
-    release of theirs that the requirement allows and the catalog knows requires it."""
+    release of theirs that the requirement allows and the catalog knows requires it. ``extras``: its
+    requirements under an extra instead (``nvidia-cudnn-cu13; extra == "cudnn"`` brings cuBLAS)."""
+    scope = RequirementScope.EXTRA if extras else RequirementScope.ALWAYS
     found = []
     for wheel_requirement in existing:
         requirement = wheel_requirement.requirement
-        if wheel_requirement.scope is not RequirementScope.ALWAYS or wheel_requirement.name == distribution:
+        if wheel_requirement.scope is not scope or wheel_requirement.name == distribution:
             continue
         allowed = [
             release
@@ -959,6 +982,7 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
     """The libraries and the NVIDIA libraries they need in turn (read from the providers installed
     here, else from the catalog), each listed after those it requires."""
     by_soname = {lib.soname: lib for lib in libraries}
+    direct = frozenset(by_soname)
     requires: dict[str, list[str]] = {lib.soname: [] for lib in libraries}
     queue = list(libraries)
     while queue:
@@ -977,10 +1001,13 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
                     distribution=provider.distribution,
                     requirement=provider.distribution,  # required by the provider, not by this wheel
                     folder=provider.library.folder,
+                    optional=library.optional,  # as optional as what needs it first
                 )
                 by_soname[soname] = found
                 requires[soname] = []
                 queue.append(found)
+            elif by_soname[soname].optional and not library.optional and soname not in direct:
+                by_soname[soname] = by_soname[soname].replace(optional=False)  # a plain install needs it too
             if soname not in requires[library.soname]:
                 requires[library.soname].append(soname)
     ordered: list[ManifestLibrary] = []
@@ -1089,12 +1116,6 @@ def plan_repair(
         choice = _choose(soname, need, context, existing, draft)
         if choice is None:
             continue
-        if choice.provider.distribution in optional:
-            draft.left_alone.append(
-                f"{soname}: {choice.provider.distribution} stays an optional extra (--keep-extras-optional): "
-                "without the extra it does not load"
-            )
-            continue
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft)
@@ -1124,6 +1145,7 @@ def plan_repair(
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
         made_hard=tuple(draft.made_hard),
+        kept_optional=tuple(draft.kept_optional),
         manifest=manifest,
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
         warnings=tuple(draft.warnings),
