@@ -254,3 +254,41 @@ def test_the_shipped_snapshot_knows_libraries_outside_the_toolkit_for_cuda_12_an
         assert any(p.library.needed for p in providers), f"{soname}: what it needs was not read"
     for name in ("custatevec-cu13", "cudensitymat-cu12", "nvidia-nvimgcodec-cu13", "nvidia-cusolvermp-cu13"):
         assert name in DEFAULT_SEEDS
+
+
+def test_a_library_both_an_optional_and_a_required_one_need_is_required() -> None:
+    """cuBLAS stays behind the extra 'gpu' and needs cuBLASLt; cuDSS, always required, needs it too:
+    a plain install loads cuBLASLt, so the manifest must not call it optional."""
+    files = tuple(
+        ElfReport(
+            path,
+            1,
+            1,
+            needed=(NeededLibrary(soname, Resolution.NVIDIA_WHEEL),),
+            installed_path=path,
+            machine="x86_64",
+        )
+        for path, soname in (("pkg/_blas.so", "libcublas.so.13"), ("pkg/_solve.so", "libcudss.so.1"))
+    )
+    report = WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0",
+        ("manylinux_2_17_x86_64",), 1, files, (), (), (), 1, "hand-built",
+    )  # fmt: skip
+    installed = EnvironmentFacts(
+        "here",
+        {"nvidia-cublas": "13.1.0.3", "nvidia-cudss-cu13": "1.0.0.35"},
+        {
+            "nvidia/cu13/lib/libcublas.so.13": ("libcublasLt.so.13",),
+            "nvidia/cu13/lib/libcudss.so.1": ("libcublasLt.so.13",),
+            "nvidia/cu13/lib/libcublasLt.so.13": (),
+        },
+    )
+    plan = plan_repair(
+        report,
+        _catalog(needs=True),
+        requires_dist=('nvidia-cublas>=13; extra == "gpu"', "nvidia-cudss-cu13>=1"),
+        dist_info="pkg-1.0.dist-info",
+        environment=installed,
+    )
+    optional = {library.soname: library.optional for library in plan.manifest.libraries}
+    assert optional == {"libcublas.so.13": True, "libcudss.so.1": False, "libcublasLt.so.13": False}

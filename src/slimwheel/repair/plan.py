@@ -859,9 +859,13 @@ def _plan_distribution(
     # An extra brings it in (ONNX Runtime's ``nvidia-cudnn-cu13~=9.0; extra == "cudnn"``, and cuBLAS
     # through it) and no copy of it is dropped: a plain install loads what it did before, so the
     # author's choice stands; made hard only where a dropped copy served a plain install.
-    behind_extra = gated or _bringing(distribution, existing, context, extras=True)
     dropped = any(choice.need.copies for choice in choices)
-    optional = bool(behind_extra) and not dropped and not always and not through
+    behind_extra = (
+        []
+        if always or through or dropped
+        else gated or _bringing(distribution, existing, context, extras=True)
+    )
+    optional = bool(behind_extra)
     if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
         draft.kept.extend(w.text for w in through if w.text not in draft.kept)
         requirement_text = through[0].text
@@ -1008,6 +1012,7 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
                 queue.append(found)
             elif by_soname[soname].optional and not library.optional and soname not in direct:
                 by_soname[soname] = by_soname[soname].replace(optional=False)  # a plain install needs it too
+                queue.append(by_soname[soname])  # and what it needs in turn
             if soname not in requires[library.soname]:
                 requires[library.soname].append(soname)
     ordered: list[ManifestLibrary] = []
