@@ -94,6 +94,11 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         frozenset({0, 1}),
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*", "--exclude", "libnccl*"),
     ),
+    "transformer-engine-cu12": (
+        (),
+        frozenset({0}),
+        ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*", "--exclude", "libnccl*"),
+    ),
     "libcuvs-cu12": (
         ("--preloaded", "librmm-cu12", "--preloaded", "libkvikio-cu12", "--preloaded", "rapids-logger"),
         frozenset({0}),

@@ -492,6 +492,19 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         options=("--allow-broken",),
     ),
     CorpusWheel(
+        project="transformer-engine-cu12",
+        filename="transformer_engine_cu12-2.20.2-py3-none-manylinux_2_28_x86_64.whl",
+        sha256="7e745539686166790cb9fe2133e7c187edf6fe8627c7f7d46597888299c3f4cf",
+        size=729_046_361,
+        vendors=(
+            "nothing vendored; libtransformer_engine.so (1,029 MB of content) links cuBLAS, cudart, cuDNN "
+            "and NCCL with no RPATH and no Requires-Dist: the issue's case of a 1 GB library that must be "
+            "edited (an RPATH set, which does not fit in place)"
+        ),
+        install_mb=3000,
+        must_repair=True,
+    ),
+    CorpusWheel(
         project="libcuvs-cu12",
         filename="libcuvs_cu12-26.10.0-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
         sha256="3fc62c551bfc8d9995bf47718bd6afcc11b277b8fd70059ee8ec7a082d56dd79",
