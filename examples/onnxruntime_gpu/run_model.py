@@ -6,10 +6,10 @@ it mapped came from. No ``onnx`` package: the model is encoded by hand (protobuf
 
 from __future__ import annotations
 
+import importlib
 import sys
-
-import numpy as np
-import onnxruntime as ort
+from pathlib import Path
+from typing import Any
 
 
 def _varint(value: int) -> bytes:
@@ -40,24 +40,28 @@ def add_model(length: int = 4) -> bytes:
     """A ModelProto (IR 8, opset 13) whose graph is one Add node: z = x + y."""
     node = _bytes_field(1, b"x") + _bytes_field(1, b"y") + _bytes_field(2, b"z") + _bytes_field(4, b"Add")
     inputs = _bytes_field(11, _float_vector("x", length)) + _bytes_field(11, _float_vector("y", length))
-    graph = _bytes_field(1, node) + _bytes_field(2, b"g") + inputs + _bytes_field(12, _float_vector("z", length))
+    output = _bytes_field(12, _float_vector("z", length))
+    graph = _bytes_field(1, node) + _bytes_field(2, b"g") + inputs + output
     opset = _bytes_field(8, _bytes_field(1, b"") + _int_field(2, 13))
     return _int_field(1, 8) + opset + _bytes_field(7, graph)
 
 
 def main(providers: list[str]) -> None:
-    print("onnxruntime", ort.__version__, ort.__file__)
-    print("available:", ort.get_available_providers())
+    # Imported here, untyped: neither is installed where slimwheel's own checks run.
+    np: Any = importlib.import_module("numpy")
+    ort: Any = importlib.import_module("onnxruntime")
+    say = sys.stdout.write
+    say(f"onnxruntime {ort.__version__} {ort.__file__}\navailable: {ort.get_available_providers()}\n")
     session = ort.InferenceSession(add_model(), providers=providers or ["CUDAExecutionProvider"])
-    print("session providers:", session.get_providers())
+    say(f"session providers: {session.get_providers()}\n")
     x = np.arange(4, dtype=np.float32)
     (z,) = session.run(None, {"x": x, "y": x})
-    print("z =", z.tolist())
-    with open("/proc/self/maps", encoding="utf-8") as maps:
+    say(f"z = {z.tolist()}\n")
+    with Path("/proc/self/maps").open(encoding="utf-8") as maps:
         mapped = {line.split()[-1] for line in maps if ".so" in line.split()[-1]}
     for path in sorted(mapped):
         if any(key in path for key in ("libcu", "libnv", "providers")):
-            print("mapped", path)
+            say(f"mapped {path}\n")
 
 
 if __name__ == "__main__":
