@@ -34,7 +34,7 @@ from slimwheel._scratch import scratch_folder
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import is_elf, read_elf, scan_symbols
-from slimwheel.errors import ElfError, InputError, SlimwheelError
+from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
 from slimwheel.names import is_extension_abi_tag, is_shared_library_name, soname_stem
@@ -223,6 +223,13 @@ def verify_wheel(
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
     facts = _read_wheel(path, names)
     asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
+    for extra in asked:
+        if not _EXTRA_NAME.fullmatch(extra):
+            where = "--extra" if extras is not None else f"{facts.distribution}'s slimwheel manifest names"
+            raise UsageError(
+                f"{where} {extra!r}: not an extra's name (letters, digits, '.', '_', '-')",
+                hint="name one of the extras the wheel's METADATA offers (Provides-Extra)",
+            )
     pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
     sources: list[str] = []
     if index_url:
@@ -601,6 +608,10 @@ def _why_unresolved(
 
 
 # -- the wheel ---------------------------------------------------------------------------------------
+
+
+# PEP 508's identifier, which pip accepts inside ``pkg.whl[...]``.
+_EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:

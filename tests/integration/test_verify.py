@@ -127,6 +127,15 @@ def test_a_library_left_behind_an_extra_loads_once_verify_installs_that_extra(
     assert not any(name.startswith("nvidia-cudss-cu13==") for name in document["installed"])
     assert any("libcudss.so.1" in problem["message"] for problem in document["problems"])
 
+    # A name pip would misread inside ``pkg.whl[...]`` is refused before any install.
+    assert main(["verify", *common, "--extra", "gpu]x"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert (
+        line
+        == "slimwheel verify: error: --extra 'gpu]x': not an extra's name (letters, digits, '.', '_', '-') "
+        "(name one of the extras the wheel's METADATA offers (Provides-Extra))"
+    )
+
 
 def test_fat_wheel_fails(
     elf_zoo: ElfZoo,
