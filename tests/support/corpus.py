@@ -387,6 +387,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
         edits=(),
     ),
     CorpusWheel(
+        project="vllm",
+        filename="vllm-0.34.0-cp38-abi3-manylinux_2_28_x86_64.whl",
+        sha256="79ca4b3cd74aec08c4bf476bdf0cb15735b605ae5368526a2faae1e30f044ca2",
+        size=239_039_932,
+        vendors=(
+            "nothing vendored; its extensions link CUDA 13's cudart (and one NVRTC) with no RPATH into "
+            "nvidia/cu13/lib, counting on torch; its extra 'deepstream' happens to bring cudart through "
+            "a metapackage, which once made repair leave cudart behind that extra"
+        ),
+        install_mb=4000,  # torch and its CUDA wheels
+        must_repair=True,
+        options=("--preloaded", "torch"),
+        adds=("nvidia-cuda-runtime", "nvidia-cuda-nvrtc"),
+        kept_optional=(),
+    ),
+    CorpusWheel(
         project="gpt4all",
         filename="gpt4all-2.8.2-py3-none-manylinux1_x86_64.whl",
         sha256="c61e977afa72475c076211fd9b59a88334fc0062615be8c2f7716363a21fbafa",

@@ -301,6 +301,36 @@ def test_a_metapackage_the_wheel_requires_brings_the_library(
     assert (library.distribution, library.folder) == ("custatevec-cu12", "cuquantum/lib")
 
 
+@pytest.mark.parametrize(
+    ("sonames", "requires", "added", "optional"),
+    [
+        # vLLM: its extensions need cudart, which its extra 'deepstream' happens to bring through a
+        # metapackage; they need no provider the author gates, so the extra says nothing about them.
+        (("libcustatevec.so.1",), ('cuda-toolkit[statevec]==12.*; extra == "sim"',), ["custatevec-cu12"], []),
+        # ONNX Runtime: the file needing cuBLAS (brought by its 'cudnn' extra through cuDNN) also needs
+        # libraries the author gates directly: a file loaded only on request, all of it optional.
+        (
+            ("libcustatevec.so.1", "libcudnn.so.9"),
+            ('cuda-toolkit[statevec]==12.*; extra == "sim"', 'nvidia-cudnn-cu12>=9.8; extra == "cudnn"'),
+            [],
+            ["custatevec-cu12", "nvidia-cudnn-cu12"],
+        ),
+    ],
+)
+def test_an_extra_that_brings_a_provider_through_a_metapackage_makes_it_optional_only_for_gated_files(
+    sonames: tuple[str, ...], requires: tuple[str, ...], added: list[str], optional: list[str]
+) -> None:
+    plan = plan_repair(
+        _report(*sonames),
+        _CUQUANTUM,
+        requires_dist=requires,
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"custatevec": "1.7.0", "cudnn": "9.8.0.87"}),
+    )
+    assert [r.distribution for r in plan.requirements] == added
+    assert sorted(line.split(":")[0] for line in plan.kept_optional) == optional
+
+
 def test_requirements_of_two_extras_need_not_agree_but_those_of_one_extra_must() -> None:
     """nvmath-python 1.0.0's extras cu12 and cu13 pull in CUDA 12 and CUDA 13 wheels: no one installs
     both, so that is no conflict (repair exited 2 on it); one extra at odds with itself, or with an

@@ -848,8 +848,11 @@ def _plan_distribution(
     context: _Context,
     existing: Sequence[WheelRequirement],
     draft: _Draft,
+    *,
+    wants: Mapping[str, set[str]],
 ) -> None:
-    """One Requires-Dist per distribution, however many of its libraries the wheel needs."""
+    """One Requires-Dist per distribution, however many of its libraries the wheel needs. ``wants``:
+    per installed file, the distributions of the NVIDIA libraries it needs."""
     linked = max((c.linked for c in choices), key=Version)
     names = ", ".join(c.name for c in choices)
     mine = [w for w in existing if w.name == distribution]
@@ -861,9 +864,7 @@ def _plan_distribution(
     # author's choice stands; made hard only where a dropped copy served a plain install.
     dropped = any(choice.need.copies for choice in choices)
     behind_extra = (
-        []
-        if always or through or dropped
-        else gated or _bringing(distribution, existing, context, extras=True)
+        [] if always or through or dropped else gated or _optional_through(choices, existing, context, wants)
     )
     optional = bool(behind_extra)
     if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
@@ -934,6 +935,24 @@ def _plan_distribution(
         known = _catalog_needs(context, folder, choice.soname) is not None
         if not installed and not known and distribution not in draft.unread_providers:
             draft.unread_providers.append(distribution)
+
+
+def _optional_through(
+    choices: Sequence[_Choice],
+    existing: Sequence[WheelRequirement],
+    context: _Context,
+    wants: Mapping[str, set[str]],
+) -> list[WheelRequirement]:
+    """The wheel's requirements under an extra that bring ``choices``' distribution in through a
+    metapackage (ONNX Runtime's ``nvidia-cudnn-cu13; extra == "cudnn"`` brings cuBLAS), where every
+    file that needs it also needs a provider the author gates directly: files the author loads only on
+    request. vLLM's extensions need cudart, which its extra 'deepstream' happens to bring too: they
+    need no gated provider, so that extra says nothing about them."""
+    gated = {w.name for w in existing if w.scope is RequirementScope.EXTRA}
+    files = {path for choice in choices for path in choice.need.needed_by}
+    if not all(wants.get(path, set()) & gated for path in files):
+        return []
+    return _bringing(choices[0].provider.distribution, existing, context, extras=True)
 
 
 def _bringing(
@@ -1122,8 +1141,13 @@ def plan_repair(
         if choice is None:
             continue
         by_distribution.setdefault(choice.provider.distribution, []).append(choice)
+    wants: dict[str, set[str]] = {}
     for distribution, choices in by_distribution.items():
-        _plan_distribution(distribution, choices, context, existing, draft)
+        for choice in choices:
+            for path in choice.need.needed_by:
+                wants.setdefault(path, set()).add(distribution)
+    for distribution, choices in by_distribution.items():
+        _plan_distribution(distribution, choices, context, existing, draft, wants=wants)
     problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, brought)
     if problems and not options.force:
         raise RepairError(
