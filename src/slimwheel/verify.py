@@ -215,9 +215,8 @@ def verify_wheel(
     older spelling of a single name. ``extras``: the wheel's extras to install with it (default: those
     that bring in the NVIDIA libraries its slimwheel manifest lists as optional, which repair left behind
     the author's extras: without them those files do not load). ``progress`` is told of the install and
-    import steps. Bad input
-    (not a wheel, nothing to import) raises an
-    ``InputError``; an install or import that fails is a problem in the report.
+    import steps. Bad input (not a wheel, nothing to import) raises an ``InputError``, an extra that
+    is no extra's name a ``UsageError``; an install or import that fails is a problem in the report.
     """
     path = Path(path)
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
