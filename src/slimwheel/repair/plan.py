@@ -948,7 +948,7 @@ def _optional_through(
     file that needs it also needs a provider the author gates directly: files the author loads only on
     request. vLLM's extensions need cudart, which its extra 'deepstream' happens to bring too: they
     need no gated provider, so that extra says nothing about them."""
-    gated = {w.name for w in existing if w.scope is RequirementScope.EXTRA}
+    gated = _optional_only(existing)
     files = {path for choice in choices for path in choice.need.needed_by}
     if not all(wants.get(path, set()) & gated for path in files):
         return []
