@@ -50,6 +50,7 @@ from slimwheel.wheel import (
     Wheel,
     WheelMember,
 )
+from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.shares import in_two_threads
 
 __all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
@@ -148,25 +149,26 @@ def _inspect_member(
 
     Returns None when the member is not ELF.
     """
-    hasher = _FirstPassHash() if keeping.digests and member.compress_type == zipfile.ZIP_DEFLATED else None
-    inspection = _inspect_member_passes(wheel, member, scan_strings, keeping.tables, hasher)
-    if inspection is None or hasher is None or not hasher.whole:
-        return inspection
-    return replace(inspection, digest=hasher.digest())
+    if not keeping.digests or member.compress_type != zipfile.ZIP_DEFLATED:
+        return _inspect_member_passes(wheel, member, scan_strings, keeping.tables, None)
+    with HashBehind() as hash_behind:
+        hasher = _FirstPassHash(hash_behind)
+        inspection = _inspect_member_passes(wheel, member, scan_strings, keeping.tables, hasher)
+        if inspection is None or not hasher.whole:
+            return inspection
+        return replace(inspection, digest=hash_behind.digest())
 
 
 class _FirstPassHash:
-    """sha256 of the first pass's content: ``whole`` once a pass saw every byte, CRC-checked."""
+    """sha256 of the first pass's content: ``whole`` once a pass saw every byte, CRC-checked. Hashed
+    on a thread while the pass inflates the next chunks (a 981 MiB library: 0.7 s of 3.5 s)."""
 
-    def __init__(self) -> None:
-        self._hash = hashlib.sha256()
+    def __init__(self, hash_behind: HashBehind) -> None:
+        self._hash_behind = hash_behind
         self.whole = False
 
     def update(self, _offset: int, chunk: bytes) -> None:
-        self._hash.update(chunk)
-
-    def digest(self) -> bytes:
-        return self._hash.digest()
+        self._hash_behind.update(chunk)
 
 
 def _inspect_member_passes(

@@ -43,6 +43,7 @@ from typing import BinaryIO, Protocol, cast
 
 from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
+from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
@@ -402,13 +403,13 @@ class WheelWriter:
             if record is not None and digest is not None and not record.digest_matches(digest):
                 raise record_mismatch(label, record, digest)
 
-        self._add_deflated(
-            name,
-            produce,
-            member.file_size + sum(map(len, appended_pieces(appended))),
-            _check_mode(mode),
-            content_hash=twin,
-        )
+        size = member.file_size + sum(map(len, appended_pieces(appended)))
+        if twin is not None:
+            self._add_deflated(name, produce, size, _check_mode(mode), content_hash=twin)
+            return
+        # The new content hashed on a thread: this one writes and splices meanwhile.
+        with HashBehind() as new_content_hash:
+            self._add_deflated(name, produce, size, _check_mode(mode), content_hash=new_content_hash)
 
     def close(self, record_path: str) -> None:
         """Write RECORD as the last member (``record_path``, e.g. ``pkg-1.0.dist-info/RECORD``) and the
