@@ -358,6 +358,31 @@ def test_an_nvidia_library_no_wheel_ships_comes_from_an_install_of_it(
     assert all("host libraries" not in e for e in (nvrtc, nvinfer))
 
 
+def test_a_frameworks_library_names_the_framework_and_preloaded(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """fbgemm-gpu 1.9.0 and sgl-kernel 0.3.21 need ``libtorch.so`` and ``libc10.so`` and require only
+    numpy: ``import torch`` loads them first. The error says whose they are and how to count on that."""
+    solver = _solver(
+        elf_zoo,
+        tmp_path,
+        ("--add-needed", "libc10.so"),
+        ("--add-needed", "libtensorflow_framework.so.2"),
+        ("--add-needed", "libtorchvision.so"),
+    )
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    errors = _errors(_check(wheel, catalog))[CheckKind.UNRESOLVED]
+    (c10,) = [e for e in errors if "libc10.so" in e]
+    assert "it is torch's (torch/lib), which this wheel does not require" in c10
+    assert "count on that (--preloaded torch), else require torch" in c10
+    assert "host libraries" not in c10
+    (tensorflow,) = [e for e in errors if "libtensorflow_framework.so.2" in e]
+    assert "(--preloaded tensorflow)" in tensorflow
+    (other,) = [e for e in errors if "libtorchvision.so" in e]
+    assert "--preloaded" not in other
+    assert "nor is it one of the host libraries" in other
+
+
 def _run_cli(*args: str) -> tuple[int, str, str]:
     process = subprocess.run(
         [sys.executable, "-m", "slimwheel", *args], capture_output=True, text=True, check=False, timeout=120

@@ -25,6 +25,7 @@ from slimwheel.check.target import Target
 from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import RequirementFiles
 from slimwheel.findings import Finding, FindingKind, Pin, Severity
+from slimwheel.frameworks import framework_of
 from slimwheel.ldso import (
     EntryKind,
     EntryTag,
@@ -248,6 +249,14 @@ class Diagnosis:
             return (
                 f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "
                 f"only {product.name} installed on the host provides it"
+            )
+        framework = framework_of(soname)
+        if framework is not None:
+            name = framework.distribution
+            return (
+                f"; it is {name}'s ({framework.folder}), which this wheel does not require: if "
+                f"`import {name}` runs before this file loads, count on that (--preloaded {name}), "
+                f"else require {name}"
             )
         glibc = self.tree.glibc
         policy = f"manylinux_{glibc[0]}_{glibc[1]}" if glibc is not None else "manylinux"
