@@ -4,6 +4,8 @@
   only with an extra, or never. An extra-gated requirement (``nvidia-cudnn-cu12; extra == "cudnn"``) is
   installed only when the user asks for the extra, so it never satisfies a DT_NEEDED the package
   always has.
+- ``merge_specifiers``: a range repair computed, joined to the author's for the same distribution
+  without the clauses the author's already imply (``~=13.0`` rather than ``>=13.0,<14,~=13.0``).
 - ``expand_requirements``: the requirement graph, transitively through NVIDIA's own metadata in the
   catalog, extras followed once per release. check simulates every release it reaches
   (``RequirementGraph.reachable``); repair looks for conflicts in the newest consistent set,
@@ -20,8 +22,9 @@ from typing import TYPE_CHECKING, Literal
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import Specifier, SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from slimwheel.platforms import Platform
 
@@ -41,6 +44,7 @@ __all__ = [
     "expand_requirements",
     "installed_with",
     "marker_environment",
+    "merge_specifiers",
     "python_of_tags",
     "read_requirements",
     "scope_of",
@@ -391,6 +395,73 @@ def expand_requirements(
                 for child in brought.of(release, extra):
                     queue.append((child, label, key))
     return RequirementGraph(tuple(edges), candidates)
+
+
+def merge_specifiers(ours: Sequence[str], authors: SpecifierSet) -> list[str]:
+    """Our clauses (``>=13.0.48``, ``<14``, ``==13.0.48``) that the author's range does not already
+    imply, and the author's clauses that ours left do not: the merged range is the same set of
+    versions, each bound written once. Only what is sure is left out: a clause whose implication
+    this cannot work out is kept."""
+    kept = [clause for clause in ours if not _implied(Specifier(clause), authors)]
+    mine = SpecifierSet(",".join(kept))
+    merged = kept + [str(spec) for spec in authors if str(spec) not in kept and not _implied(spec, mine)]
+    # Lower bounds first, then upper ones; within each, by text: a SpecifierSet's order is a set's.
+    return sorted(merged, key=lambda clause: (_READING_ORDER.get(Specifier(clause).operator, 3), clause))
+
+
+_READING_ORDER = {">=": 0, ">": 0, "~=": 1, "==": 1, "<": 2, "<=": 2}
+
+
+def _implied(clause: Specifier, authors: SpecifierSet) -> bool:
+    """Every version the author's clauses allow also satisfies ``clause`` (a ``>=``, ``<`` or
+    ``==`` of a plain version)."""
+    try:
+        bound = Version(clause.version)
+    except InvalidVersion:
+        return False
+    if clause.operator == "==":
+        return any(spec.operator == "==" and spec.version == clause.version for spec in authors)
+    for spec in authors:
+        lower, upper, inclusive = _bounds(spec)
+        if clause.operator == ">=" and lower is not None and lower >= bound:
+            return True
+        if (
+            clause.operator == "<"
+            and upper is not None
+            and (upper < bound or (upper == bound and not inclusive))
+        ):
+            return True
+    return False
+
+
+def _bounds(spec: Specifier) -> tuple[Version | None, Version | None, bool]:
+    """The lowest and highest version ``spec`` allows, as far as a plain reading goes: (lower,
+    upper, whether upper itself is allowed). ``~=13.0`` is [13.0, 14) and ``==13.0.*`` [13.0, 13.1)."""
+    text, operator = spec.version, spec.operator
+    wildcard = operator == "==" and text.endswith(".*")
+    try:
+        version = Version(text[:-2] if wildcard else text)
+    except InvalidVersion:
+        return None, None, False
+    release = version.release
+    if operator == "~=" and len(release) >= 2:
+        return version, _next(release[:-1]), False
+    if wildcard:
+        return version, _next(release), False
+    if operator == "==":
+        return version, version, True
+    if operator in (">=", ">"):
+        return version, None, False
+    if operator == "<":
+        return None, version, False
+    if operator == "<=":
+        return None, version, True
+    return None, None, False
+
+
+def _next(prefix: tuple[int, ...]) -> Version:
+    """The first version past every version starting with ``prefix`` (``(13,)`` -> 14)."""
+    return Version(".".join(map(str, (*prefix[:-1], prefix[-1] + 1))))
 
 
 def _stable(release: Release) -> bool:

@@ -180,6 +180,8 @@ def _vendored_cudnn() -> WheelReport:
         # A dropped copy served a plain install: its provider is made hard, in the author's range.
         (True, (CUDNN_EXTRA,), False, "nvidia-cudnn-cu12>=9.8,<10", True, False),
         (True, (CUDNN_EXTRA,), True, None, False, False),  # the copy is kept
+        # The author's range already bounds it: written once, not '>=9.8,<10,~=9.8'.
+        (True, ('nvidia-cudnn-cu12~=9.8; extra == "cudnn"',), False, "nvidia-cudnn-cu12~=9.8", True, False),
         (False, ("nvidia-cudnn-cu12>=9.8",), False, None, False, False),  # already always required: kept
     ],
 )

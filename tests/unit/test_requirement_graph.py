@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from slimwheel.catalog.model import Catalog, CudaMajorSource, Release
 from slimwheel.platforms import Platform
@@ -16,6 +17,7 @@ from slimwheel.requirements import (
     expand_requirements,
     installed_with,
     marker_environment,
+    merge_specifiers,
     read_requirements,
 )
 
@@ -247,3 +249,47 @@ def test_release_requirements_read_urls_and_bad_lines_as_brought_in() -> None:
     assert [r.name for r in reader.of(odd)] == ["nvidia-cuda-runtime-cu12", "nvidia-cufft-cu12"]
     assert [r.name for r in reader.of(odd, "cublas")] == ["nvidia-cublas-cu12"]
     assert [r.name for r in reader.of(odd, "curand")] == ["nvidia-curand-cu12"]
+
+
+@pytest.mark.parametrize(
+    ("ours", "authors", "merged"),
+    [
+        # ONNX Runtime's 'nvidia-cuda-runtime~=13.0; extra == "cuda"', made hard: written once.
+        ((">=13.0", "<14"), "~=13.0", "~=13.0"),
+        ((">=13.0.48", "<14"), "~=13.0", ">=13.0.48,~=13.0"),
+        ((">=9.0.0.312", "<10"), ">=9.8", ">=9.8,<10"),
+        ((">=9.8", "<10"), ">=9.8", ">=9.8,<10"),
+        ((">=12.0.1", "<13"), "==12.4.*", "==12.4.*"),
+        ((">=12.0.1", "<13"), "~=12.4.1", "~=12.4.1"),
+        ((">=12.0.1", "<13"), "==12.6.77", "==12.6.77"),
+        ((">=12.6", "<13"), ">12.6", ">12.6,<13"),
+        ((">=12.6", "<13"), "<=13", ">=12.6,<13,<=13"),  # 13 itself: the author's allows it, ours not
+        ((">=12.6", "<13"), "<13", ">=12.6,<13"),
+        ((">=12.6", "<13"), "!=12.7", ">=12.6,<13,!=12.7"),
+        (("==12.6.77",), ">=12", "==12.6.77"),
+        ((">=12.6", "<13"), ">=12,<12.9,!=12.7", ">=12.6,<12.9,!=12.7"),
+        (("==12.6.77",), "==12.6.77", "==12.6.77"),
+        ((">=12.6", "<13"), "", ">=12.6,<13"),
+    ],
+)
+def test_merge_specifiers_leaves_out_what_the_authors_range_implies(
+    ours: tuple[str, ...], authors: str, merged: str
+) -> None:
+    result = merge_specifiers(ours, SpecifierSet(authors))
+    assert ",".join(result) == merged
+    # The same versions either way.
+    for version in (
+        "11.8",
+        "12.0.1",
+        "12.4.1",
+        "12.6",
+        "12.6.77",
+        "12.7",
+        "12.9",
+        "13",
+        "13.0.48",
+        "13.5",
+        "14",
+    ):
+        naive = SpecifierSet(",".join((*ours, *(str(s) for s in SpecifierSet(authors)))))
+        assert SpecifierSet(",".join(result)).contains(version) is naive.contains(version), version

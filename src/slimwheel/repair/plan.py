@@ -48,6 +48,7 @@ from slimwheel.requirements import (
     expand_requirements,
     installed_with,
     marker_environment,
+    merge_specifiers,
     python_of_tags,
     read_requirements,
 )
@@ -892,7 +893,7 @@ def _plan_distribution(
     else:
         parts, reason = _specifier(choices, linked, context)
         for wheel_requirement in gated:  # the author's range still holds once the requirement is hard
-            parts += [str(spec) for spec in wheel_requirement.requirement.specifier if str(spec) not in parts]
+            parts = merge_specifiers(parts, wheel_requirement.requirement.specifier)
         requirement_text = f"{distribution}{','.join(parts)}"
         if not SpecifierSet(",".join(parts)).contains(linked, prereleases=True):
             raise RepairError(
