@@ -202,6 +202,30 @@ def test_a_provider_required_only_under_an_extra_stays_behind_it(
     assert [p["extras"] for p in checked["optional_providers"]][:1] == [["cudnn"]]
 
 
+def test_a_provider_an_extra_names_as_a_toolkit_component_stays_behind_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CuPy 14 offers its CUDA libraries as ``cuda-toolkit[cublas,...]==12.*; extra == "ctk"`` (else
+    they come from the host): the extra names the component, so the provider stays behind it. The
+    text output keeps the requirement's brackets (rich would read them as markup)."""
+    wheel = _fresh_build_wheel(
+        tmp_path, ["libcublas.so.12"], requires=('cuda-toolkit[cublas]==12.*; extra == "ctk"',)
+    )
+    result = _repair(tmp_path, wheel, capsys)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["requirements"] == []
+    (kept,) = plan["kept_optional"]
+    assert kept.startswith(
+        "nvidia-cublas-cu12: stays behind the extra 'ctk' (through cuda-toolkit[cublas]==12.*;"
+    )
+    libraries = {library["name"]: library for library in plan["manifest"]["libraries"]}
+    cublas = libraries["cublas"]
+    assert (cublas["requirement"], cublas["optional"]) == ('cuda-toolkit[cublas]==12.*; extra == "ctk"', True)
+    assert main(["repair", str(wheel), "--dry-run", "--isolated-environment"]) == 0
+    assert "(through cuda-toolkit[cublas]==12.*; " in capsys.readouterr().out
+
+
 def test_a_provider_behind_an_extra_is_made_hard_when_its_vendored_copy_is_dropped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -92,6 +92,17 @@ CORPUS: tuple[CorpusWheel, ...] = (
         size=136_632_369,
         vendors="nothing vendored; CUDA libraries loaded at run time (cuda-pathfinder, a ctk extra)",
         install_mb=1900,  # eight CUDA 12 NVIDIA wheels (cuBLAS 580 MB, cuTENSOR 330, NCCL 290, ...)
+        # Its extra 'ctk' names these as components of cuda-toolkit: they stay behind it. cuTENSOR and
+        # NCCL, which no extra offers, are required.
+        adds=("cutensor-cu12", "nvidia-nccl-cu12"),
+        kept_optional=(
+            "nvidia-cublas-cu12",
+            "nvidia-cufft-cu12",
+            "nvidia-curand-cu12",
+            "nvidia-cusolver-cu12",
+            "nvidia-cusparse-cu12",
+            "nvidia-cuda-nvrtc-cu12",
+        ),
     ),
     CorpusWheel(
         project="onnxruntime-gpu",

@@ -306,14 +306,17 @@ def test_a_metapackage_the_wheel_requires_brings_the_library(
 @pytest.mark.parametrize(
     ("sonames", "requires", "added", "optional"),
     [
-        # vLLM: its extensions need cudart, which its extra 'deepstream' happens to bring through a
-        # metapackage; they need no provider the author gates, so the extra says nothing about them.
-        (("libcustatevec.so.1",), ('cuda-toolkit[statevec]==12.*; extra == "sim"',), ["custatevec-cu12"], []),
+        # vLLM: its extensions need cudart, which its extra 'deepstream' happens to bring as a dependency
+        # of another package; they need no provider the author gates, so the extra says nothing of them.
+        (("libcustatevec.so.1",), ('cuquantum-cu12==24.11.0; extra == "sim"',), ["custatevec-cu12"], []),
+        # CuPy 14: its extra 'ctk' asks cuda-toolkit for the component by name: the author's choice.
+        (("libcustatevec.so.1",), ('cuda-toolkit[statevec]==12.*; extra == "sim"',), [], ["custatevec-cu12"]),
+        (("libcustatevec.so.1",), ('cuda-toolkit[other]==12.*; extra == "sim"',), ["custatevec-cu12"], []),
         # ONNX Runtime: the file needing cuBLAS (brought by its 'cudnn' extra through cuDNN) also needs
         # libraries the author gates directly: a file loaded only on request, all of it optional.
         (
             ("libcustatevec.so.1", "libcudnn.so.9"),
-            ('cuda-toolkit[statevec]==12.*; extra == "sim"', 'nvidia-cudnn-cu12>=9.8; extra == "cudnn"'),
+            ('cuquantum-cu12==24.11.0; extra == "sim"', 'nvidia-cudnn-cu12>=9.8; extra == "cudnn"'),
             [],
             ["custatevec-cu12", "nvidia-cudnn-cu12"],
         ),

@@ -314,43 +314,50 @@ def _warn_plan(plan: RepairPlan, settings: Output) -> None:
 
 
 def _render(outcome: RepairOutcome, settings: Output) -> None:
+    from rich.markup import escape
+
     plan, path, output, excluded = outcome.plan, outcome.input, outcome.output, outcome.auditwheel_excluded
     out = settings.console()
     verb = "would" if output is None else "did"
     cuda = "no CUDA major" if plan.cuda_major is None else f"CUDA {plan.cuda_major}"
-    out.print(f"[bold]{path.name}[/bold] ({cuda}, {plan.platform})")
+    # Every value is escaped: rich reads "[...]" as markup, and requirements carry extras in brackets
+    # (cuda-toolkit[cublas,cudart]==12.*), which it would silently drop.
+    out.print(f"[bold]{escape(path.name)}[/bold] ({cuda}, {escape(str(plan.platform))})")
     if excluded:
-        out.print(f"  did run   auditwheel repair -> {plan.wheel}, excluding {', '.join(excluded)}")
+        out.print(
+            f"  did run   auditwheel repair -> {escape(plan.wheel)}, excluding {escape(', '.join(excluded))}"
+        )
     for name in plan.drop:
-        out.print(f"  {verb} drop      {name}")
+        out.print(f"  {verb} drop      {escape(name)}")
     for edit in plan.edits:
         for old, new in edit.replace_needed:
-            out.print(f"  {verb} rename    {edit.path}: NEEDED {old} -> {new}")
+            out.print(f"  {verb} rename    {escape(edit.path)}: NEEDED {escape(old)} -> {escape(new)}")
         if edit.search_path is not None:
             kind = "RUNPATH" if edit.runpath else "RPATH"
-            out.print(f"  {verb} set {kind:<7} {edit.path}: {':'.join(edit.search_path) or '(none)'}")
+            entries = escape(":".join(edit.search_path)) or "(none)"
+            out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}")
     for requirement in plan.requirements:
         out.print(
-            f"  {verb} require   {requirement.requirement}  "
-            f"[dim](linked {requirement.linked_version} from {requirement.version_source}; "
-            f"{requirement.range_reason})[/dim]"
+            f"  {verb} require   {escape(requirement.requirement)}  "
+            f"[dim](linked {escape(requirement.linked_version)} from {escape(requirement.version_source)}; "
+            f"{escape(requirement.range_reason)})[/dim]"
         )
     for line in plan.kept_requirements:
-        out.print(f"  kept      Requires-Dist: {line}")
+        out.print(f"  kept      Requires-Dist: {escape(line)}")
     for line in plan.made_hard:
-        out.print(f"  [yellow]made hard[/yellow] {line}")
+        out.print(f"  [yellow]made hard[/yellow] {escape(line)}")
     for line in plan.kept_optional:
-        out.print(f"  kept optional {line}")
-    out.print(f"  {verb} record    {plan.manifest_path} ({len(plan.manifest.libraries)} libraries)")
+        out.print(f"  kept optional {escape(line)}")
+    out.print(f"  {verb} record    {escape(plan.manifest_path)} ({len(plan.manifest.libraries)} libraries)")
     for loader in plan.embedded:
         _render_embedded(loader, verb, settings)
     for line in plan.left_alone:
-        out.print(f"  [yellow]left alone[/yellow] {line}")
+        out.print(f"  [yellow]left alone[/yellow] {escape(line)}")
     _warn_plan(plan, settings)
     check = outcome.check
     if output is not None:
         after, before = human_size(outcome.size_after), human_size(outcome.size_before)
-        out.print(f"  wrote {output}: {after} (was {before})")
+        out.print(f"  wrote {escape(str(output))}: {after} (was {before})")
         _render_check(outcome, settings)
     elif check.ran and not check.passes:
         out.print(
@@ -374,19 +381,21 @@ def _render_check(outcome: RepairOutcome, settings: Output) -> None:
 
 
 def _render_embedded(loader: EmbeddedLoader, verb: str, settings: Output) -> None:
+    from rich.markup import escape
+
     out = settings.console()
     folder = posixpath.dirname(loader.files[0].path) if loader.files else loader.package
     size = human_size(sum(f.size for f in loader.files))
-    line = f"  {verb} embed     {folder}/: {len(loader.files)} files of slimwheel.runtime ({size})"
+    line = f"  {verb} embed     {escape(folder)}/: {len(loader.files)} files of slimwheel.runtime ({size})"
     if loader.replaced:
         line += f", replacing the {len(loader.replaced)} an earlier --embed-loader wrote"
     out.print(line)
     init = loader.init
     call = init.lines[3]
     if not init.changes_anything:
-        out.print(f"  kept      {init.path}: line {init.after_line + 1} already calls {call}")
+        out.print(f"  kept      {escape(init.path)}: line {init.after_line + 1} already calls {escape(call)}")
         return
     where = f"after line {init.after_line}" if init.after_line else "at the top"
     if init.removed is not None:
         where += f", replacing the call at lines {init.removed[0]}-{init.removed[1]}"
-    out.print(f"  {verb} call      {call} in {init.path}, {where}")
+    out.print(f"  {verb} call      {escape(call)} in {escape(init.path)}, {where}")

@@ -945,24 +945,37 @@ def _optional_through(
     wants: Mapping[str, set[str]],
 ) -> list[WheelRequirement]:
     """The wheel's requirements under an extra that bring ``choices``' distribution in through a
-    metapackage (ONNX Runtime's ``nvidia-cudnn-cu13; extra == "cudnn"`` brings cuBLAS), where every
-    file that needs it also needs a provider the author gates directly: files the author loads only on
-    request. vLLM's extensions need cudart, which its extra 'deepstream' happens to bring too: they
-    need no gated provider, so that extra says nothing about them."""
+    metapackage: by name, as a component the requirement asks for (CuPy 14's
+    ``cuda-toolkit[cublas,...]==12.*; extra == "ctk"``: the author's way to install the CUDA libraries
+    it otherwise finds on the host); or as a dependency of one (ONNX Runtime's ``nvidia-cudnn-cu13;
+    extra == "cudnn"`` brings cuBLAS) where every file that needs it also needs a provider the author
+    gates directly: files the author loads only on request. vLLM's extensions need cudart, which its
+    extra 'deepstream' happens to bring as a dependency of nvidia-deepstream-videodecode-cu13: they need
+    no gated provider, so that extra says nothing about them."""
+    distribution = choices[0].provider.distribution
+    named = _bringing(distribution, existing, context, extras=True, named_only=True)
+    if named:
+        return named
     gated = _optional_only(existing)
     files = {path for choice in choices for path in choice.need.needed_by}
     if not all(wants.get(path, set()) & gated for path in files):
         return []
-    return _bringing(choices[0].provider.distribution, existing, context, extras=True)
+    return _bringing(distribution, existing, context, extras=True)
 
 
 def _bringing(
-    distribution: str, existing: Sequence[WheelRequirement], context: _Context, *, extras: bool = False
+    distribution: str,
+    existing: Sequence[WheelRequirement],
+    context: _Context,
+    *,
+    extras: bool = False,
+    named_only: bool = False,
 ) -> list[WheelRequirement]:
     """The wheel's unconditional requirements on NVIDIA metapackages that bring ``distribution`` in
     (``cuquantum-cu12``; ``cuda-toolkit[cublas]==12.*`` through the extras it asks for): every
     release of theirs that the requirement allows and the catalog knows requires it. ``extras``: its
-    requirements under an extra instead (``nvidia-cudnn-cu13; extra == "cudnn"`` brings cuBLAS)."""
+    requirements under an extra instead (``nvidia-cudnn-cu13; extra == "cudnn"`` brings cuBLAS).
+    ``named_only``: only through the extras a requirement asks of the metapackage (``[cublas]``)."""
     scope = RequirementScope.EXTRA if extras else RequirementScope.ALWAYS
     found = []
     for wheel_requirement in existing:
@@ -977,7 +990,7 @@ def _bringing(
         if allowed and all(
             any(
                 canonicalize_name(child.name) == distribution
-                for extra in ("", *sorted(requirement.extras))
+                for extra in ((() if named_only else ("",)) + tuple(sorted(requirement.extras)))
                 for child in context.brought.of(release, extra)
             )
             for release in allowed
