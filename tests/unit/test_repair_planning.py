@@ -303,6 +303,32 @@ def test_a_metapackage_the_wheel_requires_brings_the_library(
     assert (library.distribution, library.folder) == ("custatevec-cu12", "cuquantum/lib")
 
 
+def test_a_requirement_kept_for_two_reasons_is_listed_once() -> None:
+    """cuda-quantum-cu12 0.16.0 requires cutensornet-cu12, which ships libcutensornet.so.2 and brings
+    cuTENSOR in: its line is kept for both, and was listed twice."""
+    catalog = Catalog(
+        (
+            *CATALOG.releases,
+            _release(
+                "cutensornet-cu12",
+                "2.13.0",
+                12,
+                "cuquantum/lib/libcutensornet.so.2",
+                requires=("cutensor-cu12>=2.0.0",),
+            ),
+        )
+    )
+    plan = plan_repair(
+        _report("libcutensornet.so.2", "libcutensor.so.2"),
+        catalog,
+        requires_dist=("cutensornet-cu12~=2.13.0",),
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"cutensornet": "2.13.0", "cutensor": "2.0.0"}),
+    )
+    assert plan.requirements == ()
+    assert plan.kept_requirements == ("cutensornet-cu12~=2.13.0",)
+
+
 @pytest.mark.parametrize(
     ("sonames", "requires", "added", "optional"),
     [

@@ -879,7 +879,7 @@ def _plan_distribution(
                     f"{linked}",
                     hint="fix the requirement or pass --linked-version",
                 )
-        draft.kept.extend(w.text for w in always)
+        draft.kept.extend(w.text for w in always if w.text not in draft.kept)
         requirement_text = always[0].text
     elif optional:
         requirement_text = behind_extra[0].text
