@@ -219,6 +219,28 @@ def test_cli_json_and_table(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path)
     assert wheel.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("tag", "files", "said"),
+    [
+        # cupy-cuda12x's win_amd64 wheel: 64 .pyd and .dll files that show does not read.
+        (
+            "cp311-cp311-win_amd64",
+            {"pkg/_core.pyd": b"MZ\x90\x00"},
+            "no ELF files: a wheel for win_amd64; show reads",
+        ),
+        ("py3-none-any", {"pkg/__init__.py": b""}, "no ELF files: nothing in this wheel is loaded by glibc"),
+    ],
+)
+def test_a_wheel_without_elf_files_says_why_its_table_is_empty(
+    catalog_file: Path, tmp_path: Path, tag: str, files: dict[str, bytes], said: str
+) -> None:
+    wheel = make_wheel(tmp_path, "pkg", "1.0", files, tag=tag)
+    code, out, err = _run_cli("show", str(wheel), "--catalog", str(catalog_file))
+    assert code == 0, err
+    assert said in out
+    assert "rpath / runpath" not in out  # no empty table
+
+
 def test_cli_exit_1_on_error_findings(elf_zoo: ElfZoo, catalog_file: Path, tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, "drv", "1.0", {"drv/libcuda.so.1": elf_zoo.libcuda.read_bytes()}, tag=TAG)
     assert main(["show", str(wheel), "--catalog", str(catalog_file), "--json"]) == 1

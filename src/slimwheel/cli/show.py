@@ -168,7 +168,10 @@ def _render(report: WheelReport, settings: Output) -> None:
     )
     # On a terminal a file's name is broken after a "/" rather than mid-name where it can be.
     path_width = max(16, out.width // 3 - 4) if settings.terminal else 0
-    out.print(_elf_table(report, settings, path_width))
+    if report.elf_files:
+        out.print(_elf_table(report, settings, path_width))
+    else:
+        out.print(_no_elf_files(report))
     if report.vendored:
         out.print(_vendored_table(report, settings, path_width))
     if report.static:
@@ -202,6 +205,23 @@ def _render(report: WheelReport, settings: Output) -> None:
         f"projected size once slimmed: {human_size(report.projected_size)} "
         f"(now {human_size(report.size)}){share}"
     )
+
+
+def _no_elf_files(report: WheelReport) -> str:
+    """What an empty ELF table means: a pure wheel, or one for another OS, whose libraries show does
+    not read (a Windows wheel's DLLs)."""
+    from rich.markup import escape
+
+    from slimwheel.platforms import platform_of_tag
+
+    platforms = [p for p in map(platform_of_tag, report.platform_tags) if p is not None]
+    if platforms and not any(p.os == "linux" for p in platforms):
+        tags = ", ".join(report.platform_tags)
+        return (
+            f"no ELF files: a wheel for {escape(tags)}; show reads the ELF files a Linux wheel carries, "
+            "not Windows DLLs or macOS dylibs"
+        )
+    return "no ELF files: nothing in this wheel is loaded by glibc's loader"
 
 
 def _elf_table(report: WheelReport, settings: Output, path_width: int) -> Table:
