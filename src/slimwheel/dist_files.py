@@ -49,6 +49,8 @@ class ReleaseFiles:
     version: str
     wheel: str  # the wheel's file name
     files: tuple[str, ...]  # installed paths (relative to site-packages) of its library files, sorted
+    # Its wheel's Requires-Dist lines, once read (``DistFileSource.with_requires``); None: not read.
+    requires: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,11 @@ class DistFileSource(Protocol):
     def requirement_files(
         self, requirement: Requirement, *, platform: Platform, python: str | None
     ) -> RequirementFiles: ...
+
+    def with_requires(self, release: ReleaseFiles) -> ReleaseFiles:
+        """``release`` with its wheel's Requires-Dist read (``requires``), for the requirements it
+        brings in turn; unchanged (``requires`` None) when they cannot be learned."""
+        ...
 
 
 def pick_versions(allowed: Iterable[str], *, oldest: int = 1, newest: int = 1) -> tuple[str, ...]:
@@ -133,6 +140,10 @@ class StaticDistFiles:
         return RequirementFiles(
             str(requirement), name, allowed, tuple(by_version[version] for version in chosen)
         )
+
+    def with_requires(self, release: ReleaseFiles) -> ReleaseFiles:
+        """The release as given: its ``requires`` is what the caller knew."""
+        return release
 
 
 def sorted_versions(versions: Iterable[str]) -> list[str]:

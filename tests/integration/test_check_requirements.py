@@ -350,3 +350,65 @@ def test_cli_resolves_through_the_index_and_offline_fails(
     out = capsys.readouterr().out
     assert "torchlike/lib/libc10x.so (requirement: torchlike 1.0, 2.0)" in out
     assert "passes" in out
+
+
+def test_a_library_a_requirement_brings_in_turn_is_found_and_named(
+    built: Built,
+    provider_catalog: Catalog,
+    dists: Path,
+    server: IndexServer,
+    cache: Cache,
+    tmp_path: Path,
+) -> None:
+    """cudf-cu12 needs librmm.so and librapids_logger.so, which only its requirement libcudf-cu12's
+    own requirements install: read level by level from the index's METADATA, they take part. Here
+    ``shim`` requires ``torchlike``, which ships libc10x.so: found through the RPATH to torchlike/lib;
+    with an RPATH that misses it, the error names torchlike and the flag that counts on its import."""
+    make_wheel(dists, "shim", "1.0", {"shim/__init__.py": b""}, requires=["torchlike>=1.0,<3"])
+    wheel = _extension(tmp_path / "w", built, requires=["shim"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    (lookup,) = _lookups(report)
+    assert (lookup.resolution, lookup.distribution) == (Resolution.REQUIREMENT, "torchlike")
+    assert [answer.requirement for answer in report.requirement_files] == [
+        "shim",
+        "torchlike<3,>=1.0 (required by shim)",
+    ]
+    assert [release.version for release in report.requirement_files[1].releases] == ["2.0"]  # the newest
+
+    wrong = _extension(tmp_path / "wrong", built, rpath="$ORIGIN", requires=["shim"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        report = _check(wrong, provider_catalog, source)
+    (error,) = _kinds(report, Severity.ERROR)[CheckKind.UNRESOLVED]
+    assert "torchlike installs it in torchlike/lib: add RPATH '$ORIGIN/../torchlike/lib'" in error
+    assert "(--preloaded torchlike)" in error
+    # Offline, with nothing cached for the requirement's METADATA: not found, as before.
+    with IndexDistFiles(
+        IndexSettings(server.simple_url), cache=Cache(tmp_path / "empty"), offline=True
+    ) as source:
+        report = _check(wheel, provider_catalog, source)
+    assert [lookup.resolution for lookup in _lookups(report)] == [Resolution.UNRESOLVED]
+
+
+def test_requirements_in_turn_are_not_read_when_nothing_is_missing(
+    built: Built, provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """Each level costs index requests: none are made once every DT_NEEDED is found."""
+    asked: list[str] = []
+
+    class Counting(StaticDistFiles):
+        def with_requires(self, release: ReleaseFiles) -> ReleaseFiles:
+            asked.append(release.distribution)
+            return release
+
+    torchlike = ReleaseFiles("torchlike", "1.5", "t.whl", ("torchlike/lib/libc10x.so",), requires=("deeper",))
+    source = Counting({"TorchLike": [torchlike]})
+    report = _check(_extension(tmp_path / "w", built, requires=["torchlike>=1.0"]), provider_catalog, source)
+    assert not report.has_errors, report.findings
+    assert asked == []
+    shim = ReleaseFiles("shim", "1.0", "s.whl", (), requires=("torchlike>=1.0", "other; extra == 'x'"))
+    source = Counting({"shim": [shim], "TorchLike": [torchlike]})
+    report = _check(_extension(tmp_path / "v", built, requires=["shim"]), provider_catalog, source)
+    assert not report.has_errors, report.findings
+    assert asked == ["shim"]  # torchlike shipped it: its own requirements are not read

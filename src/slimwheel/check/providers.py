@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import posixpath
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -28,7 +29,7 @@ from slimwheel.requirements import (
     read_requirements,
 )
 
-__all__ = ["ProviderResolver", "requirement_files"]
+__all__ = ["ProviderResolver", "requirement_files", "transitive_files"]
 
 
 @dataclass
@@ -181,3 +182,82 @@ def requirement_files(
                 )
             )
     return answers
+
+
+_TRANSITIVE_DEPTH = 3  # cudf-cu12 -> libcudf-cu12 -> librmm-cu12 -> rapids-logger
+_TRANSITIVE_LOOKUPS = 8  # requirements looked up this way at most, per check
+
+
+def transitive_files(
+    report: WheelReport,
+    answers: Sequence[RequirementFiles],
+    target: Target,
+    source: DistFileSource | None,
+    *,
+    environment: Mapping[str, str],
+    skip: Collection[str],
+) -> list[RequirementFiles]:
+    """The files of what the wheel's requirements require in turn, which pip installs too (RAPIDS:
+    cudf-cu12 requires libcudf-cu12, which requires librmm-cu12, which requires rapids-logger): looked
+    up only while some DT_NEEDED that nothing read so far ships is left, level by level from the
+    newest release read of each requirement, and only those whose releases ship one of them are kept.
+    ``skip``: names already looked up or known to the catalog."""
+    if source is None:
+        return []
+    missing = {
+        need.soname
+        for elf in report.elf_files
+        for need in elf.needed
+        if need.resolution is Resolution.UNRESOLVED
+    }
+    missing -= _shipped(answers)
+    seen = {canonicalize_name(name) for name in skip} | {answer.distribution for answer in answers}
+    found: list[RequirementFiles] = []
+    frontier = [answer for answer in answers if answer.known]
+    lookups = 0
+    for _ in range(_TRANSITIVE_DEPTH):
+        if not missing or not frontier:
+            break
+        following: list[RequirementFiles] = []
+        for answer in frontier:
+            release = source.with_requires(answer.releases[-1])
+            lines = release.requires or ()
+            for wheel_requirement in read_requirements(lines, environment):
+                name = wheel_requirement.name
+                if wheel_requirement.scope is not RequirementScope.ALWAYS or name in seen:
+                    continue
+                if lookups >= _TRANSITIVE_LOOKUPS:
+                    break
+                seen.add(name)
+                lookups += 1
+                requirement = wheel_requirement.requirement
+                try:
+                    looked = source.requirement_files(
+                        requirement, platform=target.platform, python=target.python
+                    )
+                except SlimwheelError:
+                    continue
+                if not looked.known:
+                    continue
+                following.append(looked)
+                ships = _shipped([looked]) & missing
+                if ships:
+                    found.append(
+                        dataclasses.replace(
+                            looked, requirement=f"{looked.requirement} (required by {answer.distribution})"
+                        )
+                    )
+                    missing -= ships
+        frontier = following
+    return found
+
+
+def _shipped(answers: Sequence[RequirementFiles]) -> set[str]:
+    """The file names (taken as sonames) of the library files the answers' releases install."""
+    return {
+        posixpath.basename(path)
+        for answer in answers
+        if answer.known
+        for release in answer.releases
+        for path in release.files
+    }

@@ -12,7 +12,7 @@ from slimwheel.analysis import WheelReport, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.check.diagnose import CARRIED, Diagnosis
 from slimwheel.check.model import CheckReport, ProviderRelease
-from slimwheel.check.providers import ProviderResolver, requirement_files
+from slimwheel.check.providers import ProviderResolver, requirement_files, transitive_files
 from slimwheel.check.target import Target, platform_of, python_of
 from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
@@ -67,10 +67,11 @@ def check_wheel(
     if requires_dist is None:
         requires_dist = source.requires_dist() if isinstance(source, Wheel) else ()
     findings: list[Finding] = []
+    environment = {**marker_environment(target.platform, target.python), "extra": ""}
     resolver = ProviderResolver(
         catalog,
         target,
-        {**marker_environment(target.platform, target.python), "extra": ""},
+        environment,
         findings,
         source.distribution,
     )
@@ -92,6 +93,13 @@ def check_wheel(
         if answer.distribution in unranged
         else answer
         for answer in requirement_files(report, [*resolver.others, *indirect], target, dist_files, findings)
+    ]
+    # What those require in turn is installed too: read while a DT_NEEDED nothing read ships is left.
+    looked_up += [
+        dataclasses.replace(answer, releases=answer.releases[-1:])
+        for answer in transitive_files(
+            report, looked_up, target, dist_files, environment=environment, skip=direct | known
+        )
     ]
     others = [
         ProviderRelease(release.distribution, release.version, release.wheel, release.files)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import email.parser
 import hashlib
 import json
 import math
@@ -155,6 +156,45 @@ class IndexDistFiles:
             for version, file, paths in zip(chosen, files, listed, strict=True)
         )
         return RequirementFiles(text, name, allowed, releases)
+
+    def with_requires(self, release: ReleaseFiles) -> ReleaseFiles:
+        """Its wheel's Requires-Dist, from the index's PEP 658 METADATA file (else the wheel's own,
+        by range requests), cached beside its file list; unchanged when that fails or is offline."""
+        if release.requires is not None:
+            return release
+        try:
+            page = self.client.project(release.distribution, keep=lambda filename: filename == release.wheel)
+            file = next((f for f in page.files if f.filename == release.wheel), None)
+            if file is None:
+                return release
+            requires = self._load_requires(file)
+            if requires is None:
+                metadata = email.parser.BytesHeaderParser().parsebytes(self.client.fetch_metadata(file))
+                requires = tuple(str(line).strip() for line in metadata.get_all("Requires-Dist") or ())
+                self._store_requires(file, requires)
+        except (OfflineError, SlimwheelError):
+            return release
+        return dataclasses.replace(release, requires=requires)
+
+    def _load_requires(self, file: DistributionFile) -> tuple[str, ...] | None:
+        entry = self._entry(file)
+        if entry is None:
+            return None
+        try:
+            record = json.loads(entry.with_suffix(".requires.json").read_text(encoding="utf-8"))
+            if record.get("format") != _FORMAT or record.get("filename") != file.filename:
+                return None
+            return tuple(str(line) for line in record["requires"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _store_requires(self, file: DistributionFile, requires: Sequence[str]) -> None:
+        entry = self._entry(file)
+        if entry is None:
+            return
+        record = {"format": _FORMAT, "filename": file.filename, "requires": list(requires)}
+        with contextlib.suppress(OSError), atomic_writer(entry.with_suffix(".requires.json")) as handle:
+            handle.write(json.dumps(record).encode())
 
     # -- one wheel --------------------------------------------------------------------------------
 

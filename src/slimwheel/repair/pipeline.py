@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from slimwheel.catalog.exports import ExportSource
     from slimwheel.catalog.model import Catalog
     from slimwheel.check import CheckReport
-    from slimwheel.dist_files import DistFileSource, RequirementFiles
+    from slimwheel.dist_files import DistFileSource, ReleaseFiles, RequirementFiles
     from slimwheel.elf.edit import ElfPatch
     from slimwheel.findings import Finding
     from slimwheel.platforms import Platform
@@ -220,6 +220,7 @@ class _AskedOnce:
     def __init__(self, source: DistFileSource) -> None:
         self._source = source
         self._answers: dict[tuple[str, str, str | None], RequirementFiles] = {}
+        self._requires: dict[tuple[str, str, str], ReleaseFiles] = {}
 
     def requirement_files(
         self, requirement: Requirement, *, platform: Platform, python: str | None
@@ -228,6 +229,12 @@ class _AskedOnce:
         if key not in self._answers:
             self._answers[key] = self._source.requirement_files(requirement, platform=platform, python=python)
         return self._answers[key]
+
+    def with_requires(self, release: ReleaseFiles) -> ReleaseFiles:
+        key = (release.distribution, release.version, release.wheel)
+        if key not in self._requires:
+            self._requires[key] = self._source.with_requires(release)
+        return self._requires[key]
 
 
 def _prove(
