@@ -350,6 +350,9 @@ def test_checks_advice_follows_the_wheels_cuda_major(
     advice = {f["soname"]: f["message"] for f in findings if f["kind"] == "missing-requirement"}
     assert "add Requires-Dist: cutensor-cu12>=" in advice["libcutensor.so.2"]
     assert "add Requires-Dist: nvidia-cuda-runtime-cu12>=" in advice["libcudart.so.12"]
+    assert (
+        "`slimwheel repair` sets the oldest that exports what the files import" in advice["libcudart.so.12"]
+    )
 
 
 def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(

@@ -179,6 +179,12 @@ class Diagnosis:
                 newest.distribution, newest.version, newest.library.name, platform=self.target.platform
             )
             advice = f"add Requires-Dist: {safe.requirement if safe else newest.distribution}"
+            if safe is not None:
+                # check reads no symbols: its floor is the newest release, which surely has them all.
+                advice += (
+                    " (its newest release as the floor; `slimwheel repair` sets the oldest that exports "
+                    "what the files import)"
+                )
             also = f" (also: {', '.join(here[1:])})" if len(here) > 1 else ""
             text = f"{', '.join(here[:1])} provides it{also}; {advice}"
         else:
