@@ -172,7 +172,7 @@ class IndexDistFiles:
                 metadata = email.parser.BytesHeaderParser().parsebytes(self.client.fetch_metadata(file))
                 requires = tuple(str(line).strip() for line in metadata.get_all("Requires-Dist") or ())
                 self._store_requires(file, requires)
-        except (OfflineError, SlimwheelError):
+        except SlimwheelError:  # offline (OfflineError) included: the requirements stay unread
             return release
         return dataclasses.replace(release, requires=requires)
 
