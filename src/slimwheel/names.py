@@ -25,9 +25,11 @@ __all__ = [
     "is_extension_abi_tag",
     "is_extension_module_name",
     "is_shared_library_name",
+    "module_init_symbols",
     "parse_library_file_name",
     "parse_library_spec",
     "soname_stem",
+    "untagged_module_stem",
 ]
 
 
@@ -105,6 +107,21 @@ def is_extension_module_name(filename: str) -> bool:
     if not stem.isidentifier():
         return False
     return is_extension_abi_tag(tag) if dot else not stem.startswith("lib")
+
+
+def untagged_module_stem(filename: str) -> str | None:
+    """The module name of a file named as an extension module with no ABI tag (``_C.so`` -> ``_C``,
+    ``aov.so`` -> ``aov``), which only its symbols tell from a plugin that a library loads (mitsuba's
+    ``mitsuba/plugins/aov.so``): see :func:`module_init_symbols`. None for other names."""
+    if not is_extension_module_name(filename) or "." in filename[: -len(".so")]:
+        return None
+    return filename[: -len(".so")]
+
+
+def module_init_symbols(module: str) -> tuple[str, str]:
+    """What an extension module named ``module`` exports for ``import`` to call: ``PyInit_<module>``,
+    or ``PyModExport_<module>`` (PEP 793)."""
+    return f"PyInit_{module}", f"PyModExport_{module}"
 
 
 def soname_stem(soname: str) -> str:

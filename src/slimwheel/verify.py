@@ -33,11 +33,11 @@ from packaging.utils import canonicalize_name
 from slimwheel._scratch import scratch_folder
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import is_elf, read_elf, scan_symbols
+from slimwheel.elf import exports_any, is_elf, read_elf
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
-from slimwheel.names import is_extension_abi_tag, is_shared_library_name, soname_stem
+from slimwheel.names import is_extension_abi_tag, is_shared_library_name, module_init_symbols, soname_stem
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
@@ -827,15 +827,14 @@ def _extension_modules(wheel: Wheel, members: dict[str, str]) -> list[ImportResu
 
 
 def _exports_init(wheel: Wheel, member: str, name: str) -> bool:
-    """Whether the ELF file ``member`` exports ``PyInit_<name>``, as an extension module does."""
-    pattern = re.compile(b"PyInit_" + re.escape(name.encode()) + rb"\Z")
+    """Whether the ELF file ``member`` exports what ``import`` calls in an extension module ``name``."""
     try:
         with wheel.seekable_member(member) as stream:
             if not is_elf(stream.read(4)):
                 return False
             stream.seek(0)
             facts = read_elf(stream, path=member, symbols=False)
-            return bool(scan_symbols(stream, facts, pattern=pattern, table=".dynsym", path=member))
+            return exports_any(stream, facts, module_init_symbols(name), path=member)
     except SlimwheelError:
         return False
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from slimwheel.analysis import Resolution, Severity
+from slimwheel.analysis import Resolution, Severity, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, check_wheel
 from slimwheel.wheel import Wheel
@@ -49,11 +49,29 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
         {"ext.c": "int host_value(void);\nint PyInit__ext(void) { return host_value(); }\n"},
         link=[host],
     )
+    # Named as an extension module with no ABI tag: mitsuba's plugins/aov.so exports no PyInit_aov
+    # (libmitsuba.so loads it); torchvision's _C.so exports PyInit__C (import loads it).
+    untagged_plugin = compile_shared(
+        out / "aov.so",
+        {"aov.c": "int host_value(void);\nint aov_create(void) { return host_value() + 2; }\n"},
+        link=[host],
+    )
+    untagged_extension = compile_shared(
+        out / "_C.so",
+        {"c.c": "int host_value(void);\nint PyInit__C(void) { return host_value() + 3; }\n"},
+        link=[host],
+    )
     return {
         "pkg/lib/libhost.so.0": host.read_bytes(),
         "pkg/lib/plugins/libplug.so": plugin.read_bytes(),
         f"pkg/{EXTENSION}": extension.read_bytes(),
+        "pkg/plugins/aov.so": untagged_plugin.read_bytes(),
+        "pkg/_C.so": untagged_extension.read_bytes(),
     }
+
+
+def _only(built: dict[str, bytes], *names: str) -> dict[str, bytes]:
+    return {name: data for name, data in built.items() if name in ("pkg/lib/libhost.so.0", *names)}
 
 
 def _check(wheel: Path, catalog: Catalog) -> CheckReport:
@@ -64,7 +82,7 @@ def _check(wheel: Path, catalog: Catalog) -> CheckReport:
 def test_a_plugin_finds_its_host_library_once_loaded_a_warning(
     built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
 ) -> None:
-    files = {name: data for name, data in built.items() if "_ext" not in name}
+    files = _only(built, "pkg/lib/plugins/libplug.so")
     report = _check(make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG), provider_catalog)
     assert not report.has_errors
     (finding,) = [f for f in report.findings if f.kind is CheckKind.LOADED_FIRST]
@@ -85,11 +103,30 @@ def test_a_plugin_finds_its_host_library_once_loaded_a_warning(
 def test_an_extension_module_that_needs_it_is_still_not_found(
     built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
 ) -> None:
-    report = _check(make_wheel(tmp_path, "pkg", "1.0", built, tag=TAG), provider_catalog)
+    files = _only(built, "pkg/lib/plugins/libplug.so", f"pkg/{EXTENSION}")
+    report = _check(make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG), provider_catalog)
     errors = [f for f in report.findings if f.severity is Severity.ERROR]
     assert [(f.kind, f.path) for f in errors] == [(CheckKind.UNRESOLVED, f"pkg/{EXTENSION}")]
     assert "this wheel's pkg/lib/libhost.so.0 has that soname" in errors[0].message
     assert "add RPATH '$ORIGIN/lib'" in errors[0].message
+
+
+def test_an_untagged_so_is_an_extension_module_only_if_it_exports_pyinit(
+    built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """mitsuba 3.9.1's 100 plugins (``mitsuba/plugins/aov.so``) were taken for extension modules by
+    their names, and check failed the wheel with 1,500 errors; they export no ``PyInit_``."""
+    files = _only(built, "pkg/plugins/aov.so", "pkg/_C.so")
+    report = _check(make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG), provider_catalog)
+    by_path = {
+        (f.path, f.severity)
+        for f in report.findings
+        if f.kind in (CheckKind.UNRESOLVED, CheckKind.LOADED_FIRST)
+    }
+    assert by_path == {("pkg/plugins/aov.so", Severity.WARNING), ("pkg/_C.so", Severity.ERROR)}
+    with Wheel.open(next(tmp_path.glob("*.whl"))) as opened:
+        report_files = {e.path: e.extension_module for e in analyse_wheel(opened, provider_catalog).elf_files}
+    assert report_files == {"pkg/lib/libhost.so.0": False, "pkg/plugins/aov.so": False, "pkg/_C.so": True}
 
 
 def test_without_a_file_of_that_soname_it_is_not_found(

@@ -30,6 +30,7 @@ from slimwheel.elf import (
     ElfFacts,
     Symbol,
     edit_ranges,
+    exports_any,
     known_table_ranges,
     ranges_to_keep,
     read_elf,
@@ -39,7 +40,12 @@ from slimwheel.elf import (
 )
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
-from slimwheel.names import is_extension_module_name, parse_library_file_name
+from slimwheel.names import (
+    is_extension_module_name,
+    module_init_symbols,
+    parse_library_file_name,
+    untagged_module_stem,
+)
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import (
     CHUNK_SIZE,
@@ -90,6 +96,7 @@ class _Inspection:
     # The content's sha256, by a read asked to (a repair's) that inflated the member whole and
     # checked its CRC-32: apply then copies the member raw without inflating it again.
     digest: bytes | None = None
+    extension_module: bool = False  # see _is_extension_module
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,20 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     # (tilelang's libstub_cudart.so) names it there; nvcc's static runtime does not.
     if scan_strings and (suspicious or (cheap and (facts.fatbin_size > 0 or bool(libraries)))):
         strings = _scan_rodata(stream, facts, name)
-    return _Inspection(facts, exported, internal, strings)
+    extension = _is_extension_module(stream, facts, name)
+    return _Inspection(facts, exported, internal, strings, extension_module=extension)
+
+
+def _is_extension_module(stream: BinaryIO, facts: ElfFacts, name: str) -> bool:
+    """Whether ``import`` loads the file as an extension module, so before any library of its package
+    (check's walk): a name with an ABI tag (``core.cpython-311-x86_64-linux-gnu.so``) says so; an
+    untagged ``_C.so`` only when it exports ``PyInit__C``: mitsuba's ``plugins/aov.so`` exports none,
+    and ``libmitsuba.so``, loaded by then, loads it."""
+    filename = posixpath.basename(name)
+    module = untagged_module_stem(filename)
+    if module is None:
+        return is_extension_module_name(filename)
+    return exports_any(stream, facts, module_init_symbols(module), path=name)
 
 
 def _inspect_member(
@@ -305,7 +325,10 @@ def _inspect_rewrite(view: io.RawIOBase, name: str, rewrite: _Rewrite) -> _Inspe
         if rewrite.exported_api is not None
         else scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
     )
-    return _Inspection(facts, exported, rewrite.internal_api, rewrite.rodata_strings)
+    extension = _is_extension_module(stream, facts, name)
+    return _Inspection(
+        facts, exported, rewrite.internal_api, rewrite.rodata_strings, extension_module=extension
+    )
 
 
 def _reinspect_member(
@@ -733,6 +756,7 @@ def _read_members(
                 inspection.exported_api,
                 inspection.internal_api,
                 inspection.rodata_strings,
+                inspection.extension_module,
             )
         )
     return elf_members, findings, others

@@ -126,6 +126,8 @@ class ElfReport:
     version_needs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     error: str | None = None
     installed_path: str = ""  # where the file lands, relative to site-packages (.data/purelib resolved)
+    # import loads it as an extension module (an ABI-tagged name, or an untagged one exporting PyInit_)
+    extension_module: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,3 +161,4 @@ class _ElfMember:
     exported_api: tuple[Symbol, ...] = ()  # .dynsym symbols with an NVIDIA API prefix (or trampoline tables)
     internal_api: tuple[Symbol, ...] = ()  # .symtab ones
     rodata_strings: tuple[str, ...] = ()  # see analysis.inspect._Inspection
+    extension_module: bool = False  # see analysis.inspect._is_extension_module

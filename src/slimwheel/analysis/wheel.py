@@ -25,7 +25,7 @@ from slimwheel.analysis.vendored import _find_vendored
 from slimwheel.catalog.model import Catalog
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
-from slimwheel.names import parse_library_file_name, soname_stem
+from slimwheel.names import is_extension_module_name, parse_library_file_name, soname_stem
 from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
@@ -75,6 +75,7 @@ def analyse_wheel(
                     item.member.compress_size,
                     error=item.error,
                     installed_path=item.installed,
+                    extension_module=is_extension_module_name(posixpath.basename(item.member.name)),
                 )
             )
             continue
@@ -128,6 +129,7 @@ def analyse_wheel(
                 fatbin_size=facts.fatbin_size,
                 build_id=facts.build_id,
                 version_needs=tuple((n.file, n.names) for n in facts.version_needs),
+                extension_module=item.extension_module,
             )
         )
 

@@ -23,7 +23,6 @@ from slimwheel.ldso import (
     inherited_folders,
     search_folders,
 )
-from slimwheel.names import is_extension_module_name
 from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
 
@@ -237,7 +236,7 @@ class Simulation:
         self._visited_paths.add(path)
         # A folder named again later in the order is never searched again: the first names it.
         folders = _first_of_each(search_folders(obj, loaders, self._folders))
-        extension = is_extension_module_name(posixpath.basename(path))
+        extension = obj.extension_module
         for need in obj.needed:
             soname = need.soname
             self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))

@@ -33,7 +33,7 @@ from slimwheel.elf.keep import (
     table_ranges,
 )
 from slimwheel.elf.reader import ElfFacts, Section, Symbol, VersionNeed, read_elf, read_elf_file, read_section
-from slimwheel.elf.scan import scan_symbols
+from slimwheel.elf.scan import exports_any, scan_symbols
 
 __all__ = [
     "EDIT_ENDS",
@@ -43,6 +43,7 @@ __all__ = [
     "Symbol",
     "VersionNeed",
     "edit_ranges",
+    "exports_any",
     "is_elf",
     "known_table_ranges",
     "ranges_to_keep",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import struct
 from array import array
+from collections.abc import Iterable
 from itertools import accumulate, compress, islice
 from operator import itemgetter
 from typing import BinaryIO, NamedTuple
@@ -24,7 +25,7 @@ from slimwheel.elf.format import (
 from slimwheel.elf.reader import ElfFacts, Symbol, _Parser, _Region, _StringTable
 from slimwheel.errors import ElfError
 
-__all__ = ["scan_symbols"]
+__all__ = ["exports_any", "scan_symbols"]
 
 
 def scan_symbols(
@@ -278,3 +279,10 @@ class _Scanner(_Parser):
         _definitions, def_index = self.read_version_definitions(values, dynstr)
         version_names = {**{i: name for i, (_file, name) in need_index.items()}, **def_index}
         return [version_names.get(index) for index in indexes]
+
+
+def exports_any(stream: BinaryIO, facts: ElfFacts, names: Iterable[str], *, path: str | None = None) -> bool:
+    """Whether ``.dynsym`` defines one of ``names`` (exact names: ``PyInit__C``)."""
+    alternatives = b"|".join(re.escape(name.encode()) for name in names)
+    pattern = re.compile(b"(?:" + alternatives + rb")\Z")
+    return bool(scan_symbols(stream, facts, pattern=pattern, table=".dynsym", path=path))
