@@ -30,10 +30,14 @@ _FRAMEWORKS = (
         "torch",
         "torch/lib",
         re.compile(
-            r"lib(?:torch(?:_cpu|_cuda|_cuda_linalg|_hip|_python|_global_deps)?|c10(?:_cuda|_hip)?|shm)\.so"
+            r"lib(?:torch(?:_cpu|_cuda|_cuda_cpp|_cuda_cu|_cuda_linalg|_hip|_python|_global_deps|_nvshmem)?"
+            r"|c10(?:_cuda|_hip)?|shm|caffe2_nvrtc)\.so"
         ),
     ),
     Framework("tensorflow", "tensorflow", re.compile(r"libtensorflow_(?:framework|cc)\.so(?:\.\d+)*")),
+    # OpenMM's platform plugins (openmm-cuda-12's OpenMM.libs/lib/plugins/libOpenMMCUDA.so) require
+    # no openmm: `import openmm` loads libOpenMM.so, which loads them.
+    Framework("openmm", "OpenMM.libs/lib", re.compile(r"libOpenMM(?:Amoeba|Drude|RPMD)?\.so")),
 )
 
 

@@ -49,6 +49,8 @@ CATALOG = Catalog(
         _release(
             "cutensor-cu12", "2.8.1", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
         ),
+        _release("nvidia-cuda-opencl-cu12", "12.4.127", 12, "nvidia/cuda_runtime/lib/libOpenCL.so.1"),
+        _release("nvidia-cuda-opencl", "13.0.85", 13, "nvidia/cu13/lib/libOpenCL.so.1"),
         _release("nvidia-cudnn-cu12", "9.1.0.70", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
         _release("nvidia-cudnn-cu12", "9.8.0.87", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
     )
@@ -87,6 +89,20 @@ def test_the_cuda_major(
     sonames: tuple[str, ...], requires: tuple[str, ...], cuda: int | None, major: int
 ) -> None:
     assert _plan(_report(*sonames), *requires, cuda_major=cuda).cuda_major == major
+
+
+def test_a_library_the_same_in_every_major_takes_the_newest_and_says_so() -> None:
+    """OpenMM 8.6.1's OpenCL plugins need only the ICD loader, which CUDA 12's and 13's wheels ship
+    alike: repair asked for --cuda (exit 2) for a wheel built for no CUDA major, while check's advice
+    named CUDA 13's. Where another library names the major, that one decides."""
+    plan = _plan(_report("libOpenCL.so.1"))
+    assert plan.cuda_major == 13
+    assert [r.distribution for r in plan.requirements] == ["nvidia-cuda-opencl"]
+    warning = plan.warnings[0]
+    assert "CUDA 12 and CUDA 13 wheels ship the same library" in warning
+    assert "linked to CUDA 13's (--cuda N picks another)" in warning
+    assert _plan(_report("libOpenCL.so.1", "libcudart.so.12")).cuda_major == 12
+    assert not any("same library" in w for w in _plan(_report("libOpenCL.so.1"), cuda_major=12).warnings)
 
 
 @pytest.mark.parametrize(

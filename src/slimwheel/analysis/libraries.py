@@ -12,6 +12,7 @@ from slimwheel.policy import host_sonames
 
 __all__ = [
     "DRIVER_LIBRARY_NAMES",
+    "SAME_IN_EVERY_MAJOR",
     "NvidiaProduct",
     "api_library_of",
     "is_driver_library",
@@ -32,6 +33,10 @@ DRIVER_LIBRARY_NAMES = frozenset(
         "nvidia-opticalflow",
     }
 )
+# Libraries whose ABI is their own, the same whichever CUDA major's wheel ships them: the Khronos
+# OpenCL ICD loader (nvidia-cuda-opencl, nvidia-cuda-opencl-cu12, CUDA 11's runtime wheel), which
+# OpenMM 8.6's OpenCL plugins need with nothing of CUDA. Alone, they tell no CUDA major.
+SAME_IN_EVERY_MAJOR = frozenset({"OpenCL"})
 _LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
 # API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
 # code is linked in. The longest prefix wins (cublasLt before cublas).

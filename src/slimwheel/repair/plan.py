@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from slimwheel._version import __version__
 from slimwheel.analysis import (
+    SAME_IN_EVERY_MAJOR,
     Confidence,
     ElfReport,
     FindingKind,
@@ -263,6 +264,7 @@ def _choose_major(
     required: set[int],
     claimed: set[int],
     linked: set[int],
+    warnings: list[str],
 ) -> int | None:
     """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs. Where several
     fit: the one the wheel's requirements admit, else the one its identified copies were made for,
@@ -334,6 +336,14 @@ def _choose_major(
     if len(claimed) == 1 and claimed <= possible:  # ctranslate2 3.24: "NVIDIA CUDA :: 11.0" ... "11.8"
         return next(iter(claimed))
     listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
+    if all(soname_stem(s) in SAME_IN_EVERY_MAJOR for s in by_soname):
+        # Any major's copy serves (OpenMM's OpenCL plugins): the newest, as check's advice names.
+        newest = max(possible)
+        warnings.append(
+            f"{', '.join(sorted(by_soname))}: {listed} wheels ship the same library and nothing in the "
+            f"wheel names a CUDA major: linked to CUDA {newest}'s (--cuda N picks another)"
+        )
+        return newest
     raise RepairError(
         f"both {listed} wheels provide {', '.join(sorted(by_soname))}",
         hint="pass --cuda with the major the wheel was built for",
@@ -1139,7 +1149,14 @@ def plan_repair(
     claimed = _majors_claimed(classifiers)
     linked = _majors_linked(report, draft.drop)
     major = _choose_major(
-        needs, catalog, platform, options, required=required, claimed=claimed, linked=linked
+        needs,
+        catalog,
+        platform,
+        options,
+        required=required,
+        claimed=claimed,
+        linked=linked,
+        warnings=draft.warnings,
     )
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
