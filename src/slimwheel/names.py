@@ -24,6 +24,7 @@ __all__ = [
     "NameStyle",
     "is_extension_abi_tag",
     "is_extension_module_name",
+    "is_private_copy_name",
     "is_shared_library_name",
     "module_init_symbols",
     "parse_library_file_name",
@@ -82,6 +83,15 @@ def parse_library_file_name(filename: str) -> LibraryFileName | None:
     if match:
         return LibraryFileName(base, match["stem"], match["version"], NameStyle.WINDOWS)
     return None
+
+
+def is_private_copy_name(filename: str) -> bool:
+    """A library copy renamed so that nothing outside its wheel loads it by its soname: auditwheel's
+    ``libgmp-6d289461.so.10.4.1`` (SONAME rewritten to that name) or a ``libX.<hash>.so.N``. A wheel
+    that carries one provides no library to others through it (nvidia-pytriton's grafted libgmp, nvCOMP
+    5.2.0.10's ``nvidia_nvcomp_cu12.libs/libnvcomp-75640453.so.5``)."""
+    parsed = parse_library_file_name(filename)
+    return parsed is not None and parsed.style in (NameStyle.AUDITWHEEL, NameStyle.RENAMED)
 
 
 def is_shared_library_name(filename: str) -> bool:

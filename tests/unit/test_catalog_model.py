@@ -6,7 +6,7 @@ import pytest
 
 from slimwheel.catalog.learn import infer_cuda_major, libraries_from_record, toolkit_pins
 from slimwheel.catalog.model import Catalog, CudaMajorSource
-from slimwheel.catalog.store import load_catalog, read_catalog, write_catalog
+from slimwheel.catalog.store import catalog_from_dict, load_catalog, read_catalog, write_catalog
 from slimwheel.errors import CatalogError
 from slimwheel.platforms import Platform
 from tests.support.catalogs import release, sample_catalog
@@ -167,6 +167,38 @@ def test_libraries_from_record_skip_static_archives_and_headers() -> None:
         "nvidia/cu13/lib/libcudss.so.1",
     ]
     assert all(not lib.soname_confirmed for lib in libraries)
+
+
+def test_private_copies_are_no_library_a_wheel_provides() -> None:
+    """nvidia-pytriton 0.7.0 grafts libgmp-6d289461.so.10.4.1 into nvidia_pytriton.libs/: learned as a
+    provider, it made cuda-quantum-cu13's own lib/libgmp.so.10 'a vendored NVIDIA library'. nvCOMP
+    5.2.0.10 ships its library only so. Left out when learned, and when an older catalog is read."""
+    rows = [
+        ("nvidia_pytriton.libs/libgmp-6d289461.so.10.4.1", 10, "aa"),
+        ("nvidia_pytriton.libs/libcudart.41118559.so.12", 10, "bb"),
+        ("pytriton/tritonserver/lib/libtritonserver.so", 10, "cc"),
+    ]
+    assert [lib.path for lib in libraries_from_record(rows)] == [
+        "pytriton/tritonserver/lib/libtritonserver.so"
+    ]
+    written = {
+        "schema": "slimwheel.catalog/1",
+        "releases": [
+            {
+                "distribution": "nvidia-pytriton",
+                "version": "0.7.0",
+                "wheels": [
+                    {
+                        "filename": "nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl",
+                        "libs": [{"path": p, "soname": p.rsplit("/", 1)[1]} for p, _, _ in rows],
+                    }
+                ],
+            }
+        ],
+    }
+    catalog = catalog_from_dict(written, origin="an older user catalog")
+    assert catalog.providers(name="gmp") == ()
+    assert [p.library.path for p in catalog.providers(name="tritonserver")] == [rows[2][0]]
 
 
 def test_safe_range_passes_over_a_release_with_no_wheel_for_the_platform() -> None:

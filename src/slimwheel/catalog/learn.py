@@ -31,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.elf import ElfFacts
 from slimwheel.errors import SlimwheelError
-from slimwheel.names import parse_library_file_name
+from slimwheel.names import is_private_copy_name, parse_library_file_name
 from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
 
@@ -186,12 +186,13 @@ def libraries_from_record(entries: Iterable[tuple[str, int | None, str | None]])
     """Shared libraries among (installed path, size, sha256 hex) rows of a RECORD.
 
     The soname is inferred from the file name (NVIDIA ships each library under its soname) and marked
-    unconfirmed until the ELF itself is read.
+    unconfirmed until the ELF itself is read. Private copies (auditwheel's grafts) are no library the
+    wheel provides: nothing outside it loads them by a soname.
     """
     found = []
     for path, size, sha256 in entries:
         parsed = parse_library_file_name(path)
-        if parsed is None or path.endswith((".a", ".lib")):
+        if parsed is None or path.endswith((".a", ".lib")) or is_private_copy_name(path):
             continue
         found.append(LibraryFile(path=path, size=size, sha256=sha256, soname=parsed.filename))
     return tuple(sorted(found, key=lambda lib: lib.path))

@@ -22,6 +22,7 @@ from typing import Any
 
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.errors import CatalogError
+from slimwheel.names import is_private_copy_name
 
 __all__ = [
     "SCHEMA",
@@ -119,6 +120,8 @@ def _release_from_dict(item: Mapping[str, Any]) -> Release:
                         needed=None if lib.get("needed") is None else tuple(str(n) for n in lib["needed"]),
                     )
                     for lib in wheel.get("libs", ())
+                    # learned before private copies were left out (see libraries_from_record)
+                    if not is_private_copy_name(str(lib["path"]))
                 ),
             )
             for wheel in item.get("wheels", ())
