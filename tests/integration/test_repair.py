@@ -172,6 +172,28 @@ def test_search_path_entries_into_other_packages_stay(
     assert facts.runpath == ()
 
 
+def test_an_entry_above_the_wheels_own_files_stays(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openmm-cuda-13 8.6.1 ships only plugins, in ``OpenMM.libs/lib/plugins/``, with RUNPATH
+    ``$ORIGIN/..``: ``OpenMM.libs/lib`` holds none of its files but openmm's libOpenMM.so. Repair took
+    the entry for a stale one of the wheel's own and dropped it; a stale guess below the wheel's files
+    (``OpenMM.libs/lib/plugins/nvidia/...``) still goes."""
+    plugin = tmp_path / "_solver.so"
+    plugin.write_bytes(elf_zoo.ext_dynamic.read_bytes())
+    rpath = "$ORIGIN/..:$ORIGIN/nvidia/cudss/lib"
+    subprocess.run([find_patchelf(), "--set-rpath", rpath, str(plugin)], check=True)
+    files = {"Solver.libs/lib/plugins/libSolverCUDA.so": plugin.read_bytes()}
+    wheel_file = make_wheel(tmp_path, "solver-cuda", "1.0", files, tag=SOLVER_TAG)
+    result = repair_to_json(
+        capsys, wheel_file, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+    )
+    member = "Solver.libs/lib/plugins/libSolverCUDA.so"
+    with Wheel.open(Path(result["output"])) as wheel, wheel.seekable_member(member) as stream:
+        facts = read_elf(stream, path="x", symbols=False)
+    assert facts.rpath + facts.runpath == ("$ORIGIN/..", "$ORIGIN/../../../nvidia/cu13/lib")
+
+
 @pytest.mark.parametrize(
     ("rpath", "tag", "edited"),
     [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
@@ -745,7 +745,11 @@ def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wh
 class _WheelFolders:
     """What ``_search_path`` judges an entry by."""
 
-    library_dirs: frozenset[str]  # folders of the wheel that still hold an ELF file after the drop
+    # Folders of the wheel that still hold an ELF file after the drop, and the folders above them: an
+    # entry into another folder of the wheel's own goes (``solver.libs``, emptied by the drop, or a
+    # build's stale guess), but one above its files may hold another distribution's (openmm-cuda-13's
+    # plugins have ``$ORIGIN/..``, ``OpenMM.libs/lib``, where openmm installs libOpenMM.so).
+    library_dirs: frozenset[str]
     top_levels: frozenset[str]  # the wheel's own top-level names (packages, <pkg>.libs)
     nvidia_folders: frozenset[str]  # every folder an NVIDIA wheel in the catalog ships libraries in
     # The file names each of those folders holds: the wheel's own after the drop, the catalog's.
@@ -1084,14 +1088,12 @@ def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bo
     for member, path in installed.items():
         if member not in draft.drop:
             names.setdefault(posixpath.dirname(path), set()).add(posixpath.basename(path))
-    top_levels = frozenset(path.split("/", 1)[0] for path in installed.values() if "/" in path)
     for folder in {posixpath.dirname(path) for path in installed.values()}:
         names.setdefault(folder, set())  # emptied by the drop: known to hold nothing
+    kept = [path for member, path in installed.items() if member not in draft.drop]
     wheel = _WheelFolders(
-        library_dirs=frozenset(
-            posixpath.dirname(path) or "." for member, path in installed.items() if member not in draft.drop
-        ),
-        top_levels=top_levels,
+        library_dirs=frozenset(folder for path in kept for folder in _folders_above(path)),
+        top_levels=frozenset(path.split("/", 1)[0] for path in installed.values() if "/" in path),
         nvidia_folders=nvidia_folders,
         names={folder: frozenset(held) for folder, held in names.items()},
     )
@@ -1116,6 +1118,16 @@ def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bo
         if edit.changes_anything:
             edits.append(edit)
     return edits
+
+
+def _folders_above(path: str) -> Iterator[str]:
+    """``a/b/c.so`` -> ``a/b``, ``a``; ``c.so`` -> ``.``."""
+    folder = posixpath.dirname(path)
+    if not folder:
+        yield "."
+    while folder:
+        yield folder
+        folder = posixpath.dirname(folder)
 
 
 def plan_repair(
