@@ -49,6 +49,7 @@ CATALOG = Catalog(
         _release(
             "cutensor-cu12", "2.8.1", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
         ),
+        _release("nvidia-cuda-nvrtc", "13.0.88", 13, "nvidia/cu13/lib/libnvrtc.so.13"),
         _release("nvidia-cuda-opencl-cu12", "12.4.127", 12, "nvidia/cuda_runtime/lib/libOpenCL.so.1"),
         _release("nvidia-cuda-opencl", "13.0.85", 13, "nvidia/cu13/lib/libOpenCL.so.1"),
         _release("nvidia-cudnn-cu12", "9.1.0.70", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
@@ -103,6 +104,33 @@ def test_a_library_the_same_in_every_major_takes_the_newest_and_says_so() -> Non
     assert "linked to CUDA 13's (--cuda N picks another)" in warning
     assert _plan(_report("libOpenCL.so.1", "libcudart.so.12")).cuda_major == 12
     assert not any("same library" in w for w in _plan(_report("libOpenCL.so.1"), cuda_major=12).warnings)
+
+
+@pytest.mark.parametrize(
+    ("soname", "use_runpath", "search_path"),
+    [
+        # A RUNPATH into the provider's folder serves the file's own DT_NEEDED: left as it is.
+        ("libcudart.so.13", False, None),
+        # NVRTC loads libnvrtc-builtins by soname, which only the loader's DT_RPATH serves.
+        ("libnvrtc.so.13", False, ("$ORIGIN/../nvidia/cu13/lib",)),
+        ("libnvrtc.so.13", True, None),  # --runpath: the tag asked for
+    ],
+)
+def test_a_runpath_stays_unless_a_library_it_serves_loads_another_by_soname(
+    soname: str, use_runpath: bool, search_path: tuple[str, ...] | None
+) -> None:
+    """openmm-cuda-13 8.6.1's libOpenMMCUDA.so needs libnvrtc.so.13 through RUNPATH
+    ``$ORIGIN/..:$ORIGIN/../../../nvidia/cu13/lib``; with nvidia-cuda-nvrtc 13.0.88 (its libnvrtc has no
+    search path) and no toolkit on the loader's path, OpenMM's CUDA platform failed on an H200: "failed
+    to open libnvrtc-builtins.so.13.0". As a DT_RPATH it ran."""
+    report = _report(soname)
+    (elf,) = report.elf_files
+    report = replace(report, elf_files=(replace(elf, runpath=("$ORIGIN/../nvidia/cu13/lib",)),))
+    plan = _plan(report, use_runpath=use_runpath)
+    edits = {edit.path: edit for edit in plan.edits}
+    assert (edits["pkg/_ext.so"].search_path if "pkg/_ext.so" in edits else None) == search_path
+    if search_path is not None:
+        assert not edits["pkg/_ext.so"].runpath
 
 
 @pytest.mark.parametrize(

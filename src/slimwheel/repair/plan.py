@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from slimwheel._version import __version__
 from slimwheel.analysis import (
+    LOADS_BY_SONAME,
     SAME_IN_EVERY_MAJOR,
     Confidence,
     ElfReport,
@@ -677,7 +678,9 @@ def _names_file(text: bytes, name: bytes) -> bool:
     return False
 
 
-def _search_path(elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders) -> tuple[str, ...] | None:
+def _search_path(
+    elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, *, use_runpath: bool
+) -> tuple[str, ...] | None:
     """The file's new RPATH/RUNPATH, or None to leave its dynamic section as it is.
 
     Only files that need an NVIDIA library from a wheel get one (``folders``); every other file keeps
@@ -718,8 +721,11 @@ def _search_path(elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders) -
     # The tag alone is no reason to edit: a DT_RUNPATH that names the right folders serves the file's
     # own DT_NEEDED as DT_RPATH would (lmdeploy 0.18's 347 MB _turbomind lists its NVIDIA folders in a
     # RUNPATH; rewriting it as an RPATH would change what LD_LIBRARY_PATH may override, not what is
-    # found). ``use_runpath`` picks the tag of the search paths repair writes.
-    unchanged = wanted == current or _only_reordered(current, wanted, here, wheel)
+    # found). Unless the file needs a library that loads another by soname (NVRTC its builtins), which
+    # only DT_RPATH serves. ``use_runpath`` picks the tag of the search paths repair writes.
+    loads = any(soname_stem(need.soname) in LOADS_BY_SONAME for need in elf.needed)
+    retag = bool(elf.runpath) and loads and not use_runpath
+    unchanged = not retag and (wanted == current or _only_reordered(current, wanted, here, wheel))
     return None if unchanged else wanted
 
 
@@ -1113,7 +1119,7 @@ def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bo
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
-        search = _search_path(elf, folders, wheel)
+        search = _search_path(elf, folders, wheel, use_runpath=use_runpath)
         edit = ElfEdit(elf.path, tuple(renames), search, use_runpath)
         if edit.changes_anything:
             edits.append(edit)
