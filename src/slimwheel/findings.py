@@ -45,6 +45,8 @@ class FindingKind(enum.Enum):
     PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
     LOADED_FIRST = "found-loaded-first"  # found only if this wheel's file of that soname is loaded first
     THROUGH_EXTRA = "found-through-extra"  # found only in an NVIDIA wheel one of the wheel's extras installs
+    # found through DT_RUNPATH, but it loads another library by soname, which only DT_RPATH serves (NVRTC)
+    LOAD_NEEDS_RPATH = "load-needs-rpath"
     # What the requirements allow (check).
     NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
     BAD_REQUIREMENT = "bad-requirement"

@@ -310,6 +310,26 @@ def test_a_dependency_inherits_its_loaders_rpath_but_not_its_runpath(
             assert "when loaded by pkg/_solver.so" in _errors(report)[CheckKind.UNRESOLVED][0]
 
 
+def test_nvrtc_through_a_runpath_warns_that_its_builtins_need_an_rpath(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """NVRTC loads libnvrtc-builtins by soname, which glibc looks up through the loaders' DT_RPATH,
+    never a DT_RUNPATH (openmm-cuda-13 8.6.1 failed so on an H200: examples/openmm)."""
+    requires = [CUDSS, "nvidia-cuda-nvrtc>=13.0.88,<14"]
+    found = {}
+    for flags in (("--set-rpath", CU13_LIB), ("--force-rpath", "--set-rpath", CU13_LIB)):
+        work = tmp_path / flags[0]
+        solver = _elf(elf_zoo.ext_dynamic, work / "_solver.so", ("--add-needed", "libnvrtc.so.13"), flags)
+        wheel = make_wheel(work, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=requires)
+        report = _check(wheel, catalog)
+        assert not report.has_errors
+        found[flags[0]] = [f for f in report.findings if f.kind is CheckKind.LOAD_NEEDS_RPATH]
+    (warning,) = found["--set-rpath"]  # patchelf writes DT_RUNPATH unless forced
+    assert warning.severity is Severity.WARNING
+    assert "needs libnvrtc.so.13, found through RUNPATH '$ORIGIN/../nvidia/cu13/lib'" in warning.message
+    assert found["--force-rpath"] == []
+
+
 def test_a_host_library_outside_the_policy_is_not_found_and_says_why(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

@@ -11,6 +11,7 @@ from functools import cached_property
 from packaging.version import Version
 
 from slimwheel.analysis import (
+    LOADS_BY_SONAME,
     ElfReport,
     Resolution,
     VendoredCopy,
@@ -33,6 +34,7 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
+from slimwheel.names import soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text"]
 
@@ -122,11 +124,13 @@ class Diagnosis:
             elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
                 self._through_extra(elf, soname, lookup)
                 self._split_install(elf, soname, lookup)
+                self._load_needs_rpath(elf, soname, lookup)
             elif lookup.resolution is Resolution.REQUIREMENT:
                 if lookup.found_by is None:
                     self._preloaded(elf, soname, lookup)
                 else:
                     self._split_install(elf, soname, lookup)
+                    self._load_needs_rpath(elf, soname, lookup)
 
     def _nvidia_distributions(self, soname: str) -> list[str]:
         providers = self.catalog.providers(
@@ -415,6 +419,29 @@ class Diagnosis:
                 "one site-packages; after pip install --target into another folder, or with "
                 f"--system-site-packages where {lookup.distribution} sits in the base environment, "
                 f"{after}",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _load_needs_rpath(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        found_by = lookup.found_by
+        if (
+            found_by is None
+            or found_by.tag is not EntryTag.RUNPATH
+            or soname_stem(soname) not in LOADS_BY_SONAME
+        ):
+            return
+        self.findings.append(
+            Finding(
+                FindingKind.LOAD_NEEDS_RPATH,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}, found through RUNPATH {found_by.entry!r}; it loads another library of "
+                "its wheel by soname at run time (NVRTC its builtins), which glibc looks up through the "
+                "DT_RPATH of the objects that loaded it, never a DT_RUNPATH: with a release that has no "
+                "search path of its own (nvidia-cuda-nvrtc 13.0.48, 13.0.88) and no CUDA toolkit on the "
+                "loader's path, that load fails; make it a DT_RPATH (`slimwheel repair` does)",
                 soname,
                 lookup.versions,
             )
