@@ -131,6 +131,9 @@ def test_a_runpath_stays_unless_a_library_it_serves_loads_another_by_soname(
     assert (edits["pkg/_ext.so"].search_path if "pkg/_ext.so" in edits else None) == search_path
     if search_path is not None:
         assert not edits["pkg/_ext.so"].runpath
+        assert edits["pkg/_ext.so"].reason == (
+            "was a RUNPATH: libnvrtc.so.13 loads another library by soname, which only a DT_RPATH serves"
+        )
 
 
 @pytest.mark.parametrize(

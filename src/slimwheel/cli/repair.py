@@ -335,7 +335,8 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
         if edit.search_path is not None:
             kind = "RUNPATH" if edit.runpath else "RPATH"
             entries = escape(":".join(edit.search_path)) or "(none)"
-            out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}")
+            why = f"  [dim]({escape(edit.reason)})[/dim]" if edit.reason else ""
+            out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}{why}")
     for requirement in plan.requirements:
         out.print(
             f"  {verb} require   {escape(requirement.requirement)}  "

@@ -100,6 +100,7 @@ class ElfEdit:
     replace_needed: tuple[tuple[str, str], ...] = ()
     search_path: tuple[str, ...] | None = None  # None: leave RPATH/RUNPATH alone
     runpath: bool = False  # write DT_RUNPATH instead of DT_RPATH
+    reason: str = ""  # why the search path changes where it is not plain (a DT_RUNPATH made a DT_RPATH)
 
     @property
     def changes_anything(self) -> bool:
@@ -680,8 +681,9 @@ def _names_file(text: bytes, name: bytes) -> bool:
 
 def _search_path(
     elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, *, use_runpath: bool
-) -> tuple[str, ...] | None:
-    """The file's new RPATH/RUNPATH, or None to leave its dynamic section as it is.
+) -> tuple[tuple[str, ...] | None, str]:
+    """The file's new RPATH/RUNPATH, or None to leave its dynamic section as it is; and why, where the
+    entries alone do not say (a DT_RUNPATH made a DT_RPATH).
 
     Only files that need an NVIDIA library from a wheel get one (``folders``); every other file keeps
     its entries byte for byte, DT_RUNPATH included. Entries are read with glibc's rules
@@ -696,7 +698,7 @@ def _search_path(
     Empty, relative and absolute entries go: nothing outside the install tree is searched.
     """
     if not folders:
-        return None
+        return None, ""
     installed = elf.installed_path or elf.path
     here = posixpath.dirname(installed)
     current = elf.runpath or elf.rpath
@@ -723,10 +725,17 @@ def _search_path(
     # RUNPATH; rewriting it as an RPATH would change what LD_LIBRARY_PATH may override, not what is
     # found). Unless the file needs a library that loads another by soname (NVRTC its builtins), which
     # only DT_RPATH serves. ``use_runpath`` picks the tag of the search paths repair writes.
-    loads = any(soname_stem(need.soname) in LOADS_BY_SONAME for need in elf.needed)
-    retag = bool(elf.runpath) and loads and not use_runpath
+    loads = sorted({need.soname for need in elf.needed if soname_stem(need.soname) in LOADS_BY_SONAME})
+    retag = bool(elf.runpath) and bool(loads) and not use_runpath
     unchanged = not retag and (wanted == current or _only_reordered(current, wanted, here, wheel))
-    return None if unchanged else wanted
+    if unchanged:
+        return None, ""
+    why = (
+        f"was a RUNPATH: {', '.join(loads)} loads another library by soname, which only a DT_RPATH serves"
+        if retag
+        else ""
+    )
+    return wanted, why
 
 
 def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wheel: _WheelFolders) -> bool:
@@ -1119,8 +1128,8 @@ def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bo
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
-        search = _search_path(elf, folders, wheel, use_runpath=use_runpath)
-        edit = ElfEdit(elf.path, tuple(renames), search, use_runpath)
+        search, why = _search_path(elf, folders, wheel, use_runpath=use_runpath)
+        edit = ElfEdit(elf.path, tuple(renames), search, use_runpath, why)
         if edit.changes_anything:
             edits.append(edit)
     return edits
