@@ -14,6 +14,7 @@ __all__ = [
     "DRIVER_LIBRARY_NAMES",
     "LOADS_BY_SONAME",
     "SAME_IN_EVERY_MAJOR",
+    "LoadBySoname",
     "NvidiaProduct",
     "api_library_of",
     "is_driver_library",
@@ -38,14 +39,28 @@ DRIVER_LIBRARY_NAMES = frozenset(
 # OpenCL ICD loader (nvidia-cuda-opencl, nvidia-cuda-opencl-cu12, CUDA 11's runtime wheel), which
 # OpenMM 8.6's OpenCL plugins need with nothing of CUDA. Alone, they tell no CUDA major.
 SAME_IN_EVERY_MAJOR = frozenset({"OpenCL"})
-# NVIDIA libraries that load another library of their wheel by soname at run time (dlopen), with no
-# search path of their own for it in some releases: glibc then finds it only through the DT_RPATH of
-# the objects that loaded them (a DT_RUNPATH serves a file's own DT_NEEDED only), or a toolkit on the
-# loader's path. NVRTC loads libnvrtc-builtins.so.<major.minor>; nvidia-cuda-nvrtc 13.0.48 and 13.0.88
-# ship libnvrtc.so.13 with neither RPATH nor RUNPATH (13.1.80 on: $ORIGIN). On an H200 with no toolkit
-# on the loader's path, openmm-cuda-13 8.6.1 (RUNPATH into nvidia/cu13/lib) failed to compile its
-# kernels: "failed to open libnvrtc-builtins.so.13.0".
-LOADS_BY_SONAME = frozenset({"nvrtc"})
+
+
+@dataclass(frozen=True)
+class LoadBySoname:
+    """An NVIDIA library that loads another of its wheel by soname at run time (``dlopen``), shipped in
+    some releases with no search path of its own: glibc then finds the other only through the
+    DT_RPATH of the objects that loaded it (a DT_RUNPATH serves a file's own DT_NEEDED only), or a
+    toolkit on the loader's path."""
+
+    soname: str
+    loads: str  # what it loads
+    distribution: str
+    releases: str  # a specifier: the releases that ship it with no search path
+
+
+# nvidia-cuda-nvrtc 13.0.48 and 13.0.88 ship libnvrtc.so.13 with neither RPATH nor RUNPATH (CUDA 11's and
+# 12's, and 13.1.80 on: $ORIGIN). On an H200 with no toolkit on the loader's path, openmm-cuda-13 8.6.1
+# (RUNPATH into nvidia/cu13/lib) failed to compile its kernels: "failed to open libnvrtc-builtins.so.13.0".
+LOADS_BY_SONAME = {
+    load.soname: load
+    for load in (LoadBySoname("libnvrtc.so.13", "libnvrtc-builtins.so.13.*", "nvidia-cuda-nvrtc", "<13.1"),)
+}
 _LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
 # API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
 # code is linked in. The longest prefix wins (cublasLt before cublas).

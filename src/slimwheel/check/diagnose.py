@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from slimwheel.analysis import (
@@ -34,7 +35,6 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
-from slimwheel.names import soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text"]
 
@@ -426,24 +426,29 @@ class Diagnosis:
 
     def _load_needs_rpath(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         found_by = lookup.found_by
-        if (
-            found_by is None
-            or found_by.tag is not EntryTag.RUNPATH
-            or soname_stem(soname) not in LOADS_BY_SONAME
-        ):
+        load = LOADS_BY_SONAME.get(soname)
+        if found_by is None or found_by.tag is not EntryTag.RUNPATH or load is None:
+            return
+        releases = SpecifierSet(load.releases)
+        affected = [
+            pin
+            for pin in lookup.versions
+            if pin.distribution == load.distribution and pin.version in releases
+        ]
+        if not affected:
             return
         self.findings.append(
             Finding(
                 FindingKind.LOAD_NEEDS_RPATH,
                 Severity.WARNING,
                 elf.path,
-                f"needs {soname}, found through RUNPATH {found_by.entry!r}; it loads another library of "
-                "its wheel by soname at run time (NVRTC its builtins), which glibc looks up through the "
-                "DT_RPATH of the objects that loaded it, never a DT_RUNPATH: with a release that has no "
-                "search path of its own (nvidia-cuda-nvrtc 13.0.48, 13.0.88) and no CUDA toolkit on the "
-                "loader's path, that load fails; make it a DT_RPATH (`slimwheel repair` does)",
+                f"needs {soname}, found through RUNPATH {found_by.entry!r}; {pins_text(affected)} ship it "
+                f"with no search path of its own, and it loads {load.loads} by soname at run time, which "
+                "glibc looks up through the DT_RPATH of the objects that loaded it, never a DT_RUNPATH: "
+                "with those releases and no CUDA toolkit on the loader's path that load fails; make it a "
+                "DT_RPATH (`slimwheel repair` does)",
                 soname,
-                lookup.versions,
+                tuple(affected),
             )
         )
 

@@ -725,7 +725,7 @@ def _search_path(
     # RUNPATH; rewriting it as an RPATH would change what LD_LIBRARY_PATH may override, not what is
     # found). Unless the file needs a library that loads another by soname (NVRTC its builtins), which
     # only DT_RPATH serves. ``use_runpath`` picks the tag of the search paths repair writes.
-    loads = sorted({need.soname for need in elf.needed if soname_stem(need.soname) in LOADS_BY_SONAME})
+    loads = sorted({need.soname for need in elf.needed if need.soname in LOADS_BY_SONAME})
     retag = bool(elf.runpath) and bool(loads) and not use_runpath
     unchanged = not retag and (wanted == current or _only_reordered(current, wanted, here, wheel))
     if unchanged:
