@@ -194,6 +194,48 @@ def test_an_entry_above_the_wheels_own_files_stays(
     assert facts.rpath + facts.runpath == ("$ORIGIN/..", "$ORIGIN/../../../nvidia/cu13/lib")
 
 
+def test_exclude_leaves_a_library_to_the_host(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """onnxruntime-gpu 1.20.2's TensorRT provider needs libnvinfer.so.10, which only a TensorRT
+    install provides: repair refused the wheel (the input fails check too). ``--exclude`` names it for
+    the host, as auditwheel's ``--exclude`` does, by soname or by stem: the wheel is written, the
+    not-found is a warning that says so."""
+    provider = tmp_path / "_solver.so"
+    provider.write_bytes(elf_zoo.ext_dynamic.read_bytes())
+    subprocess.run([find_patchelf(), "--add-needed", "libnvinfer.so.10", str(provider)], check=True)
+    files = {"fresh/_solver.so": provider.read_bytes()}
+    wheel_file = make_wheel(tmp_path, "fresh", "1.0", files, tag=SOLVER_TAG)
+    base = [
+        "repair",
+        str(wheel_file),
+        "--catalog",
+        str(own_catalog),
+        "--cuda",
+        "13",
+        "--isolated-environment",
+    ]
+    assert main([*base, "-w", str(tmp_path / "refused"), "--linked-version", "cudss=1.0.0.35"]) == 1
+    assert "needs libnvinfer.so.10: not found" in capsys.readouterr().err
+    assert not list((tmp_path / "refused").glob("*.whl"))
+    result = repair_to_json(
+        capsys, wheel_file, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment",
+        "--linked-version", "cudss=1.0.0.35", "--exclude", "libnvinfer.so.10",
+    )  # fmt: skip
+    assert result["plan"]["left_to_host"] == ["nvinfer"]
+    assert (result["check"]["errors"], result["check"]["warnings"] > 0) == (0, True)
+    # check says the same of the wheel written, told the same.
+    assert (
+        main(["check", result["output"], "--catalog", str(own_catalog), "--json", "--exclude", "nvinfer"])
+        == 0
+    )
+    (report,) = json.loads(capsys.readouterr().out)["wheels"]
+    (warning,) = [f for f in report["findings"] if f.get("soname") == "libnvinfer.so.10"]
+    assert warning["severity"] == "warning"
+    assert "left to the host (--exclude nvinfer)" in warning["message"]
+    assert main(["check", result["output"], "--catalog", str(own_catalog)]) == 1
+
+
 @pytest.mark.parametrize(
     ("rpath", "tag", "edited"),
     [

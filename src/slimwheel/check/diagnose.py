@@ -35,6 +35,7 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
+from slimwheel.names import soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text"]
 
@@ -54,6 +55,16 @@ class Diagnosis:
     looked_up: Sequence[RequirementFiles] = ()
     kept_copies: frozenset[str] = frozenset()  # vendored copies kept on purpose: warnings, not errors
     optional: Sequence[ProviderRelease] = ()  # NVIDIA releases only an extra of the wheel installs
+    # Libraries (soname stems) the caller leaves to the host (repair --exclude): not finding one of
+    # theirs is a warning, as auditwheel's --exclude leaves ORT's TensorRT libraries to the host.
+    host_provided: frozenset[str] = frozenset()
+
+    def _severity(self, soname: str) -> Severity:
+        return Severity.WARNING if soname_stem(soname) in self.host_provided else Severity.ERROR
+
+    def _left_to_host(self, soname: str) -> str:
+        stem = soname_stem(soname)
+        return f"; left to the host (--exclude {stem})" if stem in self.host_provided else ""
 
     @cached_property
     def _extras_of(self) -> dict[str, tuple[str, ...]]:
@@ -196,9 +207,10 @@ class Diagnosis:
         self.findings.append(
             Finding(
                 FindingKind.MISSING_REQUIREMENT,
-                Severity.ERROR,
+                self._severity(soname),
                 elf.path,
-                f"needs {soname}, an NVIDIA library, but no Requires-Dist brings it in: {text}",
+                f"needs {soname}, an NVIDIA library, but no Requires-Dist brings it in: {text}"
+                f"{self._left_to_host(soname)}",
                 soname,
             )
         )
@@ -238,10 +250,11 @@ class Diagnosis:
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
+        why += self._left_to_host(soname)
         self.findings.append(
             Finding(
                 FindingKind.UNRESOLVED,
-                Severity.ERROR,
+                self._severity(soname),
                 elf.path,
                 f"needs {soname}: not found{versions}{loader} ({why})",
                 soname,

@@ -18,6 +18,7 @@ from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
 from slimwheel.errors import UsageError
 from slimwheel.findings import Finding, Severity
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
 from slimwheel.requirements import marker_environment
 from slimwheel.sources import ArchiveSource
@@ -37,6 +38,7 @@ def check_wheel(
     preloaded: Iterable[str] = (),
     kept_copies: Iterable[str] = (),
     report: WheelReport | None = None,
+    host_provided: Iterable[str] = (),
 ) -> CheckReport:
     """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
 
@@ -54,6 +56,8 @@ def check_wheel(
     the package's Python code): still reported, as warnings rather than errors. ``report``: an
     ``analyse_wheel`` of these same bytes against this catalog that the caller already made (repair
     passes the one it planned from), so that the members are not read again; None: made here.
+    ``host_provided``: libraries (soname stems) left to the host (``repair --exclude``): a soname of
+    theirs found nowhere is a warning, not an error.
     """
     if report is None:
         report = analyse_wheel(source, catalog, scan_strings=False)
@@ -115,7 +119,16 @@ def check_wheel(
     # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
     findings += [finding for finding in report.findings if finding.kind in CARRIED]
     context = Diagnosis(
-        report, catalog, target, tree, providers, findings, looked_up, frozenset(kept_copies), optional
+        report,
+        catalog,
+        target,
+        tree,
+        providers,
+        findings,
+        looked_up,
+        frozenset(kept_copies),
+        optional,
+        frozenset(soname_stem(name) for name in host_provided),
     )
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}

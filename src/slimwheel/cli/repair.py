@@ -55,8 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIB=VERSION",
         help="the provider version the wheel was linked against, e.g. cudss=1.0.0.35",
     )
-    parser.add_argument("--only", action="append", default=[], metavar="LIB", help="only these libraries")
-    parser.add_argument("--exclude", action="append", default=[], metavar="LIB", help="leave these alone")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="LIB", help="only these libraries (cudss, or a soname)"
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="LIB",
+        help="leave these alone, to the host: their copies stay, and check's not-found is a warning",
+    )
     parser.add_argument("--runpath", action="store_true", help="write DT_RUNPATH instead of DT_RPATH")
     parser.add_argument(
         "--force", action="store_true", help="also drop copies Python may load by path and a bundled driver"
@@ -143,6 +151,7 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.catalog.exports import IndexExports
     from slimwheel.index.cache import Cache
+    from slimwheel.names import parse_library_spec
     from slimwheel.repair import RepairOptions, VersionPolicy
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
@@ -153,8 +162,8 @@ def run(args: argparse.Namespace) -> int:
         policy=VersionPolicy(args.policy),
         cuda_major=args.cuda,
         linked_versions=_linked_versions(args.linked_version),
-        only=frozenset(args.only),
-        exclude=frozenset(args.exclude),
+        only=frozenset(parse_library_spec(name).name for name in args.only),
+        exclude=frozenset(parse_library_spec(name).name for name in args.exclude),
         use_runpath=args.runpath,
         force=args.force,
         keep_extras_optional=args.keep_extras_optional,

@@ -210,6 +210,7 @@ def _check(
         preloaded=preloaded,
         kept_copies=plan.kept_copies,
         report=report,
+        host_provided=plan.left_to_host,
     )
 
 

@@ -159,6 +159,10 @@ class RepairPlan:
     # dropped, so a plain install loads what it loaded before; the RPATH reaches them once the extra is
     # installed (why, per provider).
     kept_optional: tuple[str, ...] = ()
+    # Libraries --exclude leaves to the host (soname stems): check reports one of theirs it cannot find
+    # as a warning (onnxruntime-gpu 1.20.2's TensorRT provider needs libnvinfer.so.10, which only a
+    # TensorRT install provides: --exclude nvinfer, as with auditwheel's --exclude).
+    left_to_host: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -1241,4 +1245,5 @@ def plan_repair(
         left_alone=tuple(draft.left_alone),
         embedded=embedded,
         kept_copies=tuple(sorted(draft.kept_copies)),
+        left_to_host=tuple(sorted(options.exclude)),
     )
