@@ -54,6 +54,8 @@ class CorpusWheel:
     # The providers repair's plan must leave behind the wheel's extras (None: not checked), where the
     # author gated them and repair once made them hard requirements of every install.
     kept_optional: tuple[str, ...] | None = None
+    # Why `slimwheel verify` cannot judge the repaired wheel on its own ("": it can).
+    no_verify: str = ""
 
     @property
     def id(self) -> str:
@@ -84,6 +86,44 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "RPATH at all (torch maps them first)"
         ),
         install_mb=3500,  # torch==2.5.1 with its CUDA 12 NVIDIA wheels
+    ),
+    CorpusWheel(
+        project="openmm",
+        filename="openmm-8.6.1-cp311-cp311-manylinux_2_34_x86_64.whl",
+        sha256="e0a6ec580be31d4afba35f290c27c069aaeea9a168b0cf959a0dac0df1d9fd5d",
+        size=14_409_788,
+        vendors=(
+            "nothing vendored; OpenCL plugins in OpenMM.libs/lib/plugins need libOpenCL.so.1, the ICD "
+            "loader, and nothing else of CUDA (repair once asked for --cuda: it was built for none)"
+        ),
+        install_mb=60,  # numpy and nvidia-cuda-opencl
+        must_repair=True,
+        cuda_major=13,  # the ICD loader is the same in every major's wheel: the newest
+        adds=("nvidia-cuda-opencl",),
+    ),
+    CorpusWheel(
+        project="openmm-cuda-13",
+        filename="openmm_cuda_13-8.6.1-py3-none-manylinux_2_34_x86_64.whl",
+        sha256="097007eb4b6846ebbd10bec9866edd3a6a708f0593660cc1c6260c1a514cec7c",
+        size=2_289_482,
+        vendors=(
+            "nothing vendored; CUDA plugins for OpenMM.libs/lib/plugins: libOpenMMCUDA.so reaches cuFFT "
+            "and NVRTC through RUNPATH $ORIGIN/..:$ORIGIN/../../../nvidia/cu13/lib (NVRTC 13.0.x then "
+            "cannot load its builtins), the others have none; all need openmm's libOpenMM.so, which it "
+            "does not require"
+        ),
+        install_mb=700,  # CUDA 13's runtime, NVCC, NVRTC, CUPTI and cuFFT wheels
+        must_repair=True,
+        options=("--preloaded", "openmm"),
+        cuda_major=13,
+        adds=(),
+        edits=(
+            "OpenMM.libs/lib/plugins/libOpenMMAmoebaCUDA.so",
+            "OpenMM.libs/lib/plugins/libOpenMMDrudeCUDA.so",
+            "OpenMM.libs/lib/plugins/libOpenMMRPMDCUDA.so",
+            "OpenMM.libs/lib/plugins/libOpenMMCUDA.so",
+        ),
+        no_verify="its plugins load only in a process that imported openmm, which it does not require",
     ),
     CorpusWheel(
         project="cupy-cuda12x",
