@@ -136,6 +136,19 @@ def test_a_runpath_stays_unless_a_library_it_serves_loads_another_by_soname(
         )
 
 
+def test_a_library_no_wheel_ships_for_the_platform_is_left_alone_without_a_major() -> None:
+    """OpenMM 8.6.1 for aarch64: no NVIDIA wheel ships libOpenCL.so.1 there, so no major is chosen;
+    the note said 'for CUDA None on manylinux_aarch64'."""
+    report = replace(
+        _report("libOpenCL.so.1"),
+        filename="pkg-1.0-cp311-cp311-manylinux_2_17_aarch64.whl",
+        platform_tags=("manylinux_2_17_aarch64",),
+    )
+    plan = _plan(report)
+    assert (plan.cuda_major, plan.requirements) == (None, ())
+    assert plan.left_alone == ("libOpenCL.so.1: no NVIDIA wheel provides it for manylinux_aarch64",)
+
+
 @pytest.mark.parametrize(
     ("sonames", "options", "message"),
     [

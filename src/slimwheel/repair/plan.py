@@ -853,9 +853,8 @@ def _choose(
     name = soname_stem(soname)
     provider = _provider(context.catalog, soname, context.major, context.platform)
     if provider is None:
-        draft.left_alone.append(
-            f"{soname}: no NVIDIA wheel provides it for CUDA {context.major} on {context.platform}"
-        )
+        major = "" if context.major is None else f"CUDA {context.major} on "
+        draft.left_alone.append(f"{soname}: no NVIDIA wheel provides it for {major}{context.platform}")
         return None
     linked, source = _linked_version(
         name, need, provider, context, existing=existing, warnings=draft.warnings
