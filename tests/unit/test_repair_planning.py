@@ -50,6 +50,9 @@ CATALOG = Catalog(
             "cutensor-cu12", "2.8.1", 12, "cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2"
         ),
         _release("nvidia-cuda-nvrtc", "13.0.88", 13, "nvidia/cu13/lib/libnvrtc.so.13"),
+        # cuSPARSELt moved folders: 0.7 in nvidia/cusparselt/lib, 0.8 in nvidia/cu13/lib.
+        _release("nvidia-cusparselt-cu13", "0.7.1", 13, "nvidia/cusparselt/lib/libcusparseLt.so.0"),
+        _release("nvidia-cusparselt-cu13", "0.8.0", 13, "nvidia/cu13/lib/libcusparseLt.so.0"),
         _release("nvidia-cuda-opencl-cu12", "12.4.127", 12, "nvidia/cuda_runtime/lib/libOpenCL.so.1"),
         _release("nvidia-cuda-opencl", "13.0.85", 13, "nvidia/cu13/lib/libOpenCL.so.1"),
         _release("nvidia-cudnn-cu12", "9.1.0.70", 12, "nvidia/cudnn/lib/libcudnn.so.9"),
@@ -147,6 +150,28 @@ def test_a_library_no_wheel_ships_for_the_platform_is_left_alone_without_a_major
     plan = _plan(report)
     assert (plan.cuda_major, plan.requirements) == (None, ())
     assert plan.left_alone == ("libOpenCL.so.1: no NVIDIA wheel provides it for manylinux_aarch64",)
+
+
+@pytest.mark.parametrize(
+    ("cusparselt", "edited"),
+    [
+        ("nvidia-cusparselt-cu13==0.8.0", False),  # only nvidia/cu13/lib can hold libcusparseLt.so.0
+        ("nvidia-cusparselt-cu13>=0.7,<1", True),  # either folder may: their order decides
+    ],
+)
+def test_the_order_of_nvidia_folders_is_judged_by_the_releases_that_can_be_installed(
+    cusparselt: str, edited: bool
+) -> None:
+    """torch 2.11.0 lists nvidia/cusparselt/lib before nvidia/cu13/lib and $ORIGIN last, and pins
+    nvidia-cusparselt-cu13==0.8.0, which installs into nvidia/cu13/lib. Counting every release, both
+    folders could hold libcusparseLt.so.0, so repair rewrote 8 libraries (500 MB) to reorder them."""
+    path = "torch/lib/libtorch_cuda.so"
+    rpath = ("$ORIGIN/../../nvidia/cusparselt/lib", "$ORIGIN/../../nvidia/cu13/lib", "$ORIGIN")
+    report = _report("libcusparseLt.so.0", "libcudart.so.13", path=path)
+    (elf,) = report.elf_files
+    report = replace(report, elf_files=(replace(elf, rpath=rpath),))
+    plan = _plan(report, cusparselt, "nvidia-cuda-runtime==13.0.96")
+    assert bool(plan.edits) is edited
 
 
 @pytest.mark.parametrize(

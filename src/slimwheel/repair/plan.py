@@ -35,7 +35,7 @@ from slimwheel.analysis import (
     is_system_library,
 )
 from slimwheel.catalog.exports import SymbolFloor
-from slimwheel.catalog.model import Catalog, LibraryProvider
+from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
@@ -616,10 +616,10 @@ def _marker(platform: Platform) -> str:
 
 def _conflicts(
     catalog: Catalog, roots: Sequence[tuple[str, Requirement]], brought: ReleaseRequirements
-) -> list[str]:
+) -> tuple[list[str], dict[str, tuple[Release, ...]]]:
     """The distributions no release of which satisfies every requirement in force once the newest
     consistent set is picked: the wheel's own, the ones repair adds, and NVIDIA's transitive ones,
-    on the target ``brought`` reads for."""
+    on the target ``brought`` reads for; and the releases of each that can be installed."""
     graph = expand_requirements(catalog, roots, brought.environment, brought=brought)
     selection = graph.select("newest")
     problems = []
@@ -629,7 +629,7 @@ def _conflicts(
             for edge in selection.constraints[name]
         )
         problems.append(f"no release of {name} satisfies every requirement: {listed}")
-    return problems
+    return problems, graph.reachable()
 
 
 def _conflicts_per_install(
@@ -638,19 +638,24 @@ def _conflicts_per_install(
     own: str,
     added: Sequence[tuple[str, Requirement]],
     brought: ReleaseRequirements,
-) -> list[str]:
+) -> tuple[list[str], dict[str, set[str]]]:
     """``_conflicts`` for each install the wheel allows: without extras, and with each one of its
     extras (two extras at once, such as nvmath-python's ``cu12`` and ``cu13``, may exclude each other
-    by design). ``added``: the requirements repair adds, in force in every install."""
+    by design). ``added``: the requirements repair adds, in force in every install. Also, per NVIDIA
+    distribution the wheel's requirements bring in, the versions any of those installs may hold."""
     extras = sorted({extra for w in existing if w.scope is RequirementScope.EXTRA for extra in w.extras})
     problems: list[str] = []
+    installable: dict[str, set[str]] = {}
     for extra in [None, *extras]:
         lines = installed_with(existing, own, () if extra is None else (extra,))
         roots = [*(("the wheel", w.requirement) for w in lines), *added]
-        for problem in _conflicts(catalog, roots, brought):
+        found, reachable = _conflicts(catalog, roots, brought)
+        for problem in found:
             if not any(problem in known for known in problems):  # the same, or with another extra
                 problems.append(problem if extra is None else f"with the extra {extra!r}: {problem}")
-    return problems
+        for name, releases in reachable.items():
+            installable.setdefault(name, set()).update(release.version for release in releases)
+    return problems, installable
 
 
 def _loaded_by_path(source_files: Mapping[str, bytes], copies: Iterable[VendoredCopy]) -> dict[str, str]:
@@ -1097,12 +1102,29 @@ def _with_transitive(libraries: Sequence[ManifestLibrary], context: _Context) ->
     return tuple(ordered)
 
 
-def _edits(report: WheelReport, draft: _Draft, catalog: Catalog, use_runpath: bool) -> list[ElfEdit]:
+def _edits(
+    report: WheelReport,
+    draft: _Draft,
+    catalog: Catalog,
+    use_runpath: bool,
+    installable: Mapping[str, set[str]],
+) -> list[ElfEdit]:
+    """``installable``: per NVIDIA distribution the wheel's requirements bring in, the versions an
+    install may hold. What an NVIDIA folder may hold is judged by those only (torch 2.11 pins
+    nvidia-cusparselt-cu13==0.8.0, which installs into nvidia/cu13/lib: other releases put
+    libcusparseLt.so.0 in nvidia/cusparselt/lib, and counting them made its RPATH's order look
+    meaningful, so 8 of its libraries, 500 MB, were rewritten to reorder it)."""
     installed = {elf.path: elf.installed_path or elf.path for elf in report.elf_files}
     names: dict[str, set[str]] = {}
+    nvidia_dirs: set[str] = set()
     for provider in catalog.iter_libraries():
-        names.setdefault(provider.library.folder, set()).add(provider.library.soname)
-    nvidia_folders = frozenset(names)
+        nvidia_dirs.add(provider.library.folder)
+        versions = installable.get(provider.release.distribution)
+        if versions is None or provider.release.version in versions:
+            names.setdefault(provider.library.folder, set()).add(provider.library.soname)
+        else:
+            names.setdefault(provider.library.folder, set())
+    nvidia_folders = frozenset(nvidia_dirs)
     for member, path in installed.items():
         if member not in draft.drop:
             names.setdefault(posixpath.dirname(path), set()).add(posixpath.basename(path))
@@ -1209,7 +1231,9 @@ def plan_repair(
                 wants.setdefault(path, set()).add(distribution)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft, wants=wants)
-    problems = _conflicts_per_install(catalog, existing, report.distribution, draft.roots, brought)
+    problems, installable = _conflicts_per_install(
+        catalog, existing, report.distribution, draft.roots, brought
+    )
     if problems and not options.force:
         raise RepairError(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"
@@ -1231,7 +1255,7 @@ def plan_repair(
         platform=platform,
         cuda_major=major,
         drop=tuple(sorted(draft.drop)),
-        edits=tuple(_edits(report, draft, catalog, options.use_runpath)),
+        edits=tuple(_edits(report, draft, catalog, options.use_runpath, installable)),
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
         made_hard=tuple(draft.made_hard),
