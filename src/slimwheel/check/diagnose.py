@@ -271,7 +271,8 @@ class Diagnosis:
         if product is not None:
             return (
                 f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "
-                f"only {product.name} installed on the host provides it"
+                f"only {product.name} installed on the host provides it (--exclude {soname_stem(soname)} "
+                "leaves it to the host)"
             )
         framework = framework_of(soname)
         if framework is not None:
