@@ -1116,15 +1116,12 @@ def _edits(
     meaningful, so 8 of its libraries, 500 MB, were rewritten to reorder it)."""
     installed = {elf.path: elf.installed_path or elf.path for elf in report.elf_files}
     names: dict[str, set[str]] = {}
-    nvidia_dirs: set[str] = set()
     for provider in catalog.iter_libraries():
-        nvidia_dirs.add(provider.library.folder)
+        held = names.setdefault(provider.library.folder, set())
         versions = installable.get(provider.release.distribution)
         if versions is None or provider.release.version in versions:
-            names.setdefault(provider.library.folder, set()).add(provider.library.soname)
-        else:
-            names.setdefault(provider.library.folder, set())
-    nvidia_folders = frozenset(nvidia_dirs)
+            held.add(provider.library.soname)
+    nvidia_folders = frozenset(names)
     for member, path in installed.items():
         if member not in draft.drop:
             names.setdefault(posixpath.dirname(path), set()).add(posixpath.basename(path))
