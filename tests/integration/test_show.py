@@ -424,6 +424,59 @@ def test_a_shim_that_dlopens_the_library_it_names_is_no_static_code(
         assert (loads, static) == ([], [("nvrtc", 2)])
 
 
+# torch-memory-saver 0.0.10's LD_PRELOAD hooks: cudaMalloc and cudaFree defined and exported, calling
+# the next definition (libcudart.so.12's, which the file links for cudaGetDevice) through dlsym.
+_INTERPOSER = """
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+int cudaGetDevice(int *device);
+static long allocated;
+typedef int (*malloc_t)(void **, size_t);
+%(visibility)s int cudaMalloc(void **pointer, size_t size) {
+    int device = 0;
+    cudaGetDevice(&device);
+    allocated += (long)size * (device + 1);
+    return ((malloc_t)dlsym(RTLD_NEXT, "cudaMalloc"))(pointer, size);
+}
+typedef int (*free_t)(void *);
+%(visibility)s int cudaFree(void *pointer) {
+    allocated -= pointer != NULL;
+    return ((free_t)dlsym(RTLD_NEXT, "cudaFree"))(pointer);
+}
+long hooked_bytes(void) { return allocated; }
+"""
+
+
+@pytest.mark.parametrize(
+    ("links", "visibility", "static"),
+    [
+        (True, "", []),
+        (False, "", [("cudart", 2)]),
+        (True, '__attribute__((visibility("hidden")))', [("cudart", 2)]),
+    ],
+)
+def test_exported_wrappers_of_a_linked_library_are_no_static_code(
+    links: bool, visibility: str, static: list[tuple[str, int]], catalog: Catalog, tmp_path: Path
+) -> None:
+    """A static link never leaves the library in DT_NEEDED, and interposing needs the definitions
+    exported: without either, the definitions are the library's code."""
+    runtime = compile_shared(
+        tmp_path / "runtime" / "libcudart.so.12",
+        {"rt.c": "int cudaGetDevice(int *device) { *device = 0; return 0; }\n"},
+        soname="libcudart.so.12",
+    )
+    source = _INTERPOSER % {"visibility": visibility}
+    if not links:
+        source = source.replace("cudaGetDevice(&device);", "").replace("int cudaGetDevice(int *device);", "")
+    hook = compile_shared(
+        tmp_path / "hook.so", {"hook.c": source}, link=[runtime] if links else [], flags=["-ldl"]
+    )
+    wheel = make_wheel(tmp_path, "hook", "1.0", {"hook_preload.abi3.so": hook.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    assert [(code.library, code.symbols) for code in report.static] == static
+
+
 # NCCL's API as a static link leaves it: each ``ncclX`` a hidden alias of the profiling entry point
 # ``pncclX``, so the linker stores "ncclX" as the tail of "pncclX" in .strtab (xgboost 1.7.6).
 _STATIC_NCCL = """

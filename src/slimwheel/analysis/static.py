@@ -12,6 +12,7 @@ from typing import BinaryIO
 from slimwheel.analysis.libraries import _API_PREFIX_BODY, api_library_of
 from slimwheel.analysis.model import LazyLoad, StaticCode, _ElfMember
 from slimwheel.elf import ElfFacts, Symbol, read_section
+from slimwheel.names import parse_library_file_name
 
 __all__: list[str] = []
 
@@ -142,6 +143,8 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
     shims: dict[str, dict[str, Symbol]] = {}
     tables: dict[str, str] = {}
     exported_code: set[str] = set()
+    hidden_code: set[str] = set()
+    exported_names = {symbol.name for symbol in item.exported_api}
     exported_shims: set[str] = set()
     for symbols, exported in ((item.exported_api, True), (item.internal_api, False)):
         for symbol in symbols:
@@ -156,6 +159,8 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
                 code.setdefault(library, {}).setdefault(symbol.name, symbol)
                 if exported:
                     exported_code.add(library)
+                elif symbol.name not in exported_names:  # .symtab lists the exported ones too
+                    hidden_code.add(library)
             elif _is_trampoline(facts, symbol):
                 shims.setdefault(library, {}).setdefault(symbol.name, symbol)
                 if exported:
@@ -165,6 +170,7 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
         return bool(own_name and (library == own_name or own_name.startswith(library)))
 
     named = {s.removeprefix("lib").removesuffix(".so") for s in item.rodata_strings if s.startswith("lib")}
+    linked = {parsed.stem for soname in facts.needed if (parsed := parse_library_file_name(soname))}
     static = []
     forwarded: dict[str, str] = {}  # library -> the file name a shim dlopens
     for library in sorted(code):
@@ -173,6 +179,11 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
         matched = code[library]
         if _fallbacks(matched.values()):
             continue  # stand-ins for the library, not its code
+        if library in linked and library not in hidden_code:
+            # Exported definitions of a library the file also links are wrappers that interpose on it
+            # (torch-memory-saver's LD_PRELOAD hooks define cudaMalloc and cudaFree and reach
+            # libcudart.so.12's through dlsym): a static link never leaves the library in DT_NEEDED.
+            continue
         if library in named:
             forwarded[library] = f"lib{library}.so"
             shims.setdefault(library, {}).update(matched)
