@@ -207,6 +207,7 @@ def search_folders(
 
 
 def rpath_entry(file_path: str, folder: str) -> str:
-    """``$ORIGIN``-relative path from an installed file to a folder (both relative to site-packages)."""
-    relative = posixpath.relpath(folder, posixpath.dirname(file_path) or ".")
+    """``$ORIGIN``-relative path from an installed file to a folder (both relative to site-packages,
+    which is ``""``: open3d 0.20's ``$ORIGIN/../`` from ``open3d/``)."""
+    relative = posixpath.relpath(folder or ".", posixpath.dirname(file_path) or ".")
     return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
