@@ -24,6 +24,8 @@ class FindingKind(enum.Enum):
     # What a wheel holds (show, and check where it bears on loading).
     VENDORED_NVIDIA = "vendored-nvidia"  # a vendored copy of an NVIDIA library
     VENDORED = "vendored-nvidia"  # noqa: PIE796 - an alias (check: a copy no NVIDIA wheel provides here, the only way for now)
+    # a library under a soname others build too (ocl-icd's libOpenCL.so.1) that no NVIDIA release matches
+    NOT_NVIDIA_BUILD = "not-nvidia-build"
     STATIC_NVIDIA = "static-nvidia"
     DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
     BUNDLED_DRIVER = "bundled-driver"

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from slimwheel.build.backend import scikit_build_settings
-from slimwheel.build.finish import metadata_with
 from slimwheel.build.requires import build_requirements, has_cuda_sources, missing_requirements
 from slimwheel.build.sdist import pin_distribution, rename_sdist
 from slimwheel.build.settings import BuildSettingsError, read_settings
 from slimwheel.build.static import static_libraries, wheelless_libraries
 from slimwheel.errors import SlimwheelError
+from slimwheel.metadata import metadata_with
 
 PYPROJECT = """
 [project]

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from slimwheel.analysis import named_like_copies
+from slimwheel.catalog.learn import learn_from_wheels
+from slimwheel.catalog.store import read_catalog, write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.wheel import Wheel
@@ -101,6 +104,53 @@ def test_a_copy_no_nvidia_wheel_ships_stays(tmp_path: Path, capsys: pytest.Captu
     assert main(["check", str(output)]) == 0
 
 
+def test_an_icd_loader_is_nvidias_only_where_the_copy_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pyopencl 2026.1.4 vendors ocl-icd's ``libOpenCL.so.1`` (auditwheel's file version ``1.0.0``),
+    whose settings NVIDIA's Khronos loader does not read: a soname others build too is not taken for
+    nvidia-cuda-opencl's on its own. A copy whose file version is an NVIDIA release's is dropped."""
+    ocl_icd = _vendoring_wheel(tmp_path / "ocl-icd", "libOpenCL-1a2b3c4d.so.1.0.0")
+    assert main(["show", str(ocl_icd), "--json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert shown["vendored"] == []
+    (finding,) = [f for f in shown["findings"] if f["kind"] == "not-nvidia-build"]
+    assert finding["path"] == "pkg.libs/libOpenCL-1a2b3c4d.so.1.0.0"
+    assert "an OpenCL ICD loader" in finding["message"]
+    plan = _repair(tmp_path / "ocl-icd", ocl_icd, capsys)["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == []
+    assert plan["requirements"] == []
+
+    # The same bytes as an NVIDIA release's file (here a catalog learned from a wheel of them) are.
+    copy = tmp_path / "ocl-icd" / "build" / "libOpenCL-1a2b3c4d.so.1.0.0"
+    release = make_wheel(
+        tmp_path,
+        "nvidia-cuda-opencl",
+        "13.0.85",
+        {"nvidia/cu13/lib/libOpenCL.so.1": copy.read_bytes()},
+        tag="py3-none-manylinux_2_17_x86_64",
+    )
+    catalog = tmp_path / "catalog.json.gz"
+    write_catalog(learn_from_wheels([release]), catalog)
+    (tmp_path / "exact").mkdir()
+    exact = make_wheel(
+        tmp_path / "exact",
+        "pkg",
+        "1.0",
+        {"pkg/__init__.py": b"", "pkg/libOpenCL.so.1": copy.read_bytes()},
+        tag=TAG,
+    )
+    assert main(["show", str(exact), "--json", "--catalog", str(catalog)]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)["wheels"]
+    (vendored,) = shown["vendored"]
+    assert vendored["identified"]["distribution"] == "nvidia-cuda-opencl"
+    assert vendored["identified"]["confidence"] == "exact"
+    # Only its content can tell, so repair reads such a copy rather than dropping it unread by name.
+    with Wheel.open(ocl_icd) as opened:
+        assert named_like_copies(opened, read_catalog(catalog)) == {}
+
+
 def test_a_cuda_major_the_copies_contradict_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -122,7 +172,11 @@ def test_a_cuda_major_the_copies_contradict_is_refused(
 
 
 def _fresh_build_wheel(
-    tmp_path: Path, sonames: list[str], requires: tuple[str, ...] = (), copies: dict[str, str] | None = None
+    tmp_path: Path,
+    sonames: list[str],
+    requires: tuple[str, ...] = (),
+    copies: dict[str, str] | None = None,
+    rpath: str = "$ORIGIN/../pkg.libs",
 ) -> Path:
     """``pkg/_ext.so`` linked against libraries with ``sonames`` that the wheel does not carry (built
     against NVIDIA's pip wheels), plus ``copies``: vendored file name -> its version node."""
@@ -149,12 +203,67 @@ def _fresh_build_wheel(
         build / "_ext.so",
         {"ext.c": f"{calls}int ext_entry(void) {{ return {body}; }}\n"},
         link=linked,
-        rpath="$ORIGIN/../pkg.libs",
+        rpath=rpath,
     )
     files["pkg/_ext.so"] = extension.read_bytes()
     wheel_dir = tmp_path / "in"
     wheel_dir.mkdir()
     return make_wheel(wheel_dir, "pkg", "1.0", files, tag=TAG, requires=requires)
+
+
+def test_an_entry_into_site_packages_itself_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """open3d 0.20's ``open3d/pybind...so`` lists ``$ORIGIN/../``: site-packages, the root of the
+    install tree, which is where its own search path is made relative from."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcudart.so.12"], rpath="$ORIGIN/../")
+    result = _repair(tmp_path, wheel, capsys)
+    output = Path(str(result["output"]))
+    with Wheel.open(output) as repaired, repaired.seekable_member("pkg/_ext.so") as stream:
+        rpath = read_elf(stream, path="pkg/_ext.so", symbols=False).rpath
+    assert rpath == ("$ORIGIN/..", "$ORIGIN/../nvidia/cuda_runtime/lib")
+    assert main(["check", str(output)]) == 0
+
+
+def test_optional_puts_a_library_loaded_on_request_behind_an_extra(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CuPy 14 loads cuTENSOR only when asked to, and offers no extra for it: ``--optional cutensor``
+    requires cutensor-cu12 only under a new extra, which METADATA offers, the manifest marks and check
+    simulates; the library the package always loads stays a requirement of every install."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcudart.so.12", "libcutensor.so.2"])
+    result = _repair(tmp_path, wheel, capsys, "--optional", "cutensor=Tensor_Ops", "--optional", "cudnn")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    lines = {r["distribution"]: (r["requirement"], r["extra"]) for r in plan["requirements"]}
+    marker = 'sys_platform == "linux" and platform_machine == "x86_64"'
+    assert lines["cutensor-cu12"][0].endswith(f'; {marker} and extra == "tensor-ops"')
+    assert lines["cutensor-cu12"][1] == "tensor-ops"
+    assert lines["nvidia-cuda-runtime-cu12"] == (lines["nvidia-cuda-runtime-cu12"][0], "")
+    assert lines["nvidia-cuda-runtime-cu12"][0].endswith(f"; {marker}")
+    assert any("--optional cudnn: repair adds no requirement" in w for w in plan["warnings"])
+    output = Path(str(result["output"]))
+    with Wheel.open(output) as repaired:
+        metadata = repaired.metadata_bytes().decode().splitlines()
+        manifest = json.loads(repaired.read_member("pkg-1.0.dist-info/slimwheel.json"))
+    assert "Provides-Extra: tensor-ops" in metadata
+    assert f"Requires-Dist: {lines['cutensor-cu12'][0]}" in metadata
+    optional = {library["soname"]: library for library in manifest["libraries"] if library["optional"]}
+    assert "libcutensor.so.2" in optional  # with what it needs in turn (cuBLASLt), as optional
+    assert "libcudart.so.12" not in optional
+    assert optional["libcutensor.so.2"]["requirement"].endswith('; extra == "tensor-ops"')
+    assert main(["check", str(output), "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (through,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
+    assert "only the extra 'tensor-ops' installs" in through["message"]
+
+
+def test_optional_takes_an_extras_name_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wheel = _fresh_build_wheel(tmp_path, ["libcutensor.so.2"])
+    code = main(["repair", str(wheel), "-w", str(tmp_path / "out"), "--optional", "cutensor=a b"])
+    assert code == 2
+    assert "'a b' is not an extra's name" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
 def test_one_range_holds_for_every_library_of_a_distribution(

@@ -96,7 +96,7 @@ def repaired(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     before = (source.stat().st_size, source.stat().st_mtime_ns)
     out_dir = tmp_path_factory.mktemp(entry.id) / "wheelhouse"
     code, stdout, stderr, crash = _run_main(
-        ["repair", str(source), "-w", str(out_dir), "--json", *entry.options]
+        ["repair", str(source), "-w", str(out_dir), "--json", *entry.options, *entry.repair_options]
     )
     assert (source.stat().st_size, source.stat().st_mtime_ns) == before, "repair modified its input"
     return RepairOutcome(entry, source, out_dir, code, stdout, stderr, crash)
@@ -139,6 +139,12 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
     if repaired.entry.adds is not None:
         added = [requirement["distribution"] for requirement in result["plan"]["requirements"]]
         assert added == list(repaired.entry.adds), repaired.describe()
+    for requirement in result["plan"]["requirements"]:  # an extra --optional asked for, or none
+        if requirement["distribution"] in (repaired.entry.kept_optional or ()):
+            assert requirement["extra"], repaired.describe()
+            assert requirement["requirement"].endswith(f'extra == "{requirement["extra"]}"')
+        else:
+            assert not requirement["extra"], repaired.describe()
     if repaired.entry.edits is not None:
         edited = [edit["path"] for edit in result["plan"]["edits"]]
         assert edited == list(repaired.entry.edits), repaired.describe()

@@ -37,6 +37,8 @@ class CorpusWheel:
     # What its maintainer would pass to repair and check: a torch extension counts on `import torch`
     # having loaded libc10.so and libtorch*.so (none of them has an RPATH into torch/lib).
     options: tuple[str, ...] = ()
+    # What its maintainer would pass to repair only (the extras it puts libraries behind).
+    repair_options: tuple[str, ...] = ()
     # The CUDA major repair's plan must choose (in its --json document, written or refused), where a
     # wrong one once ended the repair.
     cuda_major: int | None = None
@@ -132,8 +134,10 @@ CORPUS: tuple[CorpusWheel, ...] = (
         size=136_632_369,
         vendors="nothing vendored; CUDA libraries loaded at run time (cuda-pathfinder, a ctk extra)",
         install_mb=1900,  # eight CUDA 12 NVIDIA wheels (cuBLAS 580 MB, cuTENSOR 330, NCCL 290, ...)
-        # Its extra 'ctk' names these as components of cuda-toolkit: they stay behind it. cuTENSOR and
-        # NCCL, which no extra offers, are required.
+        # CuPy loads cuTENSOR and NCCL only when asked to (cupy.cutensor, cupyx.distributed) and offers
+        # no extra for them: its maintainer would not make 620 MB of them part of every install.
+        repair_options=("--optional", "cutensor", "--optional", "nccl"),
+        # Its extra 'ctk' names the others as components of cuda-toolkit: they stay behind it.
         adds=("cutensor-cu12", "nvidia-nccl-cu12"),
         kept_optional=(
             "nvidia-cublas-cu12",
@@ -141,6 +145,8 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "nvidia-curand-cu12",
             "nvidia-cusolver-cu12",
             "nvidia-cusparse-cu12",
+            "cutensor-cu12",
+            "nvidia-nccl-cu12",
             "nvidia-cuda-nvrtc-cu12",
         ),
     ),

@@ -11,6 +11,7 @@ from slimwheel.names import NameStyle, parse_library_file_name
 from slimwheel.policy import host_sonames
 
 __all__ = [
+    "ALSO_BUILT_BY_OTHERS",
     "DRIVER_LIBRARY_NAMES",
     "LOADS_BY_SONAME",
     "SAME_IN_EVERY_MAJOR",
@@ -20,6 +21,7 @@ __all__ = [
     "is_driver_library",
     "is_system_library",
     "nvidia_product_of",
+    "other_makers_of",
 ]
 
 
@@ -39,6 +41,21 @@ DRIVER_LIBRARY_NAMES = frozenset(
 # OpenCL ICD loader (nvidia-cuda-opencl, nvidia-cuda-opencl-cu12, CUDA 11's runtime wheel), which
 # OpenMM 8.6's OpenCL plugins need with nothing of CUDA. Alone, they tell no CUDA major.
 SAME_IN_EVERY_MAJOR = frozenset({"OpenCL"})
+# Libraries NVIDIA's wheels ship under a soname other projects build too, by soname stem: who else does.
+# A wheel's copy of one is NVIDIA's only where its bytes, its build-id or its file version say so; the
+# soname alone says nothing. pyopencl 2026.1.4 vendors ocl-icd's libOpenCL.so.1, whose settings
+# (OCL_ICD_DEFAULT_PLATFORM, OCL_ICD_PLATFORM_SORT) the Khronos loader in nvidia-cuda-opencl does not
+# read; nvidia-libcal-cu12 ships a build of OpenUCX's UCC and its plugins.
+ALSO_BUILT_BY_OTHERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"OpenCL"), "an OpenCL ICD loader, which ocl-icd and Khronos's project build too"),
+    (re.compile(r"ucc(_\w+)?"), "OpenUCX's UCC (or one of its plugins)"),
+)
+
+
+def other_makers_of(stem: str) -> str | None:
+    """Who else builds the library of soname stem ``stem`` (``OpenCL``, ``ucc_tl_ucp``), or None for
+    a library only NVIDIA builds."""
+    return next((who for pattern, who in ALSO_BUILT_BY_OTHERS if pattern.fullmatch(stem)), None)
 
 
 @dataclass(frozen=True)

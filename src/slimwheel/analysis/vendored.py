@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from packaging.utils import canonicalize_name
 
 from slimwheel.analysis.inspect import _candidate_members
-from slimwheel.analysis.libraries import is_driver_library
+from slimwheel.analysis.libraries import is_driver_library, other_makers_of
 from slimwheel.analysis.model import Confidence, IdentifiedRelease, VendoredCopy, _ElfMember
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.findings import Finding, FindingKind, Severity
@@ -28,7 +28,12 @@ def named_like_copies(wheel: ArchiveSource, catalog: Catalog) -> dict[str, str]:
     found = {}
     for member in _candidate_members(wheel):
         parsed = parse_library_file_name(posixpath.basename(member.name))
-        if parsed is not None and parsed.stem in names and parsed.style is not NameStyle.WINDOWS:
+        if (
+            parsed is not None
+            and parsed.stem in names
+            and parsed.style is not NameStyle.WINDOWS
+            and other_makers_of(parsed.stem) is None  # only its content can say it is NVIDIA's
+        ):
             found[member.name] = parsed.stem
     return found
 
@@ -166,6 +171,18 @@ def _find_vendored(
             original = identified.soname
         stem = parse_library_file_name(original)
         if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):
+            continue
+        others = other_makers_of(stem.stem) if stem else None
+        if others and not (identified and identified.confidence in _FILE_LEVEL):
+            findings.append(
+                Finding(
+                    FindingKind.NOT_NVIDIA_BUILD,
+                    Severity.INFO,
+                    item.member.name,
+                    f"{original} is {others}; nothing in this copy matches an NVIDIA release (sha256, "
+                    "file version), so it is the wheel's own library and stays",
+                )
+            )
             continue
         copy = VendoredCopy(
             path=item.member.name,

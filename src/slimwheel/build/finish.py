@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.utils import canonicalize_name
 
 from slimwheel.errors import SlimwheelError
+from slimwheel.metadata import metadata_with
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
@@ -36,10 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FinishError",
-    "extra_requirement",
     "finish_wheel",
     "framework_files",
-    "metadata_with",
     "metapackage_wheel",
     "rename_wheel",
     "wheel_name",
@@ -55,47 +54,6 @@ class FinishError(SlimwheelError):
 def wheel_name(distribution: str) -> str:
     """The distribution name as wheel file names and ``.dist-info`` folders spell it."""
     return canonicalize_name(distribution).replace("-", "_")
-
-
-def extra_requirement(line: str, extra: str) -> str:
-    """``line`` required only under ``extra``: ``pkg==1; extra == "torch"`` (its own marker kept)."""
-    from packaging.requirements import Requirement
-
-    requirement = Requirement(line)
-    marker = f'extra == "{extra}"'
-    if requirement.marker is not None:
-        marker = f"({requirement.marker}) and {marker}"
-    requirement.marker = None
-    return f"{requirement}; {marker}"
-
-
-def metadata_with(
-    metadata: bytes,
-    *,
-    name: str | None,
-    requires: Sequence[str],
-    extras: Sequence[tuple[str, Sequence[str]]] = (),
-) -> bytes:
-    """METADATA with the ``Name`` header's value replaced and ``Requires-Dist`` lines (and, per extra,
-    ``Provides-Extra`` and its requirements) added after the last header; every other byte kept."""
-    newline = b"\r\n" if b"\r\n" in metadata else b"\n"
-    head, separator, body = metadata.partition(newline + newline)
-    lines = head.split(newline)
-    while lines and not lines[-1]:  # headers only, ending in a newline: no empty header line kept
-        lines.pop()
-    if name is not None:
-        for index, line in enumerate(lines):
-            if line.lower().startswith(b"name:"):
-                lines[index] = b"Name: " + name.encode()
-                break
-        else:
-            raise FinishError("METADATA has no Name header")
-    present = {line.split(b":", 1)[1].strip() for line in lines if line.lower().startswith(b"requires-dist:")}
-    lines += [f"Requires-Dist: {r}".encode() for r in requires if r.encode() not in present]
-    for extra, extra_requires in extras:
-        lines.append(f"Provides-Extra: {extra}".encode())
-        lines += [f"Requires-Dist: {extra_requirement(r, extra)}".encode() for r in extra_requires]
-    return newline.join(lines) + (separator + body if separator else newline)
 
 
 def rename_wheel(

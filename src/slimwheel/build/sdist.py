@@ -25,8 +25,9 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from slimwheel.build.finish import metadata_with, wheel_name
+from slimwheel.build.finish import wheel_name
 from slimwheel.build.settings import BuildSettingsError
+from slimwheel.metadata import metadata_with
 
 __all__ = ["pin_distribution", "rename_sdist"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import posixpath
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="LIB",
         help="leave these alone, to the host: their copies stay, and check's not-found is a warning",
+    )
+    parser.add_argument(
+        "--optional",
+        action="append",
+        default=[],
+        metavar="LIB[=EXTRA]",
+        help="require LIB's NVIDIA wheel only under an extra (default: the library's name), for a "
+        "library the package loads only on request: `--optional cutensor` writes `cutensor-cu12...; "
+        'extra == "cutensor"` and Provides-Extra: cutensor',
     )
     parser.add_argument("--runpath", action="store_true", help="write DT_RUNPATH instead of DT_RPATH")
     parser.add_argument(
@@ -148,6 +158,29 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
     return found
 
 
+_EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _optional_extras(specs: list[str]) -> dict[str, str]:
+    """``--optional LIB[=EXTRA]``: library name -> extra, normalized as PEP 685 compares them."""
+    from packaging.utils import canonicalize_name
+
+    from slimwheel.names import parse_library_spec
+
+    found: dict[str, str] = {}
+    for spec in specs:
+        library, _, extra = spec.partition("=")
+        name = parse_library_spec(library).name
+        extra = extra.strip() or name
+        if not _EXTRA_NAME.fullmatch(extra):
+            raise UsageError(
+                f"--optional {spec!r}: {extra!r} is not an extra's name",
+                hint="letters, digits, '.', '_' and '-', e.g. --optional nccl=distributed",
+            )
+        found[name] = canonicalize_name(extra)
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     from slimwheel.catalog.exports import IndexExports
     from slimwheel.index.cache import Cache
@@ -167,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         use_runpath=args.runpath,
         force=args.force,
         keep_extras_optional=args.keep_extras_optional,
+        optional=_optional_extras(args.optional),
     )
     if args.isolated_environment:
         environment = None

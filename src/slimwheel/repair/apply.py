@@ -51,8 +51,9 @@ from slimwheel._scratch import scratch_folder
 from slimwheel.elf import EDIT_ENDS, ranges_to_keep, table_ranges
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.errors import WheelError
+from slimwheel.metadata import metadata_with
 from slimwheel.repair.embed import patched_init
-from slimwheel.repair.plan import AddedRequirement, ElfEdit, RepairError, RepairPlan
+from slimwheel.repair.plan import ElfEdit, RepairError, RepairPlan
 from slimwheel.wheel import (
     SIGNATURE_FILE_NAMES,
     RecordEntry,
@@ -73,7 +74,6 @@ __all__ = [
     "apply_plan",
     "checked_record",
     "find_patchelf",
-    "metadata_with_requirements",
     "patchelf_arguments",
 ]
 
@@ -109,19 +109,6 @@ def patchelf_arguments(edit: ElfEdit) -> list[str]:
         else:
             arguments.append("--remove-rpath")
     return arguments
-
-
-def metadata_with_requirements(metadata: bytes, requirements: Sequence[AddedRequirement]) -> bytes:
-    """METADATA with ``Requires-Dist`` lines added at the end of the headers, the rest byte for byte."""
-    if not requirements:
-        return metadata
-    newline = b"\r\n" if b"\r\n" in metadata else b"\n"
-    separator = newline + newline
-    head, found, body = metadata.partition(separator)
-    lines = b"".join(f"Requires-Dist: {r.requirement}".encode() + newline for r in requirements)
-    if not found:
-        return metadata.rstrip(newline) + newline + lines
-    return head + newline + lines.rstrip(newline) + separator + body
 
 
 def checked_record(wheel: Wheel) -> dict[str, RecordEntry]:
@@ -471,7 +458,11 @@ def apply_plan(
                     edits.write(writer, member)
                 elif name == metadata_path and plan.requirements:
                     original = _checked(wheel, records[name], wheel.metadata_bytes())
-                    metadata = metadata_with_requirements(original, plan.requirements)
+                    metadata = metadata_with(
+                        original,
+                        requires=[r.requirement for r in plan.requirements],
+                        extras=[(extra, ()) for extra in plan.new_extras],
+                    )
                     writer.add_bytes(name, metadata, mode=member.unix_mode or 0o644)
                 elif name in inits:
                     text = patched_init(

@@ -86,6 +86,9 @@ class RepairOptions:
     use_runpath: bool = False
     force: bool = False  # also rewrite what is unsafe: copies loaded by path, a bundled driver
     keep_extras_optional: bool = False  # a provider required only under an extra stays optional
+    # --optional LIB[=EXTRA]: library name -> the extra its NVIDIA wheel goes behind, for libraries the
+    # package loads only on request (CuPy's cuTENSOR and NCCL), rather than a requirement of every install
+    optional: Mapping[str, str] = field(default_factory=dict)
 
     def wants(self, name: str) -> bool:
         """``--only`` / ``--exclude`` by library name."""
@@ -115,6 +118,7 @@ class AddedRequirement:
     linked_version: str
     version_source: str  # "--linked-version", "installed", "vendored copy", "symbols ...", "first release"
     range_reason: str
+    extra: str = ""  # the extra it is required under (--optional), "" for every install
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,11 @@ class RepairPlan:
         return bool(
             self.drop or self.requirements or self.embedded or any(e.changes_anything for e in self.edits)
         )
+
+    @property
+    def new_extras(self) -> tuple[str, ...]:
+        """The extras the added requirements are gated by (--optional), which METADATA must offer."""
+        return tuple(dict.fromkeys(r.extra for r in self.requirements if r.extra))
 
 
 def _wheel_platform(report: WheelReport) -> Platform:
@@ -939,10 +948,17 @@ def _plan_distribution(
                 hint="fix the requirement or pass --linked-version",
             )
         line = f"{requirement_text}; {_marker(context.platform)}"
+        extra = _requested_extra(choices, context.options)
+        if extra:
+            line = f'{line} and extra == "{extra}"'  # the platform marker is a chain of "and" too
+            optional = True
+            _note_requested_extra(distribution, choices, extra, context.options, draft, dropped=dropped)
         sources = ", ".join(dict.fromkeys(c.source for c in choices))
-        draft.added.append(AddedRequirement(names, distribution, line, linked, sources, reason))
+        draft.added.append(AddedRequirement(names, distribution, line, linked, sources, reason, extra))
         draft.roots.append(("the repaired wheel", Requirement(requirement_text)))
-        if gated:
+        if extra:  # the manifest says which extra installs it (verify installs the wheel with it)
+            requirement_text = f'{requirement_text}; extra == "{extra}"'
+        elif gated:
             extras = sorted({extra for w in gated for extra in w.extras})
             listed = ", ".join(repr(extra) for extra in extras)
             draft.made_hard.append(
@@ -950,6 +966,20 @@ def _plan_distribution(
                 f"always load {', '.join(c.soname for c in choices)}: now always required "
                 "(--keep-extras-optional keeps it optional and the vendored copies in)"
             )
+    _record_choices(choices, requirement_text, linked, context, draft, optional=optional)
+
+
+def _record_choices(
+    choices: Sequence[_Choice],
+    requirement_text: str,
+    linked: str,
+    context: _Context,
+    draft: _Draft,
+    *,
+    optional: bool,
+) -> None:
+    """Each chosen library's folder on its consumers' search paths, and its line in the manifest."""
+    distribution = choices[0].provider.distribution
     for choice in choices:
         folder = choice.provider.library.folder
         for path in choice.need.needed_by:
@@ -973,6 +1003,34 @@ def _plan_distribution(
         known = _catalog_needs(context, folder, choice.soname) is not None
         if not installed and not known and distribution not in draft.unread_providers:
             draft.unread_providers.append(distribution)
+
+
+def _note_requested_extra(
+    distribution: str,
+    choices: Sequence[_Choice],
+    extra: str,
+    options: RepairOptions,
+    draft: _Draft,
+    *,
+    dropped: bool,
+) -> None:
+    asked = ", ".join(c.name for c in choices if c.name in options.optional)
+    sonames = ", ".join(c.soname for c in choices)
+    draft.kept_optional.append(
+        f"{distribution}: behind the new extra {extra!r} (--optional {asked}); the files that need "
+        f"{sonames} find it once the extra is installed"
+    )
+    if dropped:
+        draft.warnings.append(
+            f"{distribution}: a plain install loaded the vendored copies repair drops; with --optional "
+            f"only an install with the extra {extra!r} has {sonames}"
+        )
+
+
+def _requested_extra(choices: Sequence[_Choice], options: RepairOptions) -> str:
+    """The extra ``--optional`` puts a distribution behind: the one named for any of its libraries
+    (one Requires-Dist per distribution), "" for none."""
+    return next((options.optional[c.name] for c in choices if c.name in options.optional), "")
 
 
 def _optional_through(
@@ -1228,6 +1286,12 @@ def plan_repair(
                 wants.setdefault(path, set()).add(distribution)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft, wants=wants)
+    gated = {name for r in draft.added if r.extra for name in r.library.split(", ")}
+    for name in sorted(set(options.optional) - gated):
+        draft.warnings.append(
+            f"--optional {name}: repair adds no requirement for it (the wheel needs no such library, "
+            "or already requires its NVIDIA wheel, or an extra of its own brings it)"
+        )
     problems, installable = _conflicts_per_install(
         catalog, existing, report.distribution, draft.roots, brought
     )
