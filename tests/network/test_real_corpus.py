@@ -30,12 +30,16 @@ import contextlib
 import io
 import json
 import posixpath
+import subprocess
+import sys
+import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from slimwheel.cli import main
 from slimwheel.elf import ELF_MAGIC, read_elf
@@ -173,6 +177,42 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
         f"{repaired.entry.filename} ({repaired.entry.vendors}): repair exited 0 but check on its output "
         f"exited {code}:\n" + "\n".join(errors) + stderr
     )
+
+
+def _pip_resolves(wheel: str) -> set[str]:
+    """The distributions ``pip install WHEEL`` would install into an empty environment (pip's own
+    resolver against the index pip is configured for; ``--dry-run``: nothing is installed)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "report.json"
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        command += ["--dry-run", "--ignore-installed", "--only-binary=:all:", "--report", str(report), wheel]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return {
+            canonicalize_name(item["metadata"]["name"]) for item in json.loads(report.read_text())["install"]
+        }
+
+
+def test_what_a_plain_install_brings_leaves_the_extras_out(repaired: RepairOutcome) -> None:
+    """pip itself must agree that a plain install of the repaired wheel installs none of the providers
+    left (or put, with --optional) behind an extra, and that the extras --optional added bring theirs."""
+    gated = set(repaired.entry.kept_optional or ())
+    if repaired.code != 0 or not gated:
+        pytest.skip("no provider behind an extra")
+    (output,) = repaired.written
+    plain = _pip_resolves(str(output))
+    assert canonicalize_name(repaired.entry.project) in plain
+    assert not plain & gated, sorted(plain & gated)
+    document = repaired.document or {}
+    behind = [
+        (r["extra"], r["distribution"])
+        for w in document.get("wheels", [])
+        for r in w["plan"]["requirements"]
+        if r["extra"]
+    ]
+    if behind:
+        with_extras = _pip_resolves(f"{output}[{','.join(sorted({extra for extra, _ in behind}))}]")
+        assert {distribution for _, distribution in behind} <= with_extras, sorted(with_extras)
 
 
 @pytest.mark.install
