@@ -314,6 +314,20 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cuda-runtime-cu12",),
     ),
     CorpusWheel(
+        project="pyopencl",
+        filename="pyopencl-2026.1.4-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="31bed2c185b395ace1315afaf14bb60e4ce740ef8e6a74033de64d8984decd87",
+        size=762_300,
+        vendors=(
+            "ocl-icd's libOpenCL.so.1 (pyopencl/.libs/libOpenCL-5519dec5.so.1.0.0), not NVIDIA's: the "
+            "soname nvidia-cuda-opencl's Khronos loader has, which repair once dropped for it"
+        ),
+        install_mb=60,  # numpy, platformdirs, pytools
+        must_repair=True,
+        adds=(),
+        edits=(),
+    ),
+    CorpusWheel(
         project="pennylane-lightning-gpu",
         filename="pennylane_lightning_gpu-0.45.0-cp311-cp311-manylinux_2_28_x86_64.whl",
         sha256="8fa158507144efa9f4e7c202e583a677c034eea303b8710d3152aef2e400b680",
