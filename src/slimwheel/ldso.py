@@ -8,6 +8,7 @@ expand it, and neither do we).
 from __future__ import annotations
 
 import enum
+import itertools
 import posixpath
 import re
 from collections.abc import Sequence
@@ -63,12 +64,16 @@ def expand_entry(entry: str, origin: str) -> tuple[EntryKind, str]:
     rest = _ORIGIN.sub("", entry, count=1)
     if "$" in rest:
         return EntryKind.UNSIMULATED, entry
+    # A file of the wheel's data scheme lands outside site-packages (``../../../lib``): its entries
+    # are followed within that tree, never above its top nor into site-packages by a guessed name.
+    steps = [part for part in origin.split("/") if part not in ("", ".")]
+    floor = len(steps) - len(list(itertools.dropwhile(lambda part: part == "..", steps)))
     parts: list[str] = []
-    for part in [*origin.split("/"), *rest.split("/")]:
+    for part in [*steps, *rest.split("/")]:
         if part in ("", "."):
             continue
-        if part == "..":
-            if not parts:
+        if part == ".." and len(parts) >= floor:
+            if len(parts) == floor:
                 return EntryKind.OUTSIDE, entry
             parts.pop()
         else:

@@ -266,6 +266,54 @@ def test_optional_takes_an_extras_name_only(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_a_library_of_the_data_scheme_lands_outside_site_packages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pkg-1.0.data/data/lib/libtool.so`` installs into the environment's prefix (``<prefix>/lib``):
+    check follows its ``$ORIGIN`` there (its sibling is found), repair writes no RPATH from there into
+    site-packages (none serves every Python), and so the wheel, which it cannot make load, is refused."""
+    build = tmp_path / "build"
+    runtime = compile_shared(
+        build / "libcudart.so.12", {"rt.c": "int cuda_rt(void) { return 1; }\n"}, soname="libcudart.so.12"
+    )
+    sibling = compile_shared(
+        build / "libdep.so", {"dep.c": "int dep(void) { return 2; }\n"}, soname="libdep.so"
+    )
+    tool = compile_shared(
+        build / "libtool.so",
+        {"tool.c": "int cuda_rt(void); int dep(void); int tool(void) { return cuda_rt() + dep(); }\n"},
+        soname="libtool.so",
+        link=[runtime, sibling],
+        rpath="$ORIGIN",
+    )
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "pkg",
+        "1.0",
+        {
+            "pkg/__init__.py": b"",
+            "pkg-1.0.data/data/lib/libtool.so": tool.read_bytes(),
+            "pkg-1.0.data/data/lib/libdep.so": sibling.read_bytes(),
+        },
+        tag=TAG,
+        requires=("nvidia-cuda-runtime-cu12>=12.0",),
+    )
+    assert main(["check", str(wheel), "--json", "--offline"]) == 1
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    errors = [(f["path"], f["soname"]) for f in checked["findings"] if f["severity"] == "error"]
+    assert errors == [("pkg-1.0.data/data/lib/libtool.so", "libcudart.so.12")]
+    assert not [f for f in checked["findings"] if f["soname"] == "libdep.so"]  # found by its $ORIGIN
+    out = tmp_path / "out"
+    assert main(["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    (left,) = result["plan"]["left_alone"]
+    assert left.startswith("pkg-1.0.data/data/lib/libtool.so: installs outside site-packages, in the ")
+    assert "<prefix>/lib" in left
+    assert result["plan"]["edits"] == []
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_one_range_holds_for_every_library_of_a_distribution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

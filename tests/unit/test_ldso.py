@@ -35,6 +35,16 @@ from slimwheel.ldso import (
         ("/usr/local/cuda/lib64", "pkg", EntryKind.ABSOLUTE, "/usr/local/cuda/lib64"),
         ("lib", "pkg", EntryKind.RELATIVE, "lib"),
         ("", "pkg", EntryKind.EMPTY, ""),
+        # A file of the wheel's data scheme, in <prefix>/lib: followed within the prefix, not above it.
+        ("$ORIGIN", "../../../lib", EntryKind.FOLDER, "../../../lib"),
+        ("$ORIGIN/../bin", "../../../lib", EntryKind.FOLDER, "../../../bin"),
+        (
+            "$ORIGIN/../lib/python3.11/site-packages/nvidia/cu13/lib",
+            "../../../lib",
+            EntryKind.FOLDER,
+            "../../../lib/python3.11/site-packages/nvidia/cu13/lib",
+        ),  # a guess no lookup matches
+        ("$ORIGIN/../..", "../../../lib", EntryKind.OUTSIDE, "$ORIGIN/../.."),
     ],
 )
 def test_entries(entry: str, origin: str, kind: EntryKind, folder: str) -> None:

@@ -195,8 +195,9 @@ def test_installed_path_maps_purelib_and_platlib_to_site_packages(cuda_wheel: Pa
         assert wheel.installed_path(DEFLATED_LIB) == "nvidia/cu13/lib/libcudss_mtlayer_gomp.so.0"
         purelib = f"{DATA}/purelib/nvidia_cudss_extra/__init__.py"
         assert wheel.installed_path(purelib) == "nvidia_cudss_extra/__init__.py"
-        scripts = f"{DATA}/scripts/cudss-info"
-        assert wheel.installed_path(scripts) == scripts
+        # The other schemes land in the environment's prefix, three folders above site-packages.
+        assert wheel.installed_path(f"{DATA}/scripts/cudss-info") == "../../../bin/cudss-info"
+        assert wheel.installed_path(f"{DATA}/data/lib/libx.so") == "../../../lib/libx.so"
         assert wheel.installed_path(STORED_LIB) == STORED_LIB
         assert wheel.installed_path(f"{DIST_INFO}/METADATA") == f"{DIST_INFO}/METADATA"
 

@@ -1208,6 +1208,13 @@ def _edits(
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
+        if folders and (elf.installed_path or "").startswith("../"):
+            draft.left_alone.append(
+                f"{elf.path}: installs outside site-packages, in the environment's "
+                f"{posixpath.dirname(elf.installed_path).replace('../../..', '<prefix>', 1)}, where no "
+                "$ORIGIN path reaches NVIDIA's wheels for every Python; its search path is left as it is"
+            )
+            folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=use_runpath)
         edit = ElfEdit(elf.path, tuple(renames), search, use_runpath, why)
         if edit.changes_anything:
@@ -1305,6 +1312,7 @@ def plan_repair(
         libraries=_with_transitive(draft.libraries, context),
         generator=f"slimwheel {__version__}",
     )
+    edits = tuple(_edits(report, draft, catalog, options.use_runpath, installable))  # adds to left_alone
     embedded: tuple[EmbeddedLoader, ...] = ()
     if embed is not None:
         embedded, note = plan_embedding(embed, manifest, report.filename)
@@ -1316,7 +1324,7 @@ def plan_repair(
         platform=platform,
         cuda_major=major,
         drop=tuple(sorted(draft.drop)),
-        edits=tuple(_edits(report, draft, catalog, options.use_runpath, installable)),
+        edits=edits,
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
         made_hard=tuple(draft.made_hard),

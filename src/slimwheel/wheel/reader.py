@@ -106,6 +106,10 @@ _READABLE_COMPRESSION = {
 _INFLATED_HERE = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # others go through zipfile
 _DRIVE_LETTER = re.compile(r"[A-Za-z]:")
 _INSTALLED_SCHEMES = ("purelib", "platlib")  # .data schemes that land in site-packages itself
+# Where the other schemes land, from site-packages (<prefix>/lib/pythonX.Y/site-packages in a venv, a
+# --user or a system install, so <prefix> is three folders up): outside it, where no $ORIGIN entry
+# into site-packages serves every Python.
+_OUTSIDE_SCHEMES = {"data": "../../..", "scripts": "../../../bin", "headers": "../../../include"}
 
 
 @dataclass(frozen=True)
@@ -383,11 +387,16 @@ class Wheel:
 
     def installed_path(self, name: str) -> str:
         """Where ``name`` lands relative to site-packages: ``<x>.data/purelib/a/b`` and
-        ``<x>.data/platlib/a/b`` become ``a/b``; other names (other .data schemes too) stay as they are."""
+        ``<x>.data/platlib/a/b`` become ``a/b``; ``<x>.data/data/lib/c.so`` lands in the environment's
+        prefix, ``../../../lib/c.so`` (``scripts``: ``../../../bin``); other names stay as they are."""
         for scheme in _INSTALLED_SCHEMES:
             prefix = f"{self.data_dir}/{scheme}/"
             if name.startswith(prefix):
                 return name[len(prefix) :]
+        for scheme, base in _OUTSIDE_SCHEMES.items():
+            prefix = f"{self.data_dir}/{scheme}/"
+            if name.startswith(prefix):
+                return f"{base}/{name[len(prefix) :]}"
         return name
 
     # -- dist-info files -------------------------------------------------------------------------
