@@ -314,6 +314,43 @@ def test_a_library_of_the_data_scheme_lands_outside_site_packages(
     assert not out.exists() or not any(out.iterdir())
 
 
+def test_a_wheels_own_folder_in_the_nvidia_namespace_stays_on_its_search_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nvidia-dali installs its own libraries into ``nvidia/dali``: an ``$ORIGIN`` entry there is the
+    wheel's, not a stale guess at an NVIDIA wheel's folder, and stays when the file gets its provider's."""
+    build = tmp_path / "build"
+    runtime = compile_shared(
+        build / "libcudart.so.12", {"rt.c": "int cuda_rt(void) { return 1; }\n"}, soname="libcudart.so.12"
+    )
+    own = compile_shared(build / "libbar.so", {"bar.c": "int bar(void) { return 2; }\n"}, soname="libbar.so")
+    extension = compile_shared(
+        build / "_ext.so",
+        {"ext.c": "int cuda_rt(void); int bar(void); int PyInit__ext(void) { return cuda_rt() + bar(); }\n"},
+        link=[runtime, own],
+        rpath="$ORIGIN:$ORIGIN/../cublas/lib",
+    )
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "nvidia-foo",
+        "1.0",
+        {
+            "nvidia/foo/__init__.py": b"",
+            "nvidia/foo/_ext.so": extension.read_bytes(),
+            "nvidia/foo/libbar.so": own.read_bytes(),
+        },
+        tag=TAG,
+    )
+    result = _repair(tmp_path, wheel, capsys)
+    output = Path(str(result["output"]))
+    with Wheel.open(output) as repaired, repaired.seekable_member("nvidia/foo/_ext.so") as stream:
+        rpath = read_elf(stream, path="nvidia/foo/_ext.so", symbols=False).rpath
+    # nvidia/cublas/lib is an NVIDIA wheel's folder (cuBLAS 12's): kept after the provider's, as before.
+    assert rpath == ("$ORIGIN", "$ORIGIN/../cuda_runtime/lib", "$ORIGIN/../cublas/lib")
+    assert main(["check", str(output)]) == 0
+
+
 def test_one_range_holds_for_every_library_of_a_distribution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -712,7 +712,7 @@ def _search_path(
     - the providers' folders, so the chosen provider's copy is found first;
     - the entries it had into folders NVIDIA's wheels install into: a file may ``dlopen``
       libraries by soname through them (jax's plugins), which searches its DT_RPATH. Entries into
-      the ``nvidia`` namespace that no known wheel installs into go.
+      the ``nvidia`` namespace that neither a known NVIDIA wheel nor this wheel installs into go.
     Empty, relative and absolute entries go: nothing outside the install tree is searched.
     """
     if not folders:
@@ -733,8 +733,10 @@ def _search_path(
         normal = "$ORIGIN" if target == here else rpath_entry(installed, target)
         if target in wheel.nvidia_folders:
             nvidia.append(normal)
-        elif top == "nvidia":
-            continue  # no NVIDIA wheel installs there (a stale guess): it could only ever miss
+        elif top == "nvidia" and target not in wheel.library_dirs:
+            # No NVIDIA wheel installs there (a stale guess): it could only ever miss. The wheel's own
+            # folders in that namespace stay (nvidia-dali's nvidia/dali, through $ORIGIN).
+            continue
         elif not (top in wheel.top_levels and target not in wheel.library_dirs):
             own.append(normal)
     wanted = tuple(dict.fromkeys([*own, *(rpath_entry(installed, f) for f in folders), *nvidia]))
