@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,44 +267,52 @@ def test_optional_takes_an_extras_name_only(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def _linked_with_sibling(build: Path, name: str, entry: str, rpath: str) -> tuple[Path, Path]:
+    """``name``, defining ``entry``, linked against a stand-in for CUDA 12's runtime
+    (``libcudart.so.12``) and ``libsib.so``, a library of its own it finds through ``rpath``."""
+    runtime = compile_shared(
+        build / "libcudart.so.12", {"rt.c": "int cuda_rt(void) { return 1; }\n"}, soname="libcudart.so.12"
+    )
+    sibling = compile_shared(
+        build / "libsib.so", {"sib.c": "int sib(void) { return 2; }\n"}, soname="libsib.so"
+    )
+    consumer = compile_shared(
+        build / name,
+        {"use.c": f"int cuda_rt(void); int sib(void); int {entry}(void) {{ return cuda_rt() + sib(); }}\n"},
+        soname=name if name.startswith("lib") else None,
+        link=[runtime, sibling],
+        rpath=rpath,
+    )
+    return consumer, sibling
+
+
+def _wheel_in(tmp_path: Path, distribution: str, files: dict[str, bytes], **options: Any) -> Path:
+    (tmp_path / "in").mkdir()
+    return make_wheel(tmp_path / "in", distribution, "1.0", files, tag=TAG, **options)
+
+
 def test_a_library_of_the_data_scheme_lands_outside_site_packages(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``pkg-1.0.data/data/lib/libtool.so`` installs into the environment's prefix (``<prefix>/lib``):
     check follows its ``$ORIGIN`` there (its sibling is found), repair writes no RPATH from there into
     site-packages (none serves every Python), and so the wheel, which it cannot make load, is refused."""
-    build = tmp_path / "build"
-    runtime = compile_shared(
-        build / "libcudart.so.12", {"rt.c": "int cuda_rt(void) { return 1; }\n"}, soname="libcudart.so.12"
-    )
-    sibling = compile_shared(
-        build / "libdep.so", {"dep.c": "int dep(void) { return 2; }\n"}, soname="libdep.so"
-    )
-    tool = compile_shared(
-        build / "libtool.so",
-        {"tool.c": "int cuda_rt(void); int dep(void); int tool(void) { return cuda_rt() + dep(); }\n"},
-        soname="libtool.so",
-        link=[runtime, sibling],
-        rpath="$ORIGIN",
-    )
-    (tmp_path / "in").mkdir()
-    wheel = make_wheel(
-        tmp_path / "in",
+    tool, sibling = _linked_with_sibling(tmp_path / "build", "libtool.so", "tool", "$ORIGIN")
+    wheel = _wheel_in(
+        tmp_path,
         "pkg",
-        "1.0",
         {
             "pkg/__init__.py": b"",
             "pkg-1.0.data/data/lib/libtool.so": tool.read_bytes(),
-            "pkg-1.0.data/data/lib/libdep.so": sibling.read_bytes(),
+            "pkg-1.0.data/data/lib/libsib.so": sibling.read_bytes(),
         },
-        tag=TAG,
         requires=("nvidia-cuda-runtime-cu12>=12.0",),
     )
     assert main(["check", str(wheel), "--json", "--offline"]) == 1
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     errors = [(f["path"], f["soname"]) for f in checked["findings"] if f["severity"] == "error"]
     assert errors == [("pkg-1.0.data/data/lib/libtool.so", "libcudart.so.12")]
-    assert not [f for f in checked["findings"] if f["soname"] == "libdep.so"]  # found by its $ORIGIN
+    assert not [f for f in checked["findings"] if f["soname"] == "libsib.so"]  # found by its $ORIGIN
     out = tmp_path / "out"
     assert main(["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment"]) == 1
     (result,) = json.loads(capsys.readouterr().out)["wheels"]
@@ -319,28 +328,17 @@ def test_a_wheels_own_folder_in_the_nvidia_namespace_stays_on_its_search_path(
 ) -> None:
     """nvidia-dali installs its own libraries into ``nvidia/dali``: an ``$ORIGIN`` entry there is the
     wheel's, not a stale guess at an NVIDIA wheel's folder, and stays when the file gets its provider's."""
-    build = tmp_path / "build"
-    runtime = compile_shared(
-        build / "libcudart.so.12", {"rt.c": "int cuda_rt(void) { return 1; }\n"}, soname="libcudart.so.12"
+    extension, own = _linked_with_sibling(
+        tmp_path / "build", "_ext.so", "PyInit__ext", "$ORIGIN:$ORIGIN/../cublas/lib"
     )
-    own = compile_shared(build / "libbar.so", {"bar.c": "int bar(void) { return 2; }\n"}, soname="libbar.so")
-    extension = compile_shared(
-        build / "_ext.so",
-        {"ext.c": "int cuda_rt(void); int bar(void); int PyInit__ext(void) { return cuda_rt() + bar(); }\n"},
-        link=[runtime, own],
-        rpath="$ORIGIN:$ORIGIN/../cublas/lib",
-    )
-    (tmp_path / "in").mkdir()
-    wheel = make_wheel(
-        tmp_path / "in",
+    wheel = _wheel_in(
+        tmp_path,
         "nvidia-foo",
-        "1.0",
         {
             "nvidia/foo/__init__.py": b"",
             "nvidia/foo/_ext.so": extension.read_bytes(),
-            "nvidia/foo/libbar.so": own.read_bytes(),
+            "nvidia/foo/libsib.so": own.read_bytes(),
         },
-        tag=TAG,
     )
     result = _repair(tmp_path, wheel, capsys)
     output = Path(str(result["output"]))
