@@ -259,11 +259,21 @@ def test_optional_puts_a_library_loaded_on_request_behind_an_extra(
     assert "only the extra 'tensor-ops' installs" in through["message"]
 
 
-def test_optional_takes_an_extras_name_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("cutensor=a b", "'a b' is not an extra's name"),
+        ("cutensor>=2", "expected LIB or LIB=EXTRA (no version)"),
+        ("=cutensor", "expected LIB or LIB=EXTRA"),
+    ],
+)
+def test_optional_takes_a_library_and_an_extras_name_only(
+    spec: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     wheel = _fresh_build_wheel(tmp_path, ["libcutensor.so.2"])
-    code = main(["repair", str(wheel), "-w", str(tmp_path / "out"), "--optional", "cutensor=a b"])
+    code = main(["repair", str(wheel), "-w", str(tmp_path / "out"), "--optional", spec])
     assert code == 2
-    assert "'a b' is not an extra's name" in capsys.readouterr().err
+    assert says in capsys.readouterr().err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

@@ -159,6 +159,7 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
 
 
 _EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_OPTIONAL_SPEC = re.compile(r"(?P<library>[^=<>!~\s]+)(?:=(?P<extra>[^=]*))?")
 
 
 def _optional_extras(specs: list[str]) -> dict[str, str]:
@@ -169,7 +170,13 @@ def _optional_extras(specs: list[str]) -> dict[str, str]:
 
     found: dict[str, str] = {}
     for spec in specs:
-        library, _, extra = spec.partition("=")
+        parts = _OPTIONAL_SPEC.fullmatch(spec.strip())
+        if parts is None:
+            raise UsageError(
+                f"--optional {spec!r}: expected LIB or LIB=EXTRA (no version)",
+                hint="e.g. --optional cutensor or --optional nccl=distributed",
+            )
+        library, extra = parts["library"], parts["extra"] or ""
         name = parse_library_spec(library).name
         extra = extra.strip() or name
         if not _EXTRA_NAME.fullmatch(extra):
