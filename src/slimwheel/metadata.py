@@ -4,13 +4,21 @@ backend renames and requires with it; repair adds the requirements it plans."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from packaging.utils import canonicalize_name
 
 from slimwheel.errors import InputError
 
-__all__ = ["extra_requirement", "metadata_with"]
+__all__ = ["extra_requirement", "is_extra_name", "metadata_with"]
+
+# PEP 508's identifier, which an extra's name is and pip accepts inside ``pkg.whl[...]``.
+_EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def is_extra_name(text: str) -> bool:
+    return bool(_EXTRA_NAME.fullmatch(text))
 
 
 def extra_requirement(line: str, extra: str) -> str:

@@ -38,6 +38,7 @@ from slimwheel.elf import exports_any, is_elf, read_elf
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
+from slimwheel.metadata import is_extra_name
 from slimwheel.names import is_extension_abi_tag, is_shared_library_name, module_init_symbols, soname_stem
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
@@ -224,7 +225,7 @@ def verify_wheel(
     facts = _read_wheel(path, names)
     asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
     for extra in asked:
-        if not _EXTRA_NAME.fullmatch(extra):
+        if not is_extra_name(extra):
             where = "--extra" if extras is not None else f"{facts.distribution}'s slimwheel manifest names"
             raise UsageError(
                 f"{where} {extra!r}: not an extra's name (letters, digits, '.', '_', '-')",
@@ -608,10 +609,6 @@ def _why_unresolved(
 
 
 # -- the wheel ---------------------------------------------------------------------------------------
-
-
-# PEP 508's identifier, which pip accepts inside ``pkg.whl[...]``.
-_EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:

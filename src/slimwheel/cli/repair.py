@@ -158,7 +158,6 @@ def _linked_versions(pairs: list[str]) -> dict[str, str]:
     return found
 
 
-_EXTRA_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _OPTIONAL_SPEC = re.compile(r"(?P<library>[^=<>!~\s]+)(?:=(?P<extra>[^=]*))?")
 
 
@@ -166,6 +165,7 @@ def _optional_extras(specs: list[str]) -> dict[str, str]:
     """``--optional LIB[=EXTRA]``: library name -> extra, normalized as PEP 685 compares them."""
     from packaging.utils import canonicalize_name
 
+    from slimwheel.metadata import is_extra_name
     from slimwheel.names import parse_library_spec
 
     found: dict[str, str] = {}
@@ -179,7 +179,7 @@ def _optional_extras(specs: list[str]) -> dict[str, str]:
         library, extra = parts["library"], parts["extra"] or ""
         name = parse_library_spec(library).name
         extra = extra.strip() or name
-        if not _EXTRA_NAME.fullmatch(extra):
+        if not is_extra_name(extra):
             raise UsageError(
                 f"--optional {spec!r}: {extra!r} is not an extra's name",
                 hint="letters, digits, '.', '_' and '-', e.g. --optional nccl=distributed",
