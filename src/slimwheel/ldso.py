@@ -88,9 +88,10 @@ def starts_with_origin(entry: str) -> bool:
 
 def rpath_problems(path: str, label: str, entries: Sequence[str]) -> list[Finding]:
     """Entries that make glibc search a folder that depends on the current directory (empty and
-    relative ones: errors) or on the machine (absolute ones: warnings), by the rules above."""
+    relative ones: errors) or on the machine (absolute ones: warnings), by the rules above. An entry
+    listed again is reported once (TensorFlow 2.20's RUNPATHs repeat theirs up to 56 times)."""
     findings = []
-    for entry in entries:
+    for entry in dict.fromkeys(entries):
         kind, _ = expand_entry(entry, "")
         if kind is EntryKind.EMPTY:
             findings.append(

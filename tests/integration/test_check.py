@@ -260,13 +260,15 @@ def test_absolute_and_escaping_entries_are_not_searched(
     solver = _solver(
         elf_zoo,
         tmp_path,
-        ("--force-rpath", "--set-rpath", f"/opt/cuda/lib64:$ORIGIN/../../../lib:{CU13_LIB}"),
+        # Each listed twice, as TensorFlow 2.20's RUNPATHs repeat theirs (385 warnings where 32 differ).
+        ("--force-rpath", "--set-rpath", ":".join(["/opt/cuda/lib64", "$ORIGIN/../../../lib", CU13_LIB] * 2)),
     )
     wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
     report = _check(wheel, catalog)
     assert not report.has_errors
-    warnings = {f.kind for f in report.findings if f.severity is Severity.WARNING}
-    assert {CheckKind.ABSOLUTE_RPATH_ENTRY, CheckKind.OUTSIDE_TREE} <= warnings
+    warnings = [f.kind for f in report.findings if f.severity is Severity.WARNING]
+    # One each, however often the entry is listed.
+    assert warnings.count(CheckKind.ABSOLUTE_RPATH_ENTRY) == warnings.count(CheckKind.OUTSIDE_TREE) == 1
     assert _needed(report, "pkg/_solver.so", "libcudss.so.1").searched == ("nvidia/cu13/lib",)
 
 

@@ -99,7 +99,7 @@ class Diagnosis:
     def _entry_findings(self, elf: ElfReport, label: EntryTag, entries: Sequence[str]) -> None:
         """Entries the simulation cannot follow ($ORIGIN climbing out, $LIB); rpath_problems has the rest."""
         origin = posixpath.dirname(elf.installed_path)
-        for entry in entries:
+        for entry in dict.fromkeys(entries):  # one finding per entry, however often it is listed
             kind, _ = expand_entry(entry, origin)
             if kind is EntryKind.OUTSIDE:
                 self.findings.append(
