@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from slimwheel._scratch import private_folder, scratch_folder
 from slimwheel.analysis import Severity
 from slimwheel.errors import SlimwheelError, UsageError
+from slimwheel.findings import FindingKind
 from slimwheel.progress import SILENT, Progress
 from slimwheel.repair.plan import RepairOptions, RepairPlan
 
@@ -183,9 +184,15 @@ def _problems(report: CheckReport) -> list[CheckProblem]:
     ]
 
 
+# A file that could not load a soname from the install before repair and still cannot is the input's
+# problem, however check words it: no requirement brought the library in (the input's), or no search
+# path reaches the one repair required (a file installed outside site-packages).
+_NEEDS = frozenset({FindingKind.MISSING_REQUIREMENT.value, FindingKind.UNRESOLVED_NEEDED.value})
+
+
 def _key(problem: CheckProblem | Finding) -> tuple[str, str, str | None]:
     kind = problem.kind if isinstance(problem.kind, str) else problem.kind.value
-    return (kind, problem.path, problem.soname)
+    return ("needs" if kind in _NEEDS else kind, problem.path, problem.soname)
 
 
 def _check(
