@@ -49,6 +49,8 @@ class FindingKind(enum.Enum):
     THROUGH_EXTRA = "found-through-extra"  # found only in an NVIDIA wheel one of the wheel's extras installs
     # found through DT_RUNPATH, but it loads another library by soname, which only DT_RPATH serves (NVRTC)
     LOAD_NEEDS_RPATH = "load-needs-rpath"
+    # a provider's file needs an NVIDIA library no requirement brings (cutensor-cu13 needs cuBLASLt)
+    PROVIDER_NEEDS_UNREQUIRED = "provider-needs-unrequired"
     # What the requirements allow (check).
     NO_RELEASE = "no-release"  # a requirement admits no release the catalog knows for the platform
     BAD_REQUIREMENT = "bad-requirement"

@@ -361,6 +361,60 @@ def test_a_wheels_own_folder_in_the_nvidia_namespace_stays_on_its_search_path(
     assert main(["check", str(output)]) == 0
 
 
+@pytest.mark.parametrize(
+    ("requires", "options", "cublas"),
+    [
+        ((), (), 'sys_platform == "linux" and platform_machine == "x86_64"'),
+        ((), ("--optional", "cutensor"), 'platform_machine == "x86_64" and extra == "cutensor"'),
+        (('cuda-toolkit[cublas]==13.*; extra == "ctk"',), (), None),  # the author's extra brings it
+    ],
+)
+def test_a_library_a_provider_needs_but_does_not_require_is_required(
+    requires: tuple[str, ...],
+    options: tuple[str, ...],
+    cublas: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cutensor-cu13's libcutensor.so.2 needs libcublasLt.so.13 (from nvidia/cu13/lib), but cutensor-cu13
+    requires no nvidia-cublas: a wheel that needs cuTENSOR alone gets cuBLAS too, under the same extra,
+    unless an install of the wheel brings it already."""
+    wheel = _fresh_build_wheel(tmp_path, ["libcutensor.so.2"], requires=requires)
+    plan = _repair(tmp_path, wheel, capsys, "--cuda", "13", *options)["plan"]
+    assert isinstance(plan, dict)
+    added = {r["distribution"]: r for r in plan["requirements"]}
+    assert "cutensor-cu13" in added
+    if cublas is None:
+        assert "nvidia-cublas" not in added
+        return
+    assert added["nvidia-cublas"]["requirement"].startswith("nvidia-cublas>=13.0.0.19,<14; ")
+    assert added["nvidia-cublas"]["requirement"].endswith(cublas)
+    assert (
+        "cutensor-cu13 needs libcublasLt.so.13 and does not require nvidia-cublas"
+        in (added["nvidia-cublas"]["version_source"])
+    )
+
+
+def test_check_says_when_a_provider_needs_what_no_requirement_brings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A wheel that requires cutensor-cu13 alone: its file finds libcutensor.so.2, which does not load
+    without cuBLAS. check warns and names the wheel to require; on repair's output it says nothing."""
+    wheel = _fresh_build_wheel(
+        tmp_path, ["libcutensor.so.2"], requires=("cutensor-cu13>=2.3,<3",), rpath="$ORIGIN/../cutensor/lib"
+    )
+    assert main(["check", str(wheel), "--json", "--offline"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (gap,) = [f for f in checked["findings"] if f["kind"] == "provider-needs-unrequired"]
+    assert (gap["path"], gap["soname"], gap["severity"]) == ("pkg/_ext.so", "libcutensor.so.2", "warning")
+    assert "whose file needs libcublasLt.so.13" in gap["message"]
+    assert "require nvidia-cublas too" in gap["message"]
+    output = Path(str(_repair(tmp_path, wheel, capsys)["output"]))
+    assert main(["check", str(output), "--json", "--offline"]) == 0
+    (repaired,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert not [f for f in repaired["findings"] if f["kind"] == "provider-needs-unrequired"]
+
+
 def test_one_range_holds_for_every_library_of_a_distribution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -370,7 +424,9 @@ def test_one_range_holds_for_every_library_of_a_distribution(
     result = _repair(tmp_path, wheel, capsys, "--cuda", "12", "--linked-version", "cutensorMg=2.0.0")
     plan = result["plan"]
     assert isinstance(plan, dict)
-    (requirement,) = plan["requirements"]
+    # cuTENSOR's own need of cuBLASLt, which cutensor-cu12 does not require, comes second.
+    requirement, cublas = plan["requirements"]
+    assert cublas["distribution"] == "nvidia-cublas-cu12"
     assert requirement["requirement"].startswith("cutensor-cu12>=2.0.0,<2.8.0; ")
     assert requirement["library"] == "cutensor, cutensorMg"
     assert "2.8.0" in requirement["range_reason"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from packaging.specifiers import SpecifierSet
@@ -58,6 +58,8 @@ class Diagnosis:
     # Libraries (soname stems) the caller leaves to the host (repair --exclude): not finding one of
     # theirs is a warning, as auditwheel's --exclude leaves ORT's TensorRT libraries to the host.
     host_provided: frozenset[str] = frozenset()
+    # (file, soname) whose provider's own needs were looked at: once, however many versions answer.
+    _provider_gaps: set[tuple[str, str]] = field(default_factory=set)
 
     def _severity(self, soname: str) -> Severity:
         return Severity.WARNING if soname_stem(soname) in self.host_provided else Severity.ERROR
@@ -136,6 +138,7 @@ class Diagnosis:
                 self._through_extra(elf, soname, lookup)
                 self._split_install(elf, soname, lookup)
                 self._load_needs_rpath(elf, soname, lookup)
+                self._provider_needs_unrequired(elf, soname, lookup)
             elif lookup.resolution is Resolution.REQUIREMENT:
                 if lookup.found_by is None:
                     self._preloaded(elf, soname, lookup)
@@ -437,6 +440,37 @@ class Diagnosis:
                 lookup.versions,
             )
         )
+
+    def _provider_needs_unrequired(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        """An NVIDIA library the found provider's file needs in turn that no NVIDIA wheel of the install
+        ships: cutensor-cu13's libcutensor.so.2 needs libcublasLt.so.13 and requires no nvidia-cublas."""
+        if lookup.path is None or lookup.distribution is None or (elf.path, soname) in self._provider_gaps:
+            return
+        self._provider_gaps.add((elf.path, soname))
+        needs = self.catalog.needed_by(
+            soname,
+            folder=posixpath.dirname(lookup.path),
+            cuda_major=self.target.cuda_major,
+            platform=self.target.platform,
+        )
+        for needed in needs or ():
+            if needed in self.tree.shipped or is_driver_library(needed):
+                continue
+            providers = self._nvidia_distributions(needed)
+            if not providers:
+                continue
+            self.findings.append(
+                Finding(
+                    FindingKind.PROVIDER_NEEDS_UNREQUIRED,
+                    Severity.WARNING,
+                    elf.path,
+                    f"needs {soname} from {lookup.distribution}, whose file needs {needed}, which no "
+                    f"requirement brings in ({lookup.distribution} does not require "
+                    f"{' or '.join(providers)}): without it or a CUDA toolkit on the loader's path, "
+                    f"{soname} does not load; require {providers[0]} too (`slimwheel repair` does)",
+                    soname,
+                )
+            )
 
     def _load_needs_rpath(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         found_by = lookup.found_by

@@ -1007,6 +1007,53 @@ def _record_choices(
             draft.unread_providers.append(distribution)
 
 
+def _require_what_providers_need(
+    draft: _Draft, context: _Context, existing: Sequence[WheelRequirement], own: str
+) -> None:
+    """A requirement for each NVIDIA library that a provider repair requires needs in turn and that no
+    install of the wheel brings in (plain, or with any extra): cutensor-cu13 2.8.1's
+    ``libcutensor.so.2`` needs ``libcublasLt.so.13`` and looks for it in ``nvidia/cu13/lib``, but
+    cutensor-cu13 requires no nvidia-cublas, so a wheel that required cuTENSOR alone did not import.
+    Under the same extra as what needs it (``--optional``); the range starts at the major's first
+    release that ships it, as nothing in this wheel links it."""
+    # Every install loads the always-required providers; --optional's load with their extra. Those an
+    # extra of the author's brings are left as the author gated them.
+    extra_of = {r.distribution: r.extra for r in draft.added}
+    mine = [
+        library for library in draft.libraries if not library.optional or extra_of.get(library.distribution)
+    ]
+    if not mine:
+        return
+    _, installable = _conflicts_per_install(context.catalog, existing, own, draft.roots, context.brought)
+    listed = _with_transitive(mine, context)
+    needed_by = {dependency: library for library in listed for dependency in library.requires}
+    direct = {library.soname for library in mine}
+    for library in listed:
+        parent = needed_by.get(library.name)
+        if library.soname in direct or library.distribution in installable or parent is None:
+            continue
+        provider = _provider(context.catalog, library.soname, context.major, context.platform)
+        if provider is None:
+            continue
+        linked = _first_release_with(context.catalog, provider, context.platform)
+        choice = _Choice(
+            library.soname, library.name, _Need(library.soname), provider, linked, _FIRST_RELEASE
+        )
+        parts, reason = _specifier([choice], linked, context)
+        extra = extra_of.get(parent.distribution, "")
+        text = f"{provider.distribution}{','.join(parts)}"
+        line = f"{text}; {_marker(context.platform)}" + (f' and extra == "{extra}"' if extra else "")
+        why = f"{parent.distribution} needs {library.soname} and does not require {provider.distribution}"
+        draft.added.append(
+            AddedRequirement(
+                library.name, provider.distribution, line, linked, f"{_FIRST_RELEASE} ({why})", reason, extra
+            )
+        )
+        draft.roots.append(("the repaired wheel", Requirement(text)))
+        extra_of[provider.distribution] = extra
+        installable[provider.distribution] = set()  # one requirement per distribution
+
+
 def _note_requested_extra(
     distribution: str,
     choices: Sequence[_Choice],
@@ -1295,6 +1342,7 @@ def plan_repair(
                 wants.setdefault(path, set()).add(distribution)
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft, wants=wants)
+    _require_what_providers_need(draft, context, existing, report.distribution)
     gated = {name for r in draft.added if r.extra for name in r.library.split(", ")}
     for name in sorted(set(options.optional) - gated):
         draft.warnings.append(
