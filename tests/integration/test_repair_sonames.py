@@ -415,6 +415,22 @@ def test_check_says_when_a_provider_needs_what_no_requirement_brings(
     assert not [f for f in repaired["findings"] if f["kind"] == "provider-needs-unrequired"]
 
 
+def test_a_providers_needs_are_read_for_its_own_cuda_major(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """custatevec-cu12 and custatevec-cu13 both install cuquantum/lib/libcustatevec.so.1: what the one
+    found needs is read from its own major's release (cuBLAS 12), not the newest (qiskit-aer-gpu 0.18.2
+    was told of libcublas.so.13)."""
+    wheel = _fresh_build_wheel(
+        tmp_path, ["libcustatevec.so.1"], requires=("custatevec-cu12",), rpath="$ORIGIN/../cuquantum/lib"
+    )
+    assert main(["check", str(wheel), "--json", "--offline"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    gaps = [f["message"] for f in checked["findings"] if f["kind"] == "provider-needs-unrequired"]
+    assert gaps
+    assert all(".so.12," in message and "nvidia-cublas-cu12" in message for message in gaps), gaps
+
+
 def test_one_range_holds_for_every_library_of_a_distribution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

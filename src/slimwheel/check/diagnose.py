@@ -447,10 +447,17 @@ class Diagnosis:
         if lookup.path is None or lookup.distribution is None or (elf.path, soname) in self._provider_gaps:
             return
         self._provider_gaps.add((elf.path, soname))
+        # The found provider's own major: custatevec-cu12 and -cu13 share cuquantum/lib.
+        majors = {
+            release.cuda_major
+            for pin in lookup.versions
+            if pin.distribution == lookup.distribution
+            and (release := self.catalog.release(pin.distribution, pin.version)) is not None
+        }
         needs = self.catalog.needed_by(
             soname,
             folder=posixpath.dirname(lookup.path),
-            cuda_major=self.target.cuda_major,
+            cuda_major=next(iter(majors)) if len(majors) == 1 else self.target.cuda_major,
             platform=self.target.platform,
         )
         for needed in needs or ():
