@@ -46,6 +46,8 @@ class FindingKind(enum.Enum):
     SPLIT_INSTALL = "split-install"  # found through $ORIGIN/.. in another distribution's folder
     PRELOADED = "found-preloaded"  # found only because a preloaded requirement loaded that soname first
     LOADED_FIRST = "found-loaded-first"  # found only if this wheel's file of that soname is loaded first
+    # found only if the package's own code loads that soname first, as the file that names it suggests
+    LOADED_BY_CODE = "found-loaded-by-code"
     THROUGH_EXTRA = "found-through-extra"  # found only in an NVIDIA wheel one of the wheel's extras installs
     # found through DT_RUNPATH, but it loads another library by soname, which only DT_RPATH serves (NVRTC)
     LOAD_NEEDS_RPATH = "load-needs-rpath"

@@ -27,6 +27,7 @@ __all__ = [
     "is_private_copy_name",
     "is_shared_library_name",
     "module_init_symbols",
+    "names_file",
     "parse_library_file_name",
     "parse_library_spec",
     "soname_stem",
@@ -176,3 +177,22 @@ def parse_library_spec(text: str) -> LibrarySpec:
         except InvalidSpecifier as exc:
             raise UsageError(f"{text!r}: bad version spec {spec!r}", hint="write it like cudss>=1.0") from exc
     return LibrarySpec(name, spec)
+
+
+def names_file(text: bytes, name: bytes) -> bool:
+    """``name`` stands in ``text`` as a whole file name, not inside a longer one (``libcudss.so.1`` in
+    ``libcudss.so.12`` or ``mylibcudss.so.1``). bytes.find, not a pattern: package code can be megabytes."""
+    start = text.find(name)
+    while start != -1:
+        before = text[start - 1 : start]
+        after = text[start + len(name) : start + len(name) + 2]
+        joined_before = bool(before) and (before.isalnum() or before in b"_.+-")
+        joined_after = (
+            after[:1].isalnum()
+            or after[:1] in (b"_", b"+", b"-")
+            or (after[:1] == b"." and after[1:2].isdigit())
+        )
+        if not joined_before and not joined_after:
+            return True
+        start = text.find(name, start + 1)
+    return False

@@ -9,7 +9,7 @@ import hashlib
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -21,9 +21,20 @@ from slimwheel.wheel import CHUNK_SIZE, KeepRanges, RecordEntry, Wheel, WheelMem
 from slimwheel.wheel.reader import describe_file_type, not_a_wheel_name, open_regular_file
 from slimwheel.wheel.view import ChunkCallback, seen_by
 
-__all__ = ["ArchiveSource", "LooseFiles", "check_stored_elf_members", "open_source"]
+__all__ = [
+    "CODE_LIMIT",
+    "ArchiveSource",
+    "LooseFiles",
+    "check_stored_elf_members",
+    "open_source",
+    "package_code",
+]
 
 _ZIP_MAGIC = b"PK\x03\x04"
+
+
+# A bigger .py or .json file is generated data, not the code that loads a package's libraries.
+CODE_LIMIT = 1 << 20
 
 
 class ArchiveSource(Protocol):
@@ -220,3 +231,20 @@ def _not_elf(path: Path, head: bytes) -> str:
     if head == _ZIP_MAGIC:
         return "a zip archive, not an ELF file (a wheel's name must end in .whl)"
     return "not an ELF file"
+
+
+def package_code(source: ArchiveSource, *, skip: Callable[[str], bool] | None = None) -> dict[str, bytes]:
+    """The package's Python code and JSON data (files under CODE_LIMIT, ``.dist-info`` left out), by
+    member name: where a package names the libraries its code loads, by path (a vendored copy) or by
+    soname before its extension modules (faiss-gpu-cu12's ``_preload_library.json``). ``skip``: members
+    to leave out (repair's embedded loader)."""
+    code: dict[str, bytes] = {}
+    for member in source.members:
+        name = member.name
+        if not name.endswith((".py", ".json")) or member.file_size >= CODE_LIMIT:
+            continue
+        if name.split("/", 1)[0].endswith(".dist-info") or (skip is not None and skip(name)):
+            continue
+        with source.open_member(name) as stream:
+            code[name] = stream.read(CODE_LIMIT)
+    return code

@@ -520,3 +520,45 @@ def test_a_dense_web_of_libraries_is_walked_once_per_search_path(
     # Each file entered once plus each need that leads to it (two per file); the walk of every path
     # made 6,764 visits here.
     assert len(visits) <= 3 * count, len(visits)
+
+
+@pytest.mark.parametrize(
+    ("code", "loaded_by_code"),
+    [
+        ({}, False),
+        ({"pkg/_preload_library.json": b'{"preload": [{"library": "libcudss.so.1"}]}'}, True),
+        ({"pkg/_load.py": b"import ctypes\nctypes.CDLL(_path_of('libcudss.so.1'))\n"}, True),
+        ({"pkg/_load.py": b"ctypes.CDLL(_path_of('libcudss.so.12'))\n"}, False),  # another library
+        ({"pkg/notes.txt": b"libcudss.so.1\n"}, False),  # neither code nor data the package reads
+    ],
+)
+def test_a_library_the_packages_code_names_counts_as_loaded_by_it_with_a_warning(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path, code: dict[str, bytes], loaded_by_code: bool
+) -> None:
+    """faiss-gpu-cu12 1.14.1's libraries have no RPATH into NVIDIA's wheels: its import opens each
+    library its ``_preload_library.json`` names, from the wheel that installs it, before it imports its
+    extension module, and glibc reuses what is loaded. check said "not found" (4 errors) of a wheel that
+    imports; where the package's code or data names the soname, it is found with a warning instead."""
+    solver = _elf(elf_zoo.ext_dynamic, tmp_path / "_solver.so", ("--remove-rpath",))
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver, **code}, tag=TAG, requires=[CUDSS])
+    report = _check(wheel, catalog)
+    (lookup,) = _needed(report, "pkg/_solver.so", "libcudss.so.1").lookups
+    warnings = [f for f in report.findings if f.kind is CheckKind.LOADED_BY_CODE]
+    if not loaded_by_code:
+        assert lookup.resolution is Resolution.UNRESOLVED
+        assert CheckKind.UNRESOLVED in _errors(report)
+        assert not warnings
+        return
+    assert not report.has_errors, report.findings
+    assert (lookup.resolution, lookup.path, lookup.distribution, lookup.found_by) == (
+        Resolution.NVIDIA_WHEEL,
+        "nvidia/cu13/lib/libcudss.so.1",
+        "nvidia-cudss-cu13",
+        None,
+    )
+    (warning,) = warnings
+    assert warning.severity is Severity.WARNING
+    assert warning.soname == "libcudss.so.1"
+    (named_in,) = code
+    assert f"as {named_in}, which names it, suggests" in warning.message
+    assert "nvidia-cudss-cu13's nvidia/cu13/lib" in warning.message

@@ -521,6 +521,38 @@ CORPUS: tuple[CorpusWheel, ...] = (
         ),
         install_mb=1500,
     ),
+    CorpusWheel(
+        project="faiss-gpu-cu12",
+        filename="faiss_gpu_cu12-1.14.1.post1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="87e630faed349ba71e6c10e8340e93edf406bf22b42e08f097d7d3d64e16d0cb",
+        size=48_386_908,
+        vendors=(
+            "nothing NVIDIA vendored (OpenBLAS, libgomp, libgfortran); faiss/_swigfaiss.so and "
+            "faiss_gpu_cu12.libs/libfaiss-*.so need cudart, cuBLAS and cuBLASLt with no RPATH into "
+            "NVIDIA's wheels: its import opens what faiss/_preload_library.json names first (check once "
+            "called that 4 errors); repair sets the RPATHs"
+        ),
+        install_mb=700,  # nvidia-cublas-cu12 and nvidia-cuda-runtime-cu12, numpy
+        must_repair=True,
+        cuda_major=12,
+        adds=(),
+        edits=("faiss/_swigfaiss.so", "faiss_gpu_cu12.libs/libfaiss-6b43fd57.so"),
+    ),
+    CorpusWheel(
+        project="pynvvideocodec",
+        filename="pynvvideocodec-2.2.4-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="fa19da4df068341863c651ae72c1a29557bfd3b68f2e8297ccbce7c391d148d6",
+        size=26_873_180,
+        vendors=(
+            "an auditwheel copy of cudart 12.3 in a folder named 'pynvvideocodec.' (sic), NEEDED by both "
+            "of its extension modules (PyNvVideoCodec_121 and _130); FFmpeg's libavformat and libavutil"
+        ),
+        install_mb=10,  # nvidia-cuda-runtime-cu12
+        must_repair=True,
+        cuda_major=12,
+        adds=("nvidia-cuda-runtime-cu12",),
+        no_verify="its import needs the NVIDIA driver (NVDEC, NVENC), which this machine lacks",
+    ),
 )
 
 

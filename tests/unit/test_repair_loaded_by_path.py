@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slimwheel.repair.plan import _names_file
+from slimwheel.names import names_file
 
 CUDSS = b"libcudss.so.1"
 
@@ -26,4 +26,4 @@ CUDSS = b"libcudss.so.1"
     ],
 )
 def test_a_file_name_counts_only_whole(text: bytes, named: bool) -> None:
-    assert _names_file(text, CUDSS) is named
+    assert names_file(text, CUDSS) is named

@@ -139,9 +139,15 @@ class Diagnosis:
                 self._split_install(elf, soname, lookup)
                 self._load_needs_rpath(elf, soname, lookup)
                 self._provider_needs_unrequired(elf, soname, lookup)
+            elif lookup.resolution is Resolution.NVIDIA_WHEEL:
+                self._loaded_by_code(elf, soname, lookup)
+                self._through_extra(elf, soname, lookup)
+                self._provider_needs_unrequired(elf, soname, lookup)
             elif lookup.resolution is Resolution.REQUIREMENT:
-                if lookup.found_by is None:
+                if lookup.found_by is None and lookup.distribution in self.tree.preloaded:
                     self._preloaded(elf, soname, lookup)
+                elif lookup.found_by is None:
+                    self._loaded_by_code(elf, soname, lookup)
                 else:
                     self._split_install(elf, soname, lookup)
                     self._load_needs_rpath(elf, soname, lookup)
@@ -392,6 +398,27 @@ class Diagnosis:
                 elf.path,
                 f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
                 f"{lookup.path} is loaded first (import {lookup.distribution} before this file is loaded)",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _loaded_by_code(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        """Off the search path, in a requirement's files, and named by the package's code or data: the
+        package may load it before this file (faiss-gpu-cu12 does), which glibc then reuses. Whether it
+        does, only an import tells (``slimwheel verify``), so a warning, not an error."""
+        named_in = self.tree.named_by_code.get(soname)
+        if named_in is None or lookup.path is None:
+            return
+        self.findings.append(
+            Finding(
+                FindingKind.LOADED_BY_CODE,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: no RPATH/RUNPATH reaches {lookup.distribution}'s "
+                f"{posixpath.dirname(lookup.path)}; found only if the package's code loads it before this "
+                f"file, as {named_in}, which names it, suggests (slimwheel verify tells; slimwheel repair "
+                "sets an RPATH so that nothing depends on it)",
                 soname,
                 lookup.versions,
             )

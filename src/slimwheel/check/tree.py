@@ -3,6 +3,7 @@ the way glibc's loader searches (``slimwheel.ldso``), up each loader chain."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import posixpath
 from collections.abc import Iterable, Sequence
@@ -60,6 +61,10 @@ class SimulatedTree:
     # DT_SONAME -> the installed path of this wheel's loadable file that carries it (the one named so,
     # where several copies do): what glibc reuses, once loaded, for a DT_NEEDED of that name.
     sonames: dict[str, str] = field(default_factory=dict)
+    # soname -> the package file (code or data) that names it: a requirement's file of that soname
+    # counts as loaded by the package's own code before this wheel's files (faiss-gpu-cu12's loader
+    # opens each library its _preload_library.json names before it imports its extension module).
+    named_by_code: dict[str, str] = field(default_factory=dict)
     _memo: dict[tuple[str, tuple[SearchFolder, ...], bool], list[tuple[Answer, tuple[Pin, ...]]]] = field(
         default_factory=dict
     )
@@ -116,6 +121,11 @@ class SimulatedTree:
             sonames,
         )
 
+    def with_named_by_code(self, named: dict[str, str]) -> SimulatedTree:
+        """This tree, where requirements' files of the sonames ``named`` count as loaded by the
+        package's code (see ``named_by_code``)."""
+        return dataclasses.replace(self, named_by_code=dict(named), _memo={})
+
     def lookup(
         self, soname: str, folders: tuple[SearchFolder, ...], *, loaded_first: bool = True
     ) -> list[tuple[Answer, tuple[Pin, ...]]]:
@@ -161,9 +171,7 @@ class SimulatedTree:
             for distribution, where in installed:
                 if searched.folder in where:
                     return Answer(
-                        Resolution.REQUIREMENT
-                        if distribution in self.requirements
-                        else Resolution.NVIDIA_WHEEL,
+                        self._resolution_of(distribution),
                         posixpath.join(searched.folder, soname),
                         distribution,
                         searched,
@@ -173,6 +181,11 @@ class SimulatedTree:
         for distribution, where in installed:
             if distribution in self.preloaded and where:
                 return Answer(Resolution.REQUIREMENT, posixpath.join(min(where), soname), distribution, None)
+        if soname in self.named_by_code:
+            for distribution, where in installed:
+                if where:
+                    where_first = posixpath.join(min(where), soname)
+                    return Answer(self._resolution_of(distribution), where_first, distribution, None)
         if is_driver_library(soname):
             return Answer(Resolution.DRIVER, None, None, None)
         if is_system_library(soname, self.glibc):
@@ -185,6 +198,9 @@ class SimulatedTree:
         if carrier is not None and found is not None:
             return Answer(Resolution.VENDORED if found.vendored else Resolution.WHEEL, carrier, None, None)
         return Answer(Resolution.UNRESOLVED, None, None, None)
+
+    def _resolution_of(self, distribution: str) -> Resolution:
+        return Resolution.REQUIREMENT if distribution in self.requirements else Resolution.NVIDIA_WHEEL
 
     def wheel_file(self, path: str) -> WheelFile | None:
         folder, name = posixpath.split(path)
@@ -256,6 +272,14 @@ class Simulation:
                 ):
                     self.loaders.setdefault(found, set()).add(path)
                     self._visit(found, (path, *chain))
+
+    def unreached_but_installed(self) -> set[str]:
+        """Sonames some file needs and no search path reaches, though a requirement installs them."""
+        return {
+            soname
+            for (_, soname), answers in self.answers.items()
+            if soname in self.tree.shipped and any(a.resolution is Resolution.UNRESOLVED for a in answers)
+        }
 
 
 def _first_of_each(folders: Sequence[SearchFolder]) -> tuple[SearchFolder, ...]:

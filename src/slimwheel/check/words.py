@@ -55,7 +55,12 @@ def lookup_words(
         text = f"{escape(lookup.path)} ({lookup.resolution.value}: {escape(owner)})"
         if lookup.found_by is not None:
             text += f" via {lookup.found_by.tag.value} {escape(lookup.found_by.entry)}"
-        elif lookup.resolution in (Resolution.REQUIREMENT, Resolution.WHEEL, Resolution.VENDORED):
+        elif lookup.resolution in (
+            Resolution.REQUIREMENT,
+            Resolution.NVIDIA_WHEEL,
+            Resolution.WHEEL,
+            Resolution.VENDORED,
+        ):
             text += " " + mark("yellow", "only if loaded first")
     else:
         text = lookup.resolution.value

@@ -349,15 +349,12 @@ def _write(
 
 
 def python_sources(wheel: Wheel) -> dict[str, bytes]:
-    """The package's Python code (files under 1 MiB, the embedded loader left out), which planning
-    reads for names of vendored copies loaded by path."""
+    """The package's code and data (``slimwheel.sources.package_code``, the embedded loader left out),
+    which planning reads for names of vendored copies loaded by path."""
     from slimwheel.repair.embed import is_loader_file
+    from slimwheel.sources import package_code
 
-    return {
-        m.name: wheel.read_member(m.name, limit=1 << 20)
-        for m in wheel.members
-        if m.name.endswith(".py") and m.file_size < 1 << 20 and not is_loader_file(m.name)
-    }
+    return package_code(wheel, skip=is_loader_file)
 
 
 def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:

@@ -38,7 +38,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
+from slimwheel.names import NameStyle, names_file, parse_library_file_name, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -673,28 +673,9 @@ def _loaded_by_path(source_files: Mapping[str, bytes], copies: Iterable[Vendored
     found: dict[str, str] = {}
     for path, text in source_files.items():
         for name, copy_path in names.items():
-            if _names_file(text, name):
+            if names_file(text, name):
                 found[copy_path] = path
     return found
-
-
-def _names_file(text: bytes, name: bytes) -> bool:
-    """``name`` stands in ``text`` as a whole file name, not inside a longer one (``libcudss.so.1`` in
-    ``libcudss.so.12`` or ``mylibcudss.so.1``). bytes.find, not a pattern: package code can be megabytes."""
-    start = text.find(name)
-    while start != -1:
-        before = text[start - 1 : start]
-        after = text[start + len(name) : start + len(name) + 2]
-        joined_before = bool(before) and (before.isalnum() or before in b"_.+-")
-        joined_after = (
-            after[:1].isalnum()
-            or after[:1] in (b"_", b"+", b"-")
-            or (after[:1] == b"." and after[1:2].isdigit())
-        )
-        if not joined_before and not joined_after:
-            return True
-        start = text.find(name, start + 1)
-    return False
 
 
 def _search_path(
