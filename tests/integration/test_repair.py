@@ -18,6 +18,7 @@ from slimwheel.elf import read_elf
 from slimwheel.manifest import Manifest
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared, find_tool
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
@@ -170,6 +171,47 @@ def test_search_path_entries_into_other_packages_stay(
         facts = read_elf(stream, path="x", symbols=False)
     assert facts.rpath == ("$ORIGIN/../torch/lib", "$ORIGIN/../../../lib", "$ORIGIN/../nvidia/cu13/lib")
     assert facts.runpath == ()
+
+
+@pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
+def test_entries_glibc_resolves_against_the_current_directory_go(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cucim-cu13 26.10's ``libcucim.so.26`` has RUNPATH ``:::::::`` and its extension module
+    ``$ORIGIN:/__w/cucim/cucim/install/lib:``; neither needs an NVIDIA wheel. check calls an empty or
+    relative entry an error (glibc searches the current directory), so repair refused the wheel. Those
+    entries now go from any file, the rest stays as written under its own tag, and a file with none of
+    them is not edited."""
+    source = {"helper.c": "int helper(void) { return 1; }\n"}
+    empty = compile_shared(tmp_path / "libempty.so", source, rpath=":::", new_dtags=True)
+    mixed = compile_shared(
+        tmp_path / "libmixed.so", source, rpath="$ORIGIN:lib::/opt/solver/lib", new_dtags=True
+    )
+    clean = compile_shared(tmp_path / "libclean.so", source, rpath="$ORIGIN/../other", new_dtags=True)
+    files = {
+        "solver/_solver.so": elf_zoo.ext_dynamic.read_bytes(),
+        "solver/libempty.so": empty.read_bytes(),
+        "solver/libmixed.so": mixed.read_bytes(),
+        "solver/libclean.so": clean.read_bytes(),
+    }
+    wheel_file = make_wheel(tmp_path, "solver", "1.0", files, tag=SOLVER_TAG)
+    result = repair_to_json(
+        capsys, wheel_file, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+    )
+    edited = {edit["path"]: edit for edit in result["plan"]["edits"]}
+    assert "solver/libclean.so" not in edited
+    searched = {}
+    with Wheel.open(Path(result["output"])) as wheel:
+        for member in ("solver/libempty.so", "solver/libmixed.so", "solver/libclean.so"):
+            with wheel.seekable_member(member) as stream:
+                facts = read_elf(stream, path="x", symbols=False)
+            searched[member] = (facts.rpath, facts.runpath)
+    assert searched == {
+        "solver/libempty.so": ((), ()),
+        "solver/libmixed.so": ((), ("$ORIGIN", "/opt/solver/lib")),
+        "solver/libclean.so": ((), ("$ORIGIN/../other",)),
+    }
+    assert "current directory" in edited["solver/libempty.so"]["reason"]
 
 
 def test_an_entry_above_the_wheels_own_files_stays(

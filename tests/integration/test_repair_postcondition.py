@@ -18,7 +18,7 @@ from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
-from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, fat_solver_wheel, unresolvable_library
 from tests.support.wheels import make_wheel
 
 
@@ -205,9 +205,9 @@ def test_files_with_the_same_problem_share_a_line(
 ) -> None:
     """pylibcudf's 43 extensions of one folder each need libcudf.so from another wheel: the refusal
     says so once, naming three files and counting the rest; -v names them all."""
-    relative = elf_zoo.relative_rpath.read_bytes()
+    unresolvable = unresolvable_library(elf_zoo, tmp_path)
     names = [f"solver/misc/lib{letter}.so.1" for letter in "abcde"]
-    wheel = _renamed_solver(tmp_path, elf_zoo, dict.fromkeys(names, relative))
+    wheel = _renamed_solver(tmp_path, elf_zoo, dict.fromkeys(names, unresolvable))
     argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
     assert main([*argv, "--isolated-environment"]) == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]

@@ -24,18 +24,18 @@ from slimwheel.repair.apply import AnalysedContent, apply_plan, find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.fixtures_elf import ElfZoo
-from tests.support.solver import SOLVER_INIT, SOLVER_TAG, plan_for_cuda13
+from tests.support.solver import SOLVER_INIT, SOLVER_TAG, plan_for_cuda13, unresolvable_library
 from tests.support.wheels import make_wheel
 
 
 def _wheel(tmp_path: Path, zoo: ElfZoo) -> Path:
     """auditwheel's layout (a hashed copy of libcudss, dropped by repair; the extension, edited), plus
-    an ELF file repair leaves alone, whose relative RPATH check calls an error."""
+    an ELF file repair leaves alone, whose need of a library nothing installs check calls an error."""
     files = {
         "solver/__init__.py": SOLVER_INIT,
         "solver/_solver.so": zoo.ext_auditwheel.read_bytes(),
         "solver.libs/libcudss-1a2b3c4d.so.1.0.0": zoo.auditwheel_copy.read_bytes(),
-        "solver/misc/librelative.so.1": zoo.relative_rpath.read_bytes(),
+        "solver/misc/libunresolvable.so.1": unresolvable_library(zoo, tmp_path),
     }
     (tmp_path / "in").mkdir()
     return make_wheel(tmp_path / "in", "solver", "1.0", files, tag=SOLVER_TAG)
@@ -51,7 +51,7 @@ def test_the_input_is_read_once_and_the_output_only_where_it_was_edited(
     # The untouched library's error is still found in the output, from the input's read of it.
     assert outcome.check.introduced == ()
     assert [(p.path, p.kind) for p in outcome.check.inherited] == [
-        ("solver/misc/librelative.so.1", "relative-rpath-entry")
+        ("solver/misc/libunresolvable.so.1", "unresolved-needed")
     ]
     edited = {edit.path for edit in outcome.plan.edits}
     assert edited == {"solver/_solver.so"}
@@ -287,7 +287,7 @@ def test_apply_takes_the_analysis_digests_only_from_the_same_file(
         plan = plan_for_cuda13(source, catalog)
         identity = source.identity
     assert identity is not None
-    untouched = "solver/misc/librelative.so.1"
+    untouched = "solver/misc/libunresolvable.so.1"
     wrong = {untouched: hashlib.sha256(b"not its content").digest()}
     out = tmp_path / "out"
     with pytest.raises(WheelError, match=re.escape(untouched)):

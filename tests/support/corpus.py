@@ -539,6 +539,23 @@ CORPUS: tuple[CorpusWheel, ...] = (
         edits=("faiss/_swigfaiss.so", "faiss_gpu_cu12.libs/libfaiss-6b43fd57.so"),
     ),
     CorpusWheel(
+        project="cucim-cu13",
+        filename="cucim_cu13-26.10.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="0c64c88772e0c8aa92eacc9b6bdbc4a22626d998cfb0fa06e87a298d2b457ee8",
+        size=16_716_831,
+        vendors=(
+            "nothing NVIDIA vendored (cuslide links nvJPEG statically, which stays); libcucim.so.26 has "
+            "RUNPATH ':::::::' and the extension module '$ORIGIN:/__w/cucim/cucim/install/lib:': empty "
+            "entries, which repair once left and so refused the wheel; it now drops them"
+        ),
+        # cupy-cuda13x[ctk]'s CUDA 13 wheels, nvImageCodec, scikit-image, scipy (verify passed here by
+        # hand: five NVIDIA libraries mapped from nvidia/cu13/lib)
+        install_mb=1600,
+        must_repair=True,
+        adds=(),
+        edits=("cucim/clara/_cucim.cpython-311-x86_64-linux-gnu.so", "cucim/clara/libcucim.so.26"),
+    ),
+    CorpusWheel(
         project="pynvvideocodec",
         filename="pynvvideocodec-2.2.4-cp311-cp311-manylinux_2_28_x86_64.whl",
         sha256="fa19da4df068341863c651ae72c1a29557bfd3b68f2e8297ccbce7c391d148d6",

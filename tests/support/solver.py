@@ -13,10 +13,11 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.cli import main
 from slimwheel.repair import RepairOptions, RepairPlan, plan_repair
 from slimwheel.wheel import Wheel
+from tests.support.elfbuild import patchelf
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.wheels import make_wheel
 
-__all__ = ["SOLVER_INIT", "SOLVER_TAG", "fat_solver_wheel", "repair_to_json"]
+__all__ = ["SOLVER_INIT", "SOLVER_TAG", "fat_solver_wheel", "repair_to_json", "unresolvable_library"]
 
 # Already manylinux-tagged (as after `auditwheel repair --exclude ...`); linux_* ones are tested apart.
 SOLVER_TAG = "py3-none-manylinux_2_17_x86_64"
@@ -48,6 +49,16 @@ def fat_solver_wheel(directory: Path, zoo: ElfZoo, style: str = "auditwheel") ->
         }
     files["solver/__init__.py"] = SOLVER_INIT
     return make_wheel(directory, "solver", "1.0", files, tag=SOLVER_TAG)
+
+
+def unresolvable_library(zoo: ElfZoo, work: Path) -> bytes:
+    """A library that needs ``libnowhere.so.3``, which nothing installs: an error of the input's that
+    no repair can mend (an empty or relative search-path entry, repair now drops)."""
+    target = work / "libunresolvable.so.1"
+    target.write_bytes(zoo.relative_rpath.read_bytes())
+    patchelf(target, "--remove-rpath")
+    patchelf(target, "--add-needed", "libnowhere.so.3")
+    return target.read_bytes()
 
 
 def repair_to_json(

@@ -384,9 +384,12 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
             out.print(f"  {verb} rename    {escape(edit.path)}: NEEDED {escape(old)} -> {escape(new)}")
         if edit.search_path is not None:
             kind = "RUNPATH" if edit.runpath else "RPATH"
-            entries = escape(":".join(edit.search_path)) or "(none)"
             why = f"  [dim]({escape(edit.reason)})[/dim]" if edit.reason else ""
-            out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}{why}")
+            if edit.search_path:
+                entries = escape(":".join(edit.search_path))
+                out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}{why}")
+            else:
+                out.print(f"  {verb} remove {kind:<7} {escape(edit.path)}{why}")
     for requirement in plan.requirements:
         out.print(
             f"  {verb} require   {escape(requirement.requirement)}  "

@@ -739,6 +739,22 @@ def _search_path(
     return wanted, why
 
 
+def _without_cwd_entries(elf: ElfReport) -> tuple[str, ...] | None:
+    """The search path of a file that needs nothing from NVIDIA's wheels, less the entries glibc
+    resolves against the current directory (empty or relative: what check calls errors, and what no
+    install can count on), the rest as written and in order; None when it has none of them, or has
+    both a DT_RPATH and a DT_RUNPATH (glibc reads only the RUNPATH then; left as it is). cucim-cu13
+    26.10's ``libcucim.so.26`` has RUNPATH ``:::::::``, which goes; its extension module's
+    ``$ORIGIN:/__w/cucim/cucim/install/lib:`` keeps ``$ORIGIN`` and the build folder (a warning)."""
+    if elf.rpath and elf.runpath:
+        return None
+    current = elf.runpath or elf.rpath
+    kept = tuple(
+        entry for entry in current if expand_entry(entry, "")[0] not in (EntryKind.EMPTY, EntryKind.RELATIVE)
+    )
+    return None if kept == tuple(current) else kept
+
+
 def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wheel: _WheelFolders) -> bool:
     """Whether ``wanted`` names the same folders as ``current`` in an order that changes no lookup:
     two folders swap only where neither can hold a file the other holds (PyTorch 2.0 lists its
@@ -1246,7 +1262,11 @@ def _edits(
             )
             folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=use_runpath)
-        edit = ElfEdit(elf.path, tuple(renames), search, use_runpath, why)
+        runpath = use_runpath
+        if search is None and not folders and (cleaned := _without_cwd_entries(elf)) is not None:
+            search, runpath = cleaned, bool(elf.runpath)
+            why = "empty or relative entries dropped: glibc resolves them against the current directory"
+        edit = ElfEdit(elf.path, tuple(renames), search, runpath, why)
         if edit.changes_anything:
             edits.append(edit)
     return edits
