@@ -15,7 +15,7 @@ from slimwheel.catalog.store import read_catalog, write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.wheel import Wheel
-from tests.support.elfbuild import compile_shared
+from tests.support.elfbuild import compile_shared, patchelf
 from tests.support.wheels import make_wheel
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
@@ -306,8 +306,10 @@ def test_a_library_of_the_data_scheme_lands_outside_site_packages(
 ) -> None:
     """``pkg-1.0.data/data/lib/libtool.so`` installs into the environment's prefix (``<prefix>/lib``):
     check follows its ``$ORIGIN`` there (its sibling is found), repair writes no RPATH from there into
-    site-packages (none serves every Python), and so the wheel, which it cannot make load, is refused."""
+    site-packages (none serves every Python), and so the wheel, which it cannot make load, is refused.
+    Nor does it drop the sibling's empty RUNPATH entry there: that file's search path is left alone."""
     tool, sibling = _linked_with_sibling(tmp_path / "build", "libtool.so", "tool", "$ORIGIN")
+    patchelf(sibling, "--set-rpath", ":")
     wheel = _wheel_in(
         tmp_path,
         "pkg",
@@ -320,7 +322,10 @@ def test_a_library_of_the_data_scheme_lands_outside_site_packages(
     assert main(["check", str(wheel), "--json", "--offline"]) == 1
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     errors = [(f["path"], f["soname"]) for f in checked["findings"] if f["severity"] == "error"]
-    assert errors == [("pkg-1.0.data/data/lib/libtool.so", "libcudart.so.12")]
+    assert errors == [
+        ("pkg-1.0.data/data/lib/libsib.so", None),  # RUNPATH ':' has an empty entry
+        ("pkg-1.0.data/data/lib/libtool.so", "libcudart.so.12"),
+    ]
     assert not [f for f in checked["findings"] if f["soname"] == "libsib.so"]  # found by its $ORIGIN
     out = tmp_path / "out"
     assert main(["repair", str(wheel), "-w", str(out), "--json", "--isolated-environment"]) == 1

@@ -1254,7 +1254,8 @@ def _edits(
             ):
                 renames.append((needed.soname, copy.original_soname))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
-        if folders and (elf.installed_path or "").startswith("../"):
+        outside = (elf.installed_path or "").startswith("../")
+        if folders and outside:
             draft.left_alone.append(
                 f"{elf.path}: installs outside site-packages, in the environment's "
                 f"{posixpath.dirname(elf.installed_path).replace('../../..', '<prefix>', 1)}, where no "
@@ -1263,7 +1264,7 @@ def _edits(
             folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=use_runpath)
         runpath = use_runpath
-        if search is None and not folders and (cleaned := _without_cwd_entries(elf)) is not None:
+        if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
             why = "empty or relative entries dropped: glibc resolves them against the current directory"
         edit = ElfEdit(elf.path, tuple(renames), search, runpath, why)
