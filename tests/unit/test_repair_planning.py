@@ -12,6 +12,7 @@ import pytest
 
 from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, VendoredCopy, WheelReport
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
+from slimwheel.catalog.store import load_catalog
 from slimwheel.names import NameStyle
 from slimwheel.repair import RepairError, RepairOptions, RepairPlan, plan_repair
 
@@ -354,7 +355,20 @@ _CUQUANTUM = Catalog(
         _release("cuquantum-cu12", "25.3.0", 12, requires=('custatevec-cu12==1.8.0; extra == "full"',)),
         # libcuml-cu12 requires cuda-toolkit[cublas,...]==12.*: the toolkit brings each library only
         # through the extra of its name
-        _release("cuda-toolkit", "12.9.1", 12, requires=('custatevec-cu12==1.7.0; extra == "statevec"',)),
+        _release(
+            "cuda-toolkit",
+            "12.9.1",
+            12,
+            requires=(
+                'custatevec-cu12==1.7.0; extra == "statevec"',
+                'statevec-bundle==1.0; extra == "deep"',
+                'statevec-bundle>=1.0; extra == "partial"',
+            ),
+        ),
+        # A level further down (cuda-toolkit[cusolver] -> nvidia-cusolver-cu12 -> nvidia-nvjitlink-cu12,
+        # which libcugraph-cu12 26.10 needs): bundle 1.0 brings custatevec, 2.0 no longer does.
+        _release("statevec-bundle", "1.0", 12, requires=("custatevec-cu12>=1.5",)),
+        _release("statevec-bundle", "2.0", 12),
     )
 )
 
@@ -370,6 +384,8 @@ _CUQUANTUM = Catalog(
         ((), ["custatevec-cu12"], ()),
         (("cuda-toolkit[statevec]==12.*",), [], ("cuda-toolkit[statevec]==12.*",)),
         (("cuda-toolkit[other]==12.*",), ["custatevec-cu12"], ()),
+        (("cuda-toolkit[deep]==12.*",), [], ("cuda-toolkit[deep]==12.*",)),
+        (("cuda-toolkit[partial]==12.*",), ["custatevec-cu12"], ()),  # not statevec-bundle 2.0
     ],
 )
 def test_a_metapackage_the_wheel_requires_brings_the_library(
@@ -537,3 +553,25 @@ def test_a_cuda_the_linked_runtime_contradicts_is_refused_unless_forced() -> Non
         options=RepairOptions(cuda_major=11, force=True),
     )
     assert [r.distribution for r in forced.requirements] == ["nvidia-cufft-cu11"]
+
+
+@pytest.mark.parametrize(
+    ("requires", "added"),
+    [
+        # libcugraph-cu12 26.10: cuda-toolkit[cusolver] pins nvidia-cusolver-cu12, which requires
+        # nvidia-nvjitlink-cu12 in every CUDA 12 release the shipped catalog knows.
+        (("cuda-toolkit[cublas,curand,cusolver,cusparse]==12.*",), []),
+        (("cuda-toolkit[cublas]==12.*",), ["nvidia-nvjitlink-cu12"]),  # cuBLAS needs no nvJitLink
+    ],
+)
+def test_the_shipped_catalog_knows_what_cuda_toolkit_brings_a_level_down(
+    requires: tuple[str, ...], added: list[str]
+) -> None:
+    plan = plan_repair(
+        _report("libnvJitLink.so.12"),
+        load_catalog(None, use_user=False, environ={}),  # the snapshot alone: no machine's own catalog
+        requires_dist=requires,
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"nvJitLink": "12.4.127"}),
+    )
+    assert [r.distribution for r in plan.requirements] == added

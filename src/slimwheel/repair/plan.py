@@ -1128,16 +1128,41 @@ def _bringing(
             for release in context.catalog.releases_of(wheel_requirement.name)
             if requirement.specifier.contains(release.version, prereleases=True)
         ]
-        if allowed and all(
-            any(
-                canonicalize_name(child.name) == distribution
-                for extra in ((() if named_only else ("",)) + tuple(sorted(requirement.extras)))
-                for child in context.brought.of(release, extra)
-            )
-            for release in allowed
-        ):
+        asked = (() if named_only else ("",)) + tuple(sorted(requirement.extras))
+        if allowed and all(_always_brings(release, asked, distribution, context, {}) for release in allowed):
             found.append(wheel_requirement)
     return found
+
+
+def _always_brings(
+    release: Release,
+    extras: tuple[str, ...],
+    distribution: str,
+    context: _Context,
+    memo: dict[tuple[str, str, tuple[str, ...]], bool],
+) -> bool:
+    """Whether installing ``release`` with ``extras`` ("": plainly) brings ``distribution`` in, through
+    its own requirements or, whichever release of each the catalog knows is chosen, theirs in turn:
+    ``cuda-toolkit[cusolver]==12.*`` brings nvidia-nvjitlink-cu12 through nvidia-cusolver-cu12, which
+    libcugraph-cu12 26.10's libraries need (repair added a requirement its own already made)."""
+    key = (release.distribution, release.version, extras)
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # a cycle brings nothing it did not already
+    children = [child for extra in extras for child in context.brought.of(release, extra)]
+    answer = any(canonicalize_name(child.name) == distribution for child in children)
+    for child in children if not answer else ():
+        allowed = [
+            candidate
+            for candidate in context.catalog.releases_of(canonicalize_name(child.name))
+            if child.specifier.contains(candidate.version, prereleases=True)
+        ]
+        child_extras = ("", *sorted(child.extras))
+        if allowed and all(_always_brings(r, child_extras, distribution, context, memo) for r in allowed):
+            answer = True
+            break
+    memo[key] = answer
+    return answer
 
 
 def _catalog_needs(context: _Context, folder: str, soname: str) -> tuple[str, ...] | None:
