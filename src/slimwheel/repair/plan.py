@@ -1123,15 +1123,20 @@ def _bringing(
         requirement = wheel_requirement.requirement
         if wheel_requirement.scope is not scope or wheel_requirement.name == distribution:
             continue
-        allowed = [
-            release
-            for release in context.catalog.releases_of(wheel_requirement.name)
-            if requirement.specifier.contains(release.version, prereleases=True)
-        ]
+        allowed = _known_releases(context.catalog, requirement)
         asked = (() if named_only else ("",)) + tuple(sorted(requirement.extras))
         if allowed and all(_always_brings(release, asked, distribution, context, {}) for release in allowed):
             found.append(wheel_requirement)
     return found
+
+
+def _known_releases(catalog: Catalog, requirement: Requirement) -> list[Release]:
+    """The releases the catalog knows that ``requirement`` allows, oldest first."""
+    return [
+        release
+        for release in catalog.releases_of(canonicalize_name(requirement.name))
+        if requirement.specifier.contains(release.version, prereleases=True)
+    ]
 
 
 def _always_brings(
@@ -1152,11 +1157,7 @@ def _always_brings(
     children = [child for extra in extras for child in context.brought.of(release, extra)]
     answer = any(canonicalize_name(child.name) == distribution for child in children)
     for child in children if not answer else ():
-        allowed = [
-            candidate
-            for candidate in context.catalog.releases_of(canonicalize_name(child.name))
-            if child.specifier.contains(candidate.version, prereleases=True)
-        ]
+        allowed = _known_releases(context.catalog, child)
         child_extras = ("", *sorted(child.extras))
         if allowed and all(_always_brings(r, child_extras, distribution, context, memo) for r in allowed):
             answer = True
