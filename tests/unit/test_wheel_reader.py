@@ -530,7 +530,8 @@ def test_parse_record_handles_quoting_blank_lines_and_crlf() -> None:
         ("pkg/a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU", "has 2 fields"),
         ("pkg/a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,-1", "not a whole number"),
         ("pkg/a.py,sha256=47DEQpj8HBSa+/TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0", "not algorithm=urlsafe-base64"),
-        ("pkg/a.py,47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0", "not algorithm=urlsafe-base64"),
+        # mlx-cuda 0.30.0's RECORD gives libmlx.so's sha256 digest with no "sha256=" before it.
+        ("pkg/a.py,47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0", "the hash of pkg/a.py names no algorithm"),
         ("pkg/a.py,sha256=AAAA,0", "wrong length"),
         (",,", "empty path"),
     ],
@@ -539,6 +540,22 @@ def test_parse_record_refuses_malformed_lines(line: str, reason: str) -> None:
     with pytest.raises(WheelError, match=reason) as caught:
         parse_record(f"x.dist-info/RECORD,,\n{line}\n".encode(), "w.whl")
     assert caught.value.reason.startswith("RECORD line 2")
+
+
+def test_a_malformed_record_line_says_how_to_write_record_anew() -> None:
+    """`wheel unpack` checks RECORD as it reads and stops at a malformed line or a mismatch, so the
+    way out is to unzip the wheel and run `wheel pack` on the folder."""
+    with pytest.raises(WheelError) as caught:
+        parse_record(b"pkg/a.py,47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n", "w.whl")
+    assert caught.value.hint is not None
+    assert "unzip it" in caught.value.hint and "`wheel pack`" in caught.value.hint
+    assert "wheel unpack" not in caught.value.hint
+
+
+def test_only_a_record_digest_of_a_known_length_is_called_a_hash_naming_no_algorithm() -> None:
+    with pytest.raises(WheelError) as caught:
+        parse_record(b"pkg/a.py,AAAA,0\n", "w.whl")
+    assert caught.value.reason == "RECORD line 1: 'AAAA' is not algorithm=urlsafe-base64-digest"
 
 
 def test_a_malformed_record_in_a_wheel_is_a_wheel_error(cuda_wheel: Path) -> None:

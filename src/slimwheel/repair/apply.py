@@ -63,10 +63,10 @@ from slimwheel.wheel import (
     date_time_from_environment,
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
-from slimwheel.wheel.record import record_line_problem
+from slimwheel.wheel.record import RECORD_HINT, record_line_problem
 from slimwheel.wheel.splice import SPLICE_AVAILABLE
 from slimwheel.wheel.view import MemberView, MissingRangeError, SavedRanges
-from slimwheel.wheel.writer import RECORD_HINT, record_mismatch
+from slimwheel.wheel.writer import record_mismatch
 
 __all__ = [
     "AnalysedContent",

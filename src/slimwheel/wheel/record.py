@@ -14,6 +14,7 @@ from slimwheel.errors import WheelError
 
 __all__ = [
     "ACCEPTED_HASH_ALGORITHMS",
+    "RECORD_HINT",
     "RecordEntry",
     "decode_digest",
     "encode_digest",
@@ -45,6 +46,12 @@ _URLSAFE_BASE64 = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 # strings of over 4300 digits with a ValueError).
 MAX_SIZE_DIGITS = 20
 _QUOTED_MAX = 60  # a field quoted in an error message is cut to this many characters
+# What to do about a wheel whose RECORD does not vouch for its files. Not `wheel unpack`: it checks
+# RECORD as it reads, and stops at the first mismatch or malformed line.
+RECORD_HINT = (
+    "rebuild the wheel; if its files are known to be right, unzip it into a folder and run "
+    "`wheel pack` on that folder, which writes a RECORD that matches them"
+)
 
 
 def encode_digest(raw: bytes) -> str:
@@ -132,13 +139,12 @@ def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
         algorithm = algorithm_text.lower()
         raw = decode_digest(digest) if sep and algorithm else None
         if raw is None:
-            raise WheelError(
-                source,
-                f"RECORD line {line}: {_quoted(hash_text)} is not algorithm=urlsafe-base64-digest",
-            )
+            raise WheelError(source, _malformed_hash(line, quoted_path, hash_text), hint=RECORD_HINT)
         if algorithm in _DIGEST_SIZES and len(raw) != _DIGEST_SIZES[algorithm]:
             raise WheelError(
-                source, f"RECORD line {line}: the {algorithm} digest of {quoted_path} has the wrong length"
+                source,
+                f"RECORD line {line}: the {algorithm} digest of {quoted_path} has the wrong length",
+                hint=RECORD_HINT,
             )
     size: int | None = None
     if size_text:
@@ -156,6 +162,15 @@ def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
             )
         size = int(digits)
     return RecordEntry(path, algorithm, digest, size)
+
+
+def _malformed_hash(line: int, quoted_path: str, hash_text: str) -> str:
+    problem = f"RECORD line {line}: {_quoted(hash_text)} is not algorithm=urlsafe-base64-digest"
+    bare = decode_digest(hash_text) if "=" not in hash_text.rstrip("=") else None
+    if bare is not None and len(bare) in _DIGEST_SIZES.values():
+        # mlx-cuda 0.30.0 lists mlx/lib/libmlx.so this way: a digest, with no "sha256=" before it.
+        problem += f" (the hash of {quoted_path} names no algorithm)"
+    return problem
 
 
 def _quoted(text: str, *, repr_: bool = True) -> str:

@@ -47,11 +47,10 @@ from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
-from slimwheel.wheel.record import RecordEntry, encode_digest, record_line_problem
+from slimwheel.wheel.record import RECORD_HINT, RecordEntry, encode_digest, record_line_problem
 from slimwheel.wheel.splice import SPLICE_AVAILABLE, Appended, appended_pieces, splice_deflate
 
 __all__ = [
-    "RECORD_HINT",
     "ZIP_DATE_TIME_MAX",
     "ZIP_DATE_TIME_MIN",
     "DateTime",
@@ -82,11 +81,6 @@ _RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
 _TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
 # The temporary files of wheels, as _create_temporary names them: those left by killed writers go.
 _ABANDONED_TEMPORARY = re.compile(r"\..+\.whl\.[0-9a-f]{12}\.tmp")
-# What to do about a wheel whose RECORD does not vouch for its files.
-RECORD_HINT = (
-    "rebuild the wheel; if its files are known to be right, `wheel unpack` then `wheel pack` "
-    "writes a RECORD that matches them"
-)
 
 
 def record_mismatch(label: str, record: RecordEntry, digest: bytes) -> WheelError:
