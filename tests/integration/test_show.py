@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from slimwheel.analysis import Confidence, FindingKind, Resolution, WheelReport, analyse_wheel
+from slimwheel.analysis import (
+    Confidence,
+    FindingKind,
+    Resolution,
+    WheelReport,
+    analyse_wheel,
+    named_like_copies,
+)
 from slimwheel.catalog.model import Catalog
 from slimwheel.cli import main
 from slimwheel.names import NameStyle
@@ -184,6 +191,30 @@ def test_show_of_a_provider_wheel_lists_its_libraries_and_needs(
     (lib,) = report.elf_files
     assert lib.path == "nvidia/cu13/lib/libcudss.so.1"
     assert {n.soname: n.resolution for n in lib.needed}["libcublas.so.13"] is Resolution.NVIDIA_WHEEL
+
+
+def test_a_copy_auditwheel_grafted_is_vendored_even_in_a_wheel_of_nvidias_own_name(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """nvidia-pytriton 0.7.0 grafts cudart into nvidia_pytriton.libs: once its name was in the catalog,
+    the copy passed for one of NVIDIA's originals. A hashed name is a copy whichever wheel holds it."""
+    assert "nvidia-cublas" in catalog.distributions
+    wheel = make_wheel(
+        tmp_path,
+        "nvidia-cublas",
+        "99.0",
+        {
+            "nvidia/cu13/lib/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+            "nvidia_cublas.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+        },
+        tag=TAG,
+    )
+    report = _show(wheel, catalog)
+    assert [copy.path for copy in report.vendored] == ["nvidia_cublas.libs/libcudss-1a2b3c4d.so.1.0.0"]
+    with Wheel.open(wheel) as opened:
+        assert named_like_copies(opened, catalog) == {
+            "nvidia_cublas.libs/libcudss-1a2b3c4d.so.1.0.0": "cudss"
+        }
 
 
 def _run_cli(*args: str) -> tuple[int, str, str]:

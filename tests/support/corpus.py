@@ -570,6 +570,25 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cuda-runtime-cu12",),
         no_verify="its import needs the NVIDIA driver (NVDEC, NVENC), which this machine lacks",
     ),
+    CorpusWheel(
+        project="nvidia-pytriton",
+        filename="nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl",
+        sha256="21f063ff93bb426d0c06b7a55e7eb9efcfe62c0dddd9a908e9877e18710128df",
+        size=55_369_373,
+        vendors=(
+            "an auditwheel copy nvidia_pytriton.libs/libcudart-09529672.so.12.6.77, NEEDED by tritonserver, "
+            "libtritonserver and the Python backend stubs; 40 other grafted libraries. It requires itself "
+            "under an extra, and learning that name once made its copy pass for one of NVIDIA's originals"
+        ),
+        install_mb=150,  # tritonclient[grpc,http], grpcio, numpy, nvidia-cuda-runtime-cu12
+        must_repair=True,
+        # The Python backend stubs link the libpython of each Python they serve, from the host.
+        options=tuple(
+            arg for minor in (8, 9, 10, 11, 12) for arg in ("--exclude", f"libpython3.{minor}.so.1.0")
+        ),
+        cuda_major=12,
+        adds=("nvidia-cuda-runtime-cu12",),
+    ),
 )
 
 

@@ -4,7 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from slimwheel.catalog.learn import infer_cuda_major, libraries_from_record, toolkit_pins
+from slimwheel.catalog.learn import (
+    infer_cuda_major,
+    libraries_from_record,
+    toolkit_pins,
+    unknown_nvidia_requirements,
+)
 from slimwheel.catalog.model import Catalog, CudaMajorSource
 from slimwheel.catalog.store import catalog_from_dict, load_catalog, read_catalog, write_catalog
 from slimwheel.errors import CatalogError
@@ -229,3 +234,22 @@ def test_safe_range_passes_over_a_release_with_no_wheel_for_the_platform() -> No
     windows = catalog.safe_range("nvidia-cudnn-cu11", "8.9.4.25", "cudnn", platform=WIN)
     assert windows is not None
     assert windows.specifier == ">=8.9.4.25,<9"
+
+
+def test_the_nvidia_distributions_to_learn_are_those_the_catalog_lacks_and_never_the_wheels_own() -> None:
+    """nvidia-pytriton 0.7.0 requires itself under an extra (``nvidia-pytriton[test]; extra ==
+    "dev"``). Learnt, its name made it one of NVIDIA's providers, and its vendored cudart an original."""
+    requires = [
+        "numpy<2.0.0,>=1.21",
+        'nvidia-pytriton[test]; extra == "dev"',
+        'nvidia-cudnn-cu11==8.*; extra == "cu11"',
+        "nvidia-cublas",  # the sample catalog knows it
+        "Nvidia_Cudnn_CU11>=8",  # the same name, spelt otherwise
+    ]
+    found = unknown_nvidia_requirements(sample_catalog(), "nvidia-pytriton", requires)
+    assert found == ("nvidia-cudnn-cu11",)
+    assert unknown_nvidia_requirements(sample_catalog(), "Nvidia_PyTriton", requires) == found
+    assert unknown_nvidia_requirements(sample_catalog(), "other", requires) == (
+        "nvidia-cudnn-cu11",
+        "nvidia-pytriton",
+    )

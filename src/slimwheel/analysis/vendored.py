@@ -23,19 +23,26 @@ __all__ = ["named_like_copies"]
 def named_like_copies(wheel: ArchiveSource, catalog: Catalog) -> dict[str, str]:
     """Members whose file name is an NVIDIA library's (any of the three styles): member -> stem."""
     names = catalog.library_names
-    if canonicalize_name(wheel.distribution) in catalog.distributions:
-        return {}  # NVIDIA's own wheel: its libraries are not copies
+    is_provider_wheel = canonicalize_name(wheel.distribution) in catalog.distributions
     found = {}
     for member in _candidate_members(wheel):
         parsed = parse_library_file_name(posixpath.basename(member.name))
         if (
             parsed is not None
+            and not _is_providers_original(is_provider_wheel, parsed)
             and parsed.stem in names
             and parsed.style is not NameStyle.WINDOWS
             and other_makers_of(parsed.stem) is None  # only its content can say it is NVIDIA's
         ):
             found[member.name] = parsed.stem
     return found
+
+
+def _is_providers_original(is_provider_wheel: bool, parsed: LibraryFileName | None) -> bool:
+    """Whether a library file of a wheel is one of NVIDIA's originals: in NVIDIA's own wheel its
+    libraries are, but a file auditwheel grafted (a hashed name) is a copy of another wheel's library
+    whichever wheel holds it (nvidia-pytriton 0.7.0's ``libcudart-09529672.so.12.6.77``)."""
+    return is_provider_wheel and (parsed is None or parsed.style is not NameStyle.AUDITWHEEL)
 
 
 def _original_soname(
@@ -170,7 +177,9 @@ def _find_vendored(
             # not .so.12. A soname that contradicts the name is not taken.
             original = identified.soname
         stem = parse_library_file_name(original)
-        if is_provider_wheel or (identified is None and (stem is None or stem.stem not in nvidia_names)):
+        if _is_providers_original(is_provider_wheel, parsed) or (
+            identified is None and (stem is None or stem.stem not in nvidia_names)
+        ):
             continue
         others = other_makers_of(stem.stem) if stem else None
         if others and not (identified and identified.confidence in _FILE_LEVEL):

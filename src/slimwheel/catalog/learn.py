@@ -316,10 +316,15 @@ def learn_catalog(
     return Catalog(releases, origin=learned.origin, generated=learned.generated)
 
 
-def unknown_nvidia_requirements(catalog: Catalog, requires_dist: Iterable[str]) -> tuple[str, ...]:
-    """NVIDIA distributions a wheel requires (under any marker or extra) that the catalog does not know:
-    CUDA 11's ``nvidia-cudnn-cu11``, a library no seed names."""
-    return tuple(sorted(_nvidia_names(requires_dist) - set(catalog.distributions)))
+def unknown_nvidia_requirements(
+    catalog: Catalog, distribution: str, requires_dist: Iterable[str]
+) -> tuple[str, ...]:
+    """NVIDIA distributions the wheel of ``distribution`` requires (under any marker or extra) that
+    the catalog does not know: CUDA 11's ``nvidia-cudnn-cu11``, a library no seed names. Never the
+    wheel's own name, which an extra may require (nvidia-pytriton's ``nvidia-pytriton[test]; extra ==
+    "dev"``): learnt, it would make the wheel one of NVIDIA's providers, its vendored copies originals."""
+    own = canonicalize_name(distribution)
+    return tuple(sorted(_nvidia_names(requires_dist) - set(catalog.distributions) - {own}))
 
 
 def learn_on_demand(

@@ -279,7 +279,7 @@ def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.N
     from slimwheel.wheel import Wheel
 
     with Wheel.open(wheel_path) as wheel:
-        names = unknown_nvidia_requirements(catalog, wheel.requires_dist())
+        names = unknown_nvidia_requirements(catalog, wheel.distribution, wheel.requires_dist())
     if not names:
         return catalog
     listed = ", ".join(names)
