@@ -12,6 +12,7 @@ by its dotted name (``pkg/core_cc.cpython-311-x86_64-linux-gnu.so`` is ``pkg.cor
 
 from __future__ import annotations
 
+import bisect
 import csv
 import importlib.machinery
 import io
@@ -34,7 +35,7 @@ from slimwheel._scratch import scratch_folder
 from slimwheel.analysis.libraries import other_makers_of
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import exports_any, is_elf, read_elf
+from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
@@ -663,7 +664,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             )
         needed: set[str] = set()
         modules = {target.member for target in imports if target.kind == "extension" and target.member}
-        libraries: list[str] = []
+        libraries: dict[str, ElfFacts] = {}
         for member in wheel.members:
             if member.is_dir or not (is_shared_library_name(member.name) or member.name.endswith(".so")):
                 continue
@@ -679,7 +680,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             installed = wheel.installed_path(member.name)
             # A shared library (no program interpreter: not an executable) that no import loads.
             if facts.elf_type == "DYN" and facts.section(".interp") is None and installed not in modules:
-                libraries.append(installed)
+                libraries[installed] = facts
         return _WheelFacts(
             distribution=wheel.distribution,
             version=wheel.version,
@@ -687,8 +688,47 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             imports=imports,
             manifest=manifest,
             needed=frozenset(needed),
-            libraries=() if import_names else tuple(sorted(libraries)),
+            libraries=() if import_names else _consumers_first(libraries),
         )
+
+
+def _consumers_first(libraries: Mapping[str, ElfFacts]) -> tuple[str, ...]:
+    """The libraries in the order verify loads them: each after every library of the wheel that needs
+    it, so that it is loaded as in use, by its consumer, whose DT_RPATH glibc also searches for what it
+    needs in turn (auditwheel's grafted libraries have no search path of their own: nvidia-pytriton's
+    libarchive finds libnettle, beside it, only so). Loaded before its consumer, a library would fail
+    where it never does in use; loaded after what it needs, it would find a library its own search
+    path misses. Ties, and the rest of a cycle, go by name."""
+    by_name: dict[str, str] = {}
+    for path in sorted(libraries):
+        by_name.setdefault(posixpath.basename(path), path)
+        soname = libraries[path].soname
+        if soname:
+            by_name.setdefault(soname, path)
+    needs = {
+        path: sorted({by_name[name] for name in facts.needed if by_name.get(name, path) != path})
+        for path, facts in libraries.items()
+    }
+    consumers = dict.fromkeys(libraries, 0)
+    for needed in needs.values():
+        for path in needed:
+            consumers[path] += 1
+    order: list[str] = []
+    left = set(libraries)
+    ready = sorted(path for path, count in consumers.items() if count == 0)
+    while left:
+        if not ready:  # a cycle: its first library by name goes next
+            ready = [min(left)]
+        path = ready.pop(0)
+        if path not in left:
+            continue
+        left.discard(path)
+        order.append(path)
+        for wanted in needs[path]:
+            consumers[wanted] -= 1
+            if consumers[wanted] == 0 and wanted in left:
+                bisect.insort(ready, wanted)
+    return tuple(order)
 
 
 @dataclass(frozen=True)

@@ -579,3 +579,55 @@ def test_the_wheels_other_shared_libraries_are_loaded_after_the_imports(
     assert len(load_problems) == 1
     assert "ops/libbad.so" in load_problems[0]["message"]
     assert "libmissing.so.7" in load_problems[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("new_dtags", "loaded"),
+    [(False, ["ok", "ok", "ok"]), (True, ["failed", "failed", "ok"])],
+    ids=["consumer-rpath", "consumer-runpath"],
+)
+def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], new_dtags: bool, loaded: list[str]
+) -> None:
+    """auditwheel's grafted libraries have no search path: nvidia-pytriton's libarchive needs libnettle,
+    beside it, and finds it only through the DT_RPATH of the file that loads it, which glibc searches
+    for the needs of everything that file loads. So verify loads the consumer first, as in use: loaded
+    alone, libarchive failed where it never does. A DT_RUNPATH serves only its own file's needs: then
+    the consumer fails, and so does the library, alone. The names sort the needed library first, which
+    by name would have loaded it before the library that needs it and hidden the RUNPATH case."""
+    build = tmp_path / "build"
+    leaf = compile_shared(
+        build / "libaleaf.so.1", {"l.c": "int leaf(void) { return 1; }"}, soname="libaleaf.so.1"
+    )
+    mid = compile_shared(
+        build / "libbmid.so.1",
+        {"m.c": "int leaf(void);\nint mid(void) { return leaf(); }"},
+        soname="libbmid.so.1",
+        link=[leaf],
+    )
+    top = compile_shared(
+        build / "libctop.so",
+        {"t.c": "int mid(void);\nint top(void) { return mid(); }"},
+        link=[mid],
+        rpath="$ORIGIN",
+        new_dtags=new_dtags,
+    )
+    files = {
+        "ops/__init__.py": b"",
+        "ops/libaleaf.so.1": leaf.read_bytes(),
+        "ops/libbmid.so.1": mid.read_bytes(),
+        "ops/libctop.so": top.read_bytes(),
+    }
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(tmp_path / "w", "ops", "1.0", files, tag="py3-none-linux_x86_64")
+    empty = tmp_path / "links"
+    empty.mkdir()
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [
+        ("ops/libctop.so", loaded[0]),
+        ("ops/libbmid.so.1", loaded[1]),
+        ("ops/libaleaf.so.1", loaded[2]),
+    ]
+    assert code == (1 if new_dtags else 0), document["problems"]
+    if new_dtags:
+        assert "libaleaf.so.1" in document["loads"][1]["error"]
