@@ -21,6 +21,7 @@ from slimwheel.analysis import (
 )
 from slimwheel.catalog.model import Catalog
 from slimwheel.cli import main
+from slimwheel.findings import Severity
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared
@@ -540,3 +541,32 @@ def test_static_nccl_whose_api_names_are_tails_of_its_profiling_names(
     assert not code.exported
     assert code.version_strings == ("NCCL 2.16.5",)
     assert FindingKind.STATIC_NVIDIA in _kinds(report)["booster/lib/libbooster.so"]
+
+
+_STATIC_PTX_COMPILER = """
+typedef struct nvPTXCompiler *nvPTXCompilerHandle;
+int nvPTXCompilerCreate(nvPTXCompilerHandle *handle, unsigned long size, const char *ptx) {
+    *handle = 0; return (int)size + ptx[0];
+}
+int nvPTXCompilerCompile(nvPTXCompilerHandle handle, int count, const char *const *options) {
+    return handle != 0 || count || options != 0;
+}
+int nvPTXCompilerDestroy(nvPTXCompilerHandle *handle) { return *handle != 0; }
+"""
+
+
+def test_nvptxcompiler_code_is_static_code_that_stays(catalog: Catalog, tmp_path: Path) -> None:
+    """ptxcompiler-cu11 links NVIDIA's PTX compiler in: no NVIDIA wheel ships it but as a static
+    archive, so this is no code a wheel could link instead (information, not a warning)."""
+    library = compile_shared(tmp_path / "_ptx.so", {"ptx.c": _STATIC_PTX_COMPILER})
+    wheel = make_wheel(tmp_path, "ptxc", "1.0", {"ptxc/_ptx.so": library.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    (code,) = report.static
+    assert (code.library, code.symbols, code.static_archive) == (
+        "nvPTXCompiler",
+        3,
+        "libnvptxcompiler_static.a",
+    )
+    (finding,) = [f for f in report.findings if f.kind is FindingKind.STATIC_NVIDIA]
+    assert finding.severity is Severity.INFO
+    assert "only as a static library (libnvptxcompiler_static.a): it stays" in finding.message

@@ -85,10 +85,14 @@ _LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
 # cudss_helper is not cuDSS code.
 _API_PREFIX_BODY = (
     r"(cublasLt|cublasXt|cublas|cudss|cudnn|cufftXt|cufft|curand|cusparseLt|cusparse|cusolverMg|"
-    r"cusolverDn|cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|cupti|npp|nvjpeg|cuda)(?=[A-Z])"
+    r"cusolverDn|cusolverSp|cusolverRf|cusolver|cutensor|nccl|nvrtc|nvJitLink|nvPTXCompiler|cupti|npp|nvjpeg|"
+    r"cuda)(?=[A-Z])"
     r"|(nvshmemx|nvshmem)(?=_)"
 )
 _API_PREFIX = re.compile(rf"^(?:{_API_PREFIX_BODY})")
+# Libraries NVIDIA ships only as static archives (no wheel has a shared one), by API prefix, with the
+# archive: nvidia-nvptxcompiler holds libnvptxcompiler_static.a alone; ptxcompiler-cu11 links it in.
+STATIC_ONLY = {"nvPTXCompiler": "libnvptxcompiler_static.a"}
 _PREFIX_LIBRARY = {
     "cublasXt": "cublas", "cufftXt": "cufft", "cusolverMg": "cusolverMg", "cusolverDn": "cusolver",
     "cusolverSp": "cusolver", "cusolverRf": "cusolver", "nvshmemx": "nvshmem", "cuda": "cudart",

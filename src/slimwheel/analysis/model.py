@@ -9,6 +9,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from slimwheel.analysis.libraries import STATIC_ONLY
 from slimwheel.elf import ElfFacts, Symbol
 from slimwheel.findings import Finding, Severity
 from slimwheel.names import NameStyle
@@ -90,6 +91,12 @@ class StaticCode:
     def is_runtime(self) -> bool:
         """nvcc links the CUDA runtime statically by default; that is expected and small."""
         return self.library == "cudart"
+
+    @property
+    def static_archive(self) -> str | None:
+        """The archive NVIDIA ships the library as, when it ships no shared library of it at all
+        (nvidia-nvptxcompiler holds ``libnvptxcompiler_static.a`` alone): its code has to stay."""
+        return STATIC_ONLY.get(self.library)
 
 
 @dataclass(frozen=True)

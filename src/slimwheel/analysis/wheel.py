@@ -97,7 +97,10 @@ def analyse_wheel(
             linked, loaded = _static_code(item, own.stem if own else None)
             for code in linked:
                 static.append(code)
-                severity = Severity.INFO if code.is_runtime else Severity.WARNING
+                severity = Severity.INFO if code.is_runtime or code.static_archive else Severity.WARNING
+                what = "it cannot be unlinked, only rebuilt"
+                if code.static_archive:
+                    what = f"NVIDIA ships it only as a static library ({code.static_archive}): it stays"
                 findings.append(
                     Finding(
                         FindingKind.STATIC_NVIDIA,
@@ -105,7 +108,7 @@ def analyse_wheel(
                         item.member.name,
                         f"contains {code.library} code statically "
                         f"({code.symbols} symbols, ~{code.symbol_bytes} bytes"
-                        f"{', exported' if code.exported else ''}); it cannot be unlinked, only rebuilt",
+                        f"{', exported' if code.exported else ''}); {what}",
                     )
                 )
             for load in loaded:
