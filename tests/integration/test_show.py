@@ -570,3 +570,38 @@ def test_nvptxcompiler_code_is_static_code_that_stays(catalog: Catalog, tmp_path
     (finding,) = [f for f in report.findings if f.kind is FindingKind.STATIC_NVIDIA]
     assert finding.severity is Severity.INFO
     assert "only as a static library (libnvptxcompiler_static.a): it stays" in finding.message
+
+
+def test_in_nvidias_own_wheel_a_library_defining_a_sibling_librarys_api_is_no_static_code(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """nvidia-cuda-cupti-cu12's libcheckpoint.so defines cuptiCheckpointSave: the CUPTI API, of the
+    wheel that ships libcupti.so itself, was reported as static CUPTI code. The same file in
+    another wheel is static code."""
+    assert "nvidia-cudss-cu13" in catalog.distributions
+    helper = compile_shared(
+        tmp_path / "libhelper.so",
+        {
+            "h.c": (
+                "int cudssHelperSave(const int *data, int n) {\n"
+                "    int sum = 0;\n"
+                "    for (int i = 0; i < n; i++) sum = sum * 31 + data[i];\n"
+                "    return sum;\n"
+                "}\n"
+            )
+        },
+    )
+    (tmp_path / "own").mkdir()
+    (tmp_path / "other").mkdir()
+    own = make_wheel(
+        tmp_path / "own",
+        "nvidia-cudss-cu13",
+        "1.0.0.35",
+        {"nvidia/cu13/lib/libhelper.so": helper.read_bytes()},
+        tag=TAG,
+    )
+    assert _show(own, catalog).static == ()
+    other = make_wheel(
+        tmp_path / "other", "helper", "1.0", {"helper/libhelper.so": helper.read_bytes()}, tag=TAG
+    )
+    assert [code.library for code in _show(other, catalog).static] == ["cudss"]

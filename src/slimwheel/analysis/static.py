@@ -128,8 +128,10 @@ def _tramp_table_library(name: str) -> str | None:
     return match[1] if match else None
 
 
-def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCode], list[LazyLoad]]:
+def _static_code(item: _ElfMember, own_names: Iterable[str]) -> tuple[list[StaticCode], list[LazyLoad]]:
     """NVIDIA code linked into ``item``, and NVIDIA libraries it loads at run time, by library.
+    ``own_names``: the soname stems whose API is the file's own (its own; in one of NVIDIA's wheels,
+    every library that wheel ships: CUPTI's ``libcheckpoint.so`` defines ``cuptiCheckpointSave``).
 
     An API-named symbol counts as the library's code only when it has bytes in a section of code
     (:func:`_is_code`); one of size 0 there is a trampoline (:func:`_is_trampoline`), which, like a
@@ -166,8 +168,10 @@ def _static_code(item: _ElfMember, own_name: str | None) -> tuple[list[StaticCod
                 if exported:
                     exported_shims.add(library)
 
+    names = tuple(own_names)
+
     def own(library: str) -> bool:  # a library's own API is neither static code nor a run-time load
-        return bool(own_name and (library == own_name or own_name.startswith(library)))
+        return any(name.startswith(library) for name in names)  # cublasLt's API is cublas's too
 
     named = {s.removeprefix("lib").removesuffix(".so") for s in item.rodata_strings if s.startswith("lib")}
     linked = {parsed.stem for soname in facts.needed if (parsed := parse_library_file_name(soname))}

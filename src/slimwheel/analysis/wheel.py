@@ -8,6 +8,8 @@ import os
 import posixpath
 from collections.abc import Iterable, Mapping
 
+from packaging.utils import canonicalize_name
+
 from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache, _read_members
 from slimwheel.analysis.libraries import is_driver_library, is_system_library, nvidia_product_of
 from slimwheel.analysis.model import (
@@ -57,6 +59,13 @@ def analyse_wheel(
         wheel, scan_strings, jobs, parallel_bytes, frozenset(unread), cache=cache
     )
     vendored = _find_vendored(wheel, catalog, elf_members, findings)
+    # In one of NVIDIA's own wheels, the API of each library it ships is its own code.
+    family = {
+        library.name
+        for release in catalog.releases_of(canonicalize_name(wheel.distribution))
+        for facts in release.wheels
+        for library in facts.libraries
+    }
     glibc = manylinux_level(wheel.platform_tags)  # the host libraries a wheel may use depend on its level
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
@@ -94,7 +103,7 @@ def analyse_wheel(
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
         if item.member.name not in vendored:
             own = parse_library_file_name(facts.soname or posixpath.basename(item.member.name))
-            linked, loaded = _static_code(item, own.stem if own else None)
+            linked, loaded = _static_code(item, {*family, *([own.stem] if own else [])})
             for code in linked:
                 static.append(code)
                 severity = Severity.INFO if code.is_runtime or code.static_archive else Severity.WARNING
