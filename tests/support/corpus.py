@@ -79,6 +79,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         options=("--preloaded", "torch"),
     ),
     CorpusWheel(
+        project="torchvision",
+        filename="torchvision-0.29.2-py3-none-manylinux_2_28_x86_64.whl",
+        sha256="0875f7a23bd298813240f716c56df44ce72ddb45146589442a38edd0e1f59637",
+        size=7_585_493,
+        vendors=(
+            "CUDA 13 and the stable ABI (py3-none): renamed copies torchvision.libs/libcudart.3eda8113.so.13 "
+            "and libnvjpeg.4a0b5c81.so.13, NEEDED by image_stable.so; a torch extension"
+        ),
+        install_mb=4000,  # torch>=2.14 with its CUDA 13 NVIDIA wheels
+        must_repair=True,
+        options=("--preloaded", "torch"),
+        cuda_major=13,
+        adds=("nvidia-cuda-runtime", "nvidia-nvjpeg"),
+    ),
+    CorpusWheel(
         project="torchaudio",
         filename="torchaudio-2.5.1-cp311-cp311-manylinux1_x86_64.whl",
         sha256="7af3f7f92fd33bc9f036a60cdeda4cbeb6bccebd18eae89776dd1e8ed042672e",
