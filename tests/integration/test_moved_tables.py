@@ -146,7 +146,7 @@ def test_repair_plans_the_edit_itself_on_a_second_pass(
 ) -> None:
     wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     with Wheel.open(wheel_path) as wheel:
-        records = apply.checked_record(wheel)
+        records = wheel.checked_record()
         record: RecordEntry = records[edit.path]
         passes = _Passes(monkeypatch)
         planned = apply._planned(wheel, edit, record)
@@ -170,7 +170,7 @@ def test_repair_plans_the_edit_in_one_pass_where_the_analysis_found_the_tables(
 ) -> None:
     wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     with Wheel.open(wheel_path) as wheel:
-        record = apply.checked_record(wheel)[edit.path]
+        record = wheel.checked_record()[edit.path]
         tables = _read_with_cache(wheel).known_tables(wheel.member(edit.path))
         without = apply._planned(wheel, edit, record)
         passes = _Passes(monkeypatch)
@@ -206,7 +206,7 @@ def test_the_output_read_of_an_edited_member_is_one_pass_and_finds_what_a_full_r
     with Wheel.open(wheel_path) as wheel:
         cache = _read_with_cache(wheel)
         patch = apply._planned(
-            wheel, edit, apply.checked_record(wheel)[name], cache.known_tables(wheel.member(name))
+            wheel, edit, wheel.checked_record()[name], cache.known_tables(wheel.member(name))
         )
     assert patch is not None
     assert patch.changes_anything
@@ -258,7 +258,7 @@ def test_repair_plans_the_edit_from_the_tables_the_analysis_saved_without_inflat
     monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
     monkeypatch.setattr(inspection, "_VIEW_TAIL", 4096)
     with Wheel.open(wheel_path) as wheel:
-        record = apply.checked_record(wheel)[edit.path]
+        record = wheel.checked_record()[edit.path]
         cache = _read_with_cache(wheel, tmp_path / "tables")
         member = wheel.member(edit.path)
         saved = cache.saved_tables(member)
@@ -279,7 +279,7 @@ def test_planning_falls_back_to_a_pass_when_the_saved_tables_are_gone(
 ) -> None:
     wheel_path, edit = _narrow_planning(tmp_path, monkeypatch)
     with Wheel.open(wheel_path) as wheel:
-        record = apply.checked_record(wheel)[edit.path]
+        record = wheel.checked_record()[edit.path]
         cache = _read_with_cache(wheel, tmp_path / "tables")
         member = wheel.member(edit.path)
         saved = cache.saved_tables(member)
@@ -304,7 +304,7 @@ def test_an_edited_member_seen_as_it_is_written_is_not_read_again_and_matches_a_
     edit = ElfEdit(path=name, search_path=(search_path,))
     with Wheel.open(wheel_path) as wheel:
         cache = _read_with_cache(wheel)
-        patch = apply._planned(wheel, edit, apply.checked_record(wheel)[name])
+        patch = apply._planned(wheel, edit, wheel.checked_record()[name])
         assert patch is not None
         chunks = list(patch.apply(wheel.iter_member_chunks(name)))
     edited_path = _edited_wheel(tmp_path, wheel_path, name, patch)
@@ -340,7 +340,7 @@ def test_a_watch_that_kept_too_little_leaves_the_member_to_be_read(
     with Wheel.open(wheel_path) as wheel:
         cache = _read_with_cache(wheel)
         edit = ElfEdit(path=name, search_path=(search_path,))
-        patch = apply._planned(wheel, edit, apply.checked_record(wheel)[name])
+        patch = apply._planned(wheel, edit, wheel.checked_record()[name])
         assert patch is not None
         assert patch.appended
         chunks = list(patch.apply(wheel.iter_member_chunks(name)))

@@ -21,8 +21,8 @@ copied out to a scratch file for patchelf.
 
 The input's RECORD must vouch for what goes into the output, or the wheel is refused (WheelError,
 exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
-one line with an accepted hash and its size (``checked_record``); then every byte taken from the input
-is hashed against that line as it is read, the raw copies too (``WheelWriter.copy_raw`` inflates them
+one line with an accepted hash and its size (``Wheel.checked_record``); then every byte taken from the
+input is hashed against that line as it is read, the raw copies too (``WheelWriter.copy_raw`` inflates them
 on the way, CRC-32 checked, nothing recompressed; or, for a member the repair's analysis of this same
 file inflated whole, CRC-checked and hashed, checks that digest against the line and copies the
 stored bytes without inflating them a second time). A mismatch means the wheel was damaged or altered
@@ -50,12 +50,10 @@ from typing import BinaryIO, Protocol
 from slimwheel._scratch import scratch_folder
 from slimwheel.elf import EDIT_ENDS, ranges_to_keep, table_ranges
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
-from slimwheel.errors import WheelError
 from slimwheel.metadata import metadata_with
 from slimwheel.repair.embed import patched_init
 from slimwheel.repair.plan import ElfEdit, RepairError, RepairPlan
 from slimwheel.wheel import (
-    SIGNATURE_FILE_NAMES,
     RecordEntry,
     Wheel,
     WheelMember,
@@ -63,16 +61,14 @@ from slimwheel.wheel import (
     date_time_from_environment,
 )
 from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
-from slimwheel.wheel.record import RECORD_HINT, record_line_problem
+from slimwheel.wheel.record import record_mismatch
 from slimwheel.wheel.splice import SPLICE_AVAILABLE
 from slimwheel.wheel.view import MemberView, MissingRangeError, SavedRanges
-from slimwheel.wheel.writer import record_mismatch
 
 __all__ = [
     "AnalysedContent",
     "EditWatch",
     "apply_plan",
-    "checked_record",
     "find_patchelf",
     "patchelf_arguments",
 ]
@@ -109,38 +105,6 @@ def patchelf_arguments(edit: ElfEdit) -> list[str]:
         else:
             arguments.append("--remove-rpath")
     return arguments
-
-
-def checked_record(wheel: Wheel) -> dict[str, RecordEntry]:
-    """The wheel's RECORD lines by path, once RECORD is known to vouch for every file without reading
-    any content: each file (RECORD itself and its signatures aside) has exactly one line, with a hash
-    the wheel specification accepts and, where given, the size the central directory gives; and every
-    line names a member. Otherwise a WheelError naming the member and what is wrong."""
-    label = _label(wheel)
-    exempt = _unrecorded(wheel)
-    entries: dict[str, RecordEntry] = {}
-    for entry in wheel.record():
-        if entry.path in entries:
-            raise WheelError(label, f"RECORD lists {entry.path} more than once", hint=RECORD_HINT)
-        entries[entry.path] = entry
-    for member in wheel.members:
-        if member.is_dir or member.name in exempt:
-            continue
-        if member.name not in entries:
-            empty = " (RECORD lists no file at all)" if not set(entries) - exempt else ""
-            raise WheelError(label, f"{member.name} is not listed in RECORD{empty}", hint=RECORD_HINT)
-        problem = record_line_problem(entries[member.name], member.file_size)
-        if problem is not None:
-            raise WheelError(label, problem, hint=RECORD_HINT)
-    for path in entries:
-        if path not in exempt and not wheel.has_member(path):
-            raise WheelError(label, f"RECORD lists {path}, which is not in the wheel", hint=RECORD_HINT)
-    return entries
-
-
-def _unrecorded(wheel: Wheel) -> set[str]:
-    """RECORD and its signatures: the members RECORD cannot hash."""
-    return {f"{wheel.dist_info}/{name}" for name in ("RECORD", *SIGNATURE_FILE_NAMES)}
 
 
 def _label(wheel: Wheel) -> str:
@@ -415,7 +379,7 @@ def apply_plan(
         raise RepairError(f"{target}: the output would replace the input", hint="pass another -w")
     env = os.environ if environ is None else environ
     with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
-        records = checked_record(wheel)
+        records = wheel.checked_record()
         known = analysed.digests_for(wheel) if analysed is not None else {}
         edits = _Edits(
             wheel,
@@ -437,7 +401,7 @@ def apply_plan(
         # Reproducible: the same input gives the same bytes, unless SOURCE_DATE_EPOCH says otherwise.
         newest = max((m.date_time for m in wheel.members), default=(1980, 1, 1, 0, 0, 0))
         date_time = date_time_from_environment(env) or newest
-        skipped = {*_unrecorded(wheel), plan.manifest_path, *dropped, *replaced, *added}
+        skipped = {*wheel.unrecorded(), plan.manifest_path, *dropped, *replaced, *added}
         done = 0
         with WheelWriter(target, date_time=date_time) as writer:
             for member in wheel.members:

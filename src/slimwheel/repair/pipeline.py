@@ -453,7 +453,6 @@ def repair_wheel(
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
     from slimwheel.analysis import analyse_wheel
-    from slimwheel.repair.apply import checked_record
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.sources import check_stored_elf_members
     from slimwheel.wheel import Wheel
@@ -480,7 +479,7 @@ def repair_wheel(
         with Wheel.open(path) as wheel:
             # A wheel whose RECORD does not vouch for its files is refused before any work (apply
             # hashes every byte it takes against RECORD as it reads it).
-            checked_record(wheel)
+            wheel.checked_record()
             # Analysis reads stored members in place, checking no CRC: a damaged one is refused
             # here, with the answer show and check give, rather than planned around.
             check_stored_elf_members(wheel)

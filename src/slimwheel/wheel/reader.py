@@ -35,7 +35,13 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
 from slimwheel.wheel.inflate import USING_ISAL, check_stored, inflate
-from slimwheel.wheel.record import RecordEntry, encode_digest, parse_record, record_line_problem
+from slimwheel.wheel.record import (
+    RECORD_HINT,
+    RecordEntry,
+    parse_record,
+    record_line_problem,
+    record_mismatch,
+)
 from slimwheel.wheel.streams import (
     READ_ERRORS,
     ArchiveWindow,
@@ -583,48 +589,57 @@ class Wheel:
         info = self._info(name)
         yield from self._raw_chunks(info, self._data_offset(info), chunk_size)
 
-    def verify(self) -> None:
-        """Check every member against RECORD; raise WheelError naming the first problem.
-
-        Cheap checks come first (members RECORD lacks, RECORD lines without a member, missing hashes,
-        sizes from the central directory); then each member is hashed in zip order, streamed in
-        CHUNK_SIZE pieces. RECORD itself and its signatures are exempt.
-        """
-        record_path = f"{self._dist_info}/RECORD"
-        exempt = {record_path, *(f"{self._dist_info}/{name}" for name in SIGNATURE_FILE_NAMES)}
+    def checked_record(self) -> dict[str, RecordEntry]:
+        """RECORD's lines by path, once RECORD is known to vouch for every file without reading any
+        content: each file (RECORD itself and its signatures aside) has exactly one line, with a hash
+        the wheel specification accepts and, where given, the size the central directory gives; and
+        every line names a member. Otherwise a WheelError naming the member and what is wrong."""
+        exempt = self.unrecorded()
         entries: dict[str, RecordEntry] = {}
         for entry in self.record():
             if entry.path in entries:
-                raise WheelError(self._source, f"RECORD lists {entry.path} more than once")
+                raise WheelError(self._source, f"RECORD lists {entry.path} more than once", hint=RECORD_HINT)
             entries[entry.path] = entry
-        files = [member for member in self.members if not member.is_dir and member.name not in exempt]
-        for member in files:
+        for member in self.members:
+            if member.is_dir or member.name in exempt:
+                continue
             if member.name not in entries:
-                raise WheelError(self._source, f"{member.name} is not listed in RECORD")
-        for entry in entries.values():
-            if entry.path not in self._members_by_name and entry.path not in exempt:
-                raise WheelError(self._source, f"RECORD lists {entry.path}, which is not in the wheel")
-        for member in files:
-            self._check_record_entry(member, entries[member.name])
-        for member in files:
-            self._check_hash(member, entries[member.name])
+                empty = " (RECORD lists no file at all)" if not set(entries) - exempt else ""
+                raise WheelError(
+                    self._source, f"{member.name} is not listed in RECORD{empty}", hint=RECORD_HINT
+                )
+            problem = record_line_problem(entries[member.name], member.file_size)
+            if problem is not None:
+                raise WheelError(self._source, problem, hint=RECORD_HINT)
+        for path in entries:
+            if path not in exempt and path not in self._members_by_name:
+                raise WheelError(
+                    self._source, f"RECORD lists {path}, which is not in the wheel", hint=RECORD_HINT
+                )
+        return entries
 
-    def _check_record_entry(self, member: WheelMember, entry: RecordEntry) -> None:
-        problem = record_line_problem(entry, member.file_size)
-        if problem is not None:
-            raise WheelError(self._source, problem)
+    def verify(self) -> None:
+        """Check every member against RECORD; raise WheelError naming the first problem.
 
-    def _check_hash(self, member: WheelMember, entry: RecordEntry) -> None:
-        algorithm = cast(str, entry.hash_algorithm)  # checked by _check_record_entry
-        hasher = hashlib.new(algorithm)
-        for chunk in self.iter_member_chunks(member.name):
-            hasher.update(chunk)
-        if not entry.digest_matches(hasher.digest()):
-            raise WheelError(
-                self._source,
-                f"hash mismatch for {member.name}: RECORD says {algorithm}={entry.hash_digest}, "
-                f"the content hashes to {algorithm}={encode_digest(hasher.digest())}",
-            )
+        The cheap checks come first (:meth:`checked_record`); then each member is hashed in zip
+        order, streamed in CHUNK_SIZE pieces. RECORD itself and its signatures are exempt.
+        """
+        entries = self.checked_record()
+        exempt = self.unrecorded()
+        for member in self.members:
+            if member.is_dir or member.name in exempt:
+                continue
+            entry = entries[member.name]
+            algorithm = cast(str, entry.hash_algorithm)  # checked_record made sure
+            hasher = hashlib.new(algorithm)
+            for chunk in self.iter_member_chunks(member.name):
+                hasher.update(chunk)
+            if not entry.digest_matches(hasher.digest()):
+                raise record_mismatch(self._source, entry, hasher.digest())
+
+    def unrecorded(self) -> set[str]:
+        """RECORD and its signatures: the members RECORD cannot hash."""
+        return {f"{self._dist_info}/{name}" for name in ("RECORD", *SIGNATURE_FILE_NAMES)}
 
     # -- internals -------------------------------------------------------------------------------
 

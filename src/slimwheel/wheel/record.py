@@ -20,6 +20,7 @@ __all__ = [
     "encode_digest",
     "parse_record",
     "record_line_problem",
+    "record_mismatch",
 ]
 
 # The wheel spec forbids md5 and sha1; these are the remaining ones every Python's hashlib has
@@ -194,3 +195,15 @@ def record_line_problem(record: RecordEntry, file_size: int) -> str | None:
     if record.size is not None and record.size != file_size:
         return f"size mismatch for {name}: RECORD says {record.size} bytes, the wheel holds {file_size}"
     return None
+
+
+def record_mismatch(label: str, record: RecordEntry, digest: bytes) -> WheelError:
+    """The error for content of ``label``'s member ``record.path`` whose digest is ``digest``,
+    not the one its RECORD line gives."""
+    algorithm = record.hash_algorithm
+    return WheelError(
+        label,
+        f"hash mismatch for {record.path}: RECORD says {algorithm}={record.hash_digest}, the content "
+        f"hashes to {algorithm}={encode_digest(digest)} (damaged or altered after it was built)",
+        hint=RECORD_HINT,
+    )

@@ -47,7 +47,13 @@ from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
-from slimwheel.wheel.record import RECORD_HINT, RecordEntry, encode_digest, record_line_problem
+from slimwheel.wheel.record import (
+    RECORD_HINT,
+    RecordEntry,
+    encode_digest,
+    record_line_problem,
+    record_mismatch,
+)
 from slimwheel.wheel.splice import SPLICE_AVAILABLE, Appended, appended_pieces, splice_deflate
 
 __all__ = [
@@ -81,18 +87,6 @@ _RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
 _TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
 # The temporary files of wheels, as _create_temporary names them: those left by killed writers go.
 _ABANDONED_TEMPORARY = re.compile(r"\..+\.whl\.[0-9a-f]{12}\.tmp")
-
-
-def record_mismatch(label: str, record: RecordEntry, digest: bytes) -> WheelError:
-    """The error for content of ``label``'s member ``record.path`` whose digest is ``digest``,
-    not the one its RECORD line gives."""
-    algorithm = record.hash_algorithm
-    return WheelError(
-        label,
-        f"hash mismatch for {record.path}: RECORD says {algorithm}={record.hash_digest}, the content "
-        f"hashes to {algorithm}={encode_digest(digest)} (damaged or altered after it was built)",
-        hint=RECORD_HINT,
-    )
 
 
 def date_time_from_environment(environ: Mapping[str, str]) -> DateTime | None:
