@@ -719,9 +719,9 @@ def _consumers_first(libraries: Mapping[str, ElfFacts]) -> tuple[str, ...]:
     while left:
         if not ready:  # a cycle: its first library by name goes next
             ready = [min(left)]
+        # Each library enters ready once, while still left: a count reaches 0 once, and a cycle's
+        # pick is made only when ready is empty.
         path = ready.pop(0)
-        if path not in left:
-            continue
         left.discard(path)
         order.append(path)
         for wanted in needs[path]:
