@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from slimwheel.analysis import named_like_copies
+from slimwheel.analysis import analyse_wheel, named_like_copies
 from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.store import read_catalog, write_catalog
 from slimwheel.cli import main
@@ -150,6 +150,55 @@ def test_an_icd_loader_is_nvidias_only_where_the_copy_says_so(
     # Only its content can tell, so repair reads such a copy rather than dropping it unread by name.
     with Wheel.open(ocl_icd) as opened:
         assert named_like_copies(opened, read_catalog(catalog)) == {}
+
+
+def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_it_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """triton 3.9.0 ships CUPTI as ``libcupti.so``, ``libcupti.so.12`` and ``libcupti.so.2025.1.1``
+    (the toolkit's real file name), loaded by path. A copy repair drops is not read, so its name was all
+    repair had: "no NVIDIA wheel ships libcupti.so.2025.1.1", and --force kept that one copy. Its
+    bytes are a release's file, and carry that file's soname."""
+    library = compile_shared(
+        tmp_path / "build" / "libcupti.so.12",
+        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 26; return 0; }\n"},
+        soname="libcupti.so.12",
+    ).read_bytes()
+    release = make_wheel(
+        tmp_path,
+        "nvidia-cuda-cupti-cu12",
+        "12.99.1",
+        {"nvidia/cuda_cupti/lib/libcupti.so.12": library},
+        tag="py3-none-manylinux_2_17_x86_64",
+    )
+    catalog = tmp_path / "catalog.json.gz"
+    write_catalog(learn_from_wheels([release]), catalog)
+    (tmp_path / "in").mkdir()
+    copies = ["pkg/cupti/libcupti.so.12", "pkg/cupti/libcupti.so.2025.1.1"]
+    wheel = make_wheel(
+        tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", **dict.fromkeys(copies, library)}, tag=TAG
+    )
+    with Wheel.open(wheel) as opened:
+        unread = named_like_copies(opened, read_catalog(catalog))
+        assert sorted(unread) == copies
+        report = analyse_wheel(opened, read_catalog(catalog), unread=unread, jobs=1)
+    assert {copy.path: copy.original_soname for copy in report.vendored} == dict.fromkeys(
+        copies, "libcupti.so.12"
+    )
+    result = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog), "--force")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert sorted(plan["drop"]) == copies
+    assert not any("no NVIDIA wheel ships" in line for line in plan["left_alone"])
+    # Its NVIDIA wheel comes in its place, and the loader loads it only when asked (nothing links it).
+    (requirement,) = plan["requirements"]
+    assert requirement["requirement"].startswith("nvidia-cuda-cupti-cu12>=12.99.1,<13; ")
+    manifest = plan["manifest"]
+    assert isinstance(manifest, dict)
+    assert [(m["soname"], m["optional"], m["needed_by"]) for m in manifest["libraries"]] == [
+        ("libcupti.so.12", True, [])
+    ]
+    assert main(["check", str(result["output"]), "--catalog", str(catalog)]) == 0
 
 
 def test_a_cuda_major_the_copies_contradict_is_refused(

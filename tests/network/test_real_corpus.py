@@ -149,6 +149,8 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
             assert requirement["requirement"].endswith(f'extra == "{requirement["extra"]}"')
         else:
             assert not requirement["extra"], repaired.describe()
+    if repaired.entry.drops is not None:
+        assert len(result["plan"]["drop"]) == repaired.entry.drops, repaired.describe()
     if repaired.entry.edits is not None:
         edited = [edit["path"] for edit in result["plan"]["edits"]]
         assert edited == list(repaired.entry.edits), repaired.describe()

@@ -56,6 +56,8 @@ class CorpusWheel:
     # The providers repair's plan must leave behind the wheel's extras (None: not checked), where the
     # author gated them and repair once made them hard requirements of every install.
     kept_optional: tuple[str, ...] | None = None
+    # How many files repair's plan must drop (None: not checked), where a copy was once kept.
+    drops: int | None = None
     # Why `slimwheel verify` cannot judge the repaired wheel on its own ("": it can).
     no_verify: str = ""
 
@@ -603,6 +605,23 @@ CORPUS: tuple[CorpusWheel, ...] = (
         ),
         cuda_major=12,
         adds=("nvidia-cuda-runtime-cu12",),
+    ),
+    CorpusWheel(
+        project="triton",
+        filename="triton-3.9.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="1622118a038b0c6e16fa4a0305da62c8b3c15904ee1cc4d4e65846a25969e41e",
+        size=285_777_556,
+        vendors=(
+            "CUPTI 12.8 and 13.3 (backends/nvidia/lib/cupti and cupti-blackwell), seven libraries each, "
+            "libcupti three times (libcupti.so, .so.12 or .so.13, and the toolkit's .so.2025.1.1 or "
+            ".so.2026.2.0), which nothing links: its profiler loads them by path. Once that last name "
+            "made repair keep one copy under --force, and dropping them added no requirement"
+        ),
+        install_mb=330,  # nvidia-cuda-cupti-cu12 and nvidia-cuda-cupti
+        must_repair=True,
+        repair_options=("--force",),
+        adds=("nvidia-cuda-cupti", "nvidia-cuda-cupti-cu12"),
+        drops=14,
     ),
 )
 

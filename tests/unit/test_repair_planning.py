@@ -342,6 +342,13 @@ def test_a_copy_nobody_links_stays_unless_forced() -> None:
     )
     forced = _plan(_with_copies(linked=False), force=True)
     assert forced.drop == ("pkg.libs/libcutensor.so.2", "pkg.libs/libcutensorMg.so.2")
+    # What served them comes in their place, loaded when the package asks: preload leaves them out.
+    assert [r.distribution for r in forced.requirements] == ["cutensor-cu12"]
+    assert {(m.soname, m.optional, m.needed_by) for m in forced.manifest.libraries} == {
+        ("libcutensor.so.2", True, ()),
+        ("libcutensorMg.so.2", True, ()),
+    }
+    assert "dropped (--force), though nothing in the wheel links them" in forced.warnings[0]
 
 
 _CUQUANTUM = Catalog(

@@ -84,8 +84,17 @@ def _identify(
     if record_sha256:
         exact = catalog.by_sha256(record_sha256)
         if exact:
-            # The same bytes can ship under several sonames: the one the copy's name says comes first.
-            best = sorted(exact, key=lambda p: not _refines(p.library.soname, original_soname))
+            # The same bytes can ship under several sonames: the one the copy's name says comes first
+            # (``libcudss.so.0`` for a copy named ``libcudss.so.0`` or ``libcudss.so.0.7.1``).
+            best = sorted(
+                exact,
+                key=lambda p: (
+                    not (
+                        _refines(p.library.soname, original_soname)
+                        or _refines(original_soname, p.library.soname)
+                    )
+                ),
+            )
             return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
     if not providers and parsed is not None:
@@ -170,11 +179,15 @@ def _find_vendored(
         if (
             not said
             and identified is not None
-            and identified.confidence in _FILE_LEVEL
-            and identified.soname.startswith(original + ".")
+            and (
+                identified.confidence is Confidence.EXACT
+                or (identified.confidence in _FILE_LEVEL and identified.soname.startswith(original + "."))
+            )
         ):
-            # The release's own file refines the guess from the name: libnvrtc-builtins.so.12.6,
-            # not .so.12. A soname that contradicts the name is not taken.
+            # Only the file name was there to go by (a copy repair drops unread). The same bytes as a
+            # release's file carry its soname: triton's libcupti.so.2025.1.1, the toolkit's real file
+            # name, is CUPTI's libcupti.so.12. A file version only refines the guess
+            # (libnvrtc-builtins.so.12.6, not .so.12); a soname that contradicts it is not taken.
             original = identified.soname
         stem = parse_library_file_name(original)
         if _is_providers_original(is_provider_wheel, parsed) or (

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
@@ -211,8 +211,16 @@ class _Need:
     copies: list[VendoredCopy] = field(default_factory=list)
     needed_as: set[str] = field(default_factory=set)  # the names files need it by (a copy's own)
 
+    @property
+    def on_request(self) -> bool:
+        """Only a dropped copy nothing links asks for it: the package loads it at run time."""
+        return not self.needed_by
 
-def _needs(report: WheelReport, dropped: set[str]) -> dict[str, _Need]:
+
+def _needs(report: WheelReport, dropped: set[str], on_request: Collection[str] = ()) -> dict[str, _Need]:
+    """The NVIDIA sonames the files that stay need, with the dropped copies that served them; and
+    the copies in ``on_request`` (dropped, though nothing links them: ``--force``), whose NVIDIA wheel
+    must come in their place."""
     copies = {copy.path: copy for copy in report.vendored}
     needs: dict[str, _Need] = {}
     for elf in report.elf_files:
@@ -231,6 +239,9 @@ def _needs(report: WheelReport, dropped: set[str]) -> dict[str, _Need]:
                 continue
             need.needed_by.add(elf.installed_path or elf.path)
             need.needed_as.add(needed.soname)
+    for path in sorted(on_request):
+        copy = copies[path]
+        needs.setdefault(copy.original_soname, _Need(copy.original_soname)).copies.append(copy)
     return needs
 
 
@@ -457,9 +468,9 @@ def _keep_unlinked_copies(
     from path parts and loads ``libcupti.so`` there, so a dropped copy breaks it and check cannot
     see it. Such a copy goes only where the provider's own libraries load it: when the wheel links
     another library of the same NVIDIA distribution (cuDNN's front library loads its engines).
-    ``--force`` drops it anyway."""
+    ``--force`` drops it anyway, and its NVIDIA wheel is then required (``draft.on_request``)."""
     copies = {copy.path: copy for copy in report.vendored if copy.path in draft.drop}
-    if not copies or options.force:
+    if not copies:
         return
     elfs = {elf.path: elf for elf in report.elf_files}
     lazy = {load.library for load in report.lazy_loads}
@@ -479,22 +490,34 @@ def _keep_unlinked_copies(
         return {p.distribution for p in catalog.providers(soname=soname, cuda_major=major, platform=platform)}
 
     required = {name for soname in linked for name in distributions(soname)}
-    kept: dict[str, list[str]] = {}
+    unlinked: dict[str, list[str]] = {}
     for path, copy in sorted(copies.items()):
         if path in reached or distributions(copy.original_soname) & required:
             continue
-        draft.drop.discard(path)
-        draft.kept_copies.add(path)
+        if options.force:
+            draft.on_request.add(path)
+        else:
+            draft.drop.discard(path)
+            draft.kept_copies.add(path)
         folder, name = posixpath.split(path)
-        kept.setdefault(folder, []).append(name)
-    for folder, names in kept.items():  # one line a folder: a package vendors a toolkit's set at once
+        unlinked.setdefault(folder, []).append(name)
+    for folder, names in unlinked.items():  # one line a folder: a package vendors a toolkit's set at once
         one = len(names) == 1
         which = f"{folder}/{names[0]}" if one else f"{folder}/: {', '.join(names)}"
         it, is_ = ("it", "it is") if one else ("them", "they are")
-        draft.left_alone.append(
-            f"{which}: kept: nothing in the wheel links {it}, so {is_} loaded at run time (dlopen), maybe "
-            f"from a path the package's code builds, which repair cannot redirect (--force drops {it})"
-        )
+        if options.force:
+            draft.warnings.append(
+                f"{which}: dropped (--force), though nothing in the wheel links {it}: {is_} loaded at run "
+                f"time (dlopen), maybe from a path the package's code builds; the NVIDIA wheel that ships "
+                f"{it} is required in {'its' if one else 'their'} place, and the manifest lists {it} as "
+                "loaded on request"
+            )
+        else:
+            draft.left_alone.append(
+                f"{which}: kept: nothing in the wheel links {it}, so {is_} loaded at run time (dlopen), "
+                f"maybe from a path the package's code builds, which repair cannot redirect (--force drops "
+                f"{it})"
+            )
 
 
 def _provider(catalog: Catalog, soname: str, major: int | None, platform: Platform) -> LibraryProvider | None:
@@ -815,6 +838,7 @@ class _Draft:
     made_hard: list[str] = field(default_factory=list)
     kept_optional: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
+    on_request: set[str] = field(default_factory=set)  # copies dropped that nothing links (--force)
     unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers
     assumed: list[AssumedFloor] = field(default_factory=list)  # see RepairPlan.assumed_floors
 
@@ -994,7 +1018,8 @@ def _record_choices(
                 folder=folder,
                 needed_by=tuple(sorted(choice.need.needed_by)),
                 min_version=linked,
-                optional=optional,
+                # A library nothing links is loaded when the package asks (preload leaves it out).
+                optional=optional or choice.need.on_request,
             )
         )
         environment = context.environment
@@ -1352,7 +1377,8 @@ def plan_repair(
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
-    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
+    needs = _needs(report, draft.drop, draft.on_request)
+    needs = {s: n for s, n in needs.items() if options.wants(soname_stem(s))}
     brought = ReleaseRequirements(markers)
     context = _Context(catalog, platform, major, options, environment, floors or {}, brought)
     by_distribution: dict[str, list[_Choice]] = {}
