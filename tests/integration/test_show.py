@@ -393,6 +393,8 @@ __attribute__((noreturn, noinline)) static void missing(const char *name) {
 FALLBACK(ncclCommWindowRegister)
 FALLBACK(ncclCommWindowDeregister)
 FALLBACK(ncclTeamLsa)
+const char nccl_banner[] = "NCCL version 2.28.3+cuda12.9";  /* NCCL's own code would carry it */
+const char *nccl_version(void) { return nccl_banner; }
 """
 
 
@@ -411,6 +413,43 @@ def test_weak_definitions_of_an_api_are_fallbacks_not_static_code(
     report = _show(wheel, catalog)
     expected = [] if binding == "weak" else [("nccl", 3)]
     assert [(c.library, c.symbols) for c in report.static] == expected
+
+
+# MSCCL++'s mscclpp_nccl.so (sgl-kernel 0.3.21): NCCL's API implemented on MSCCL++, exported for
+# programs that link NCCL; it dlopens the real NCCL from MSCCLPP_NCCL_LIB_PATH for what it lacks.
+_NCCL_INTERFACE = """
+#include <dlfcn.h>
+#include <stdlib.h>
+static void *nccl;
+int ncclAllReduce(const void *send, void *recv, unsigned long count, int type, int op, void *comm) {
+    if (!nccl && getenv("MSCCLPP_NCCL_LIB_PATH")) nccl = dlopen(getenv("MSCCLPP_NCCL_LIB_PATH"), RTLD_NOW);
+    for (unsigned long i = 0; i < count; i++) ((char *)recv)[i] = ((const char *)send)[i] + (char)op;
+    return type + (nccl != 0);
+}
+int ncclGroupStart(void) { static int depth; return ++depth > 8 ? (int)(long)nccl : depth; }
+int ncclGetVersion(int *version) { *version = 22800 + (nccl != 0); return version == 0; }
+%s
+"""
+
+
+@pytest.mark.parametrize("banner", [False, True])
+def test_nccls_api_implemented_without_nccls_code_is_no_static_nccl(
+    banner: bool, catalog: Catalog, tmp_path: Path
+) -> None:
+    """Every build of NCCL carries its version string; a file exporting NCCL's API without it is an
+    implementation of that API (MSCCL++'s), which show once called static NCCL that "cannot be unlinked,
+    only rebuilt". The same file with NCCL's banner is static NCCL."""
+    extra = 'const char banner[] = "NCCL version 2.28.3+cuda12.9"; const char *b(void) { return banner; }'
+    source = _NCCL_INTERFACE % (extra if banner else "")
+    library = compile_shared(tmp_path / "mscclpp_nccl.so.0", {"nccl.c": source}, soname="mscclpp_nccl.so.0")
+    wheel = make_wheel(tmp_path, "kernels", "1.0", {"lib/mscclpp_nccl.so.0": library.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    static = [(code.library, code.symbols, code.exported) for code in report.static]
+    assert static == ([("nccl", 3, True)] if banner else [])
+    assert (FindingKind.STATIC_NVIDIA in _kinds(report).get("lib/mscclpp_nccl.so.0", set())) is banner
+    with Wheel.open(wheel) as opened:  # without reading .rodata, nothing tells it from NCCL's code
+        unscanned = analyse_wheel(opened, catalog, scan_strings=False, jobs=1)
+    assert [(code.library, code.symbols) for code in unscanned.static] == [("nccl", 3)]
 
 
 # tilelang 0.1.15's libstub_nvrtc.so: nvrtcX forward to the pointers dlsym finds in the library it

@@ -15,6 +15,8 @@ __all__ = [
     "DRIVER_LIBRARY_NAMES",
     "LOADS_BY_SONAME",
     "SAME_IN_EVERY_MAJOR",
+    "STATIC_ONLY",
+    "VERSIONED_IN_EVERY_BUILD",
     "LoadBySoname",
     "NvidiaProduct",
     "api_library_of",
@@ -93,6 +95,11 @@ _API_PREFIX = re.compile(rf"^(?:{_API_PREFIX_BODY})")
 # Libraries NVIDIA ships only as static archives (no wheel has a shared one), by API prefix, with the
 # archive: nvidia-nvptxcompiler holds libnvptxcompiler_static.a alone; ptxcompiler-cu11 links it in.
 STATIC_ONLY = {"nvPTXCompiler": "libnvptxcompiler_static.a"}
+# Libraries whose every build, shared or static, carries its version string in .rodata: NCCL's init.cc,
+# which holds ncclCommInitRank, prints VERSION_STRING ("NCCL version 2.21.5+cuda12.4"). A file that
+# defines their API with no such string implements that API itself, as MSCCL++'s mscclpp_nccl.so in
+# sgl-kernel does (it dlopens the real NCCL from a path it is given): none of the library's code is in it.
+VERSIONED_IN_EVERY_BUILD = frozenset({"nccl"})
 _PREFIX_LIBRARY = {
     "cublasXt": "cublas", "cufftXt": "cufft", "cusolverMg": "cusolverMg", "cusolverDn": "cusolver",
     "cusolverSp": "cusolver", "cusolverRf": "cusolver", "nvshmemx": "nvshmem", "cuda": "cudart",

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import BinaryIO
 
-from slimwheel.analysis.libraries import _API_PREFIX_BODY, api_library_of
+from slimwheel.analysis.libraries import _API_PREFIX_BODY, VERSIONED_IN_EVERY_BUILD, api_library_of
 from slimwheel.analysis.model import LazyLoad, StaticCode, _ElfMember
 from slimwheel.elf import ElfFacts, Symbol, read_section
 from slimwheel.names import parse_library_file_name
@@ -128,10 +128,14 @@ def _tramp_table_library(name: str) -> str | None:
     return match[1] if match else None
 
 
-def _static_code(item: _ElfMember, own_names: Iterable[str]) -> tuple[list[StaticCode], list[LazyLoad]]:
+def _static_code(
+    item: _ElfMember, own_names: Iterable[str], *, strings_read: bool
+) -> tuple[list[StaticCode], list[LazyLoad]]:
     """NVIDIA code linked into ``item``, and NVIDIA libraries it loads at run time, by library.
     ``own_names``: the soname stems whose API is the file's own (its own; in one of NVIDIA's wheels,
     every library that wheel ships: CUPTI's ``libcheckpoint.so`` defines ``cuptiCheckpointSave``).
+    ``strings_read``: whether analysis scanned ``.rodata`` for version strings (``show --no-strings``
+    does not), without which the API of a library in ``VERSIONED_IN_EVERY_BUILD`` is taken as its code.
 
     An API-named symbol counts as the library's code only when it has bytes in a section of code
     (:func:`_is_code`); one of size 0 there is a trampoline (:func:`_is_trampoline`), which, like a
@@ -181,12 +185,11 @@ def _static_code(item: _ElfMember, own_names: Iterable[str]) -> tuple[list[Stati
         if own(library):
             continue
         matched = code[library]
-        if _fallbacks(matched.values()):
-            continue  # stand-ins for the library, not its code
-        if library in linked and library not in hidden_code:
-            # Exported definitions of a library the file also links are wrappers that interpose on it
-            # (torch-memory-saver's LD_PRELOAD hooks define cudaMalloc and cudaFree and reach
-            # libcudart.so.12's through dlsym): a static link never leaves the library in DT_NEEDED.
+        # Stand-ins for the library (fallbacks), or exported definitions of a library the file also
+        # links: wrappers that interpose on it (torch-memory-saver's LD_PRELOAD hooks define cudaMalloc
+        # and cudaFree and reach libcudart.so.12's through dlsym); a static link never leaves the
+        # library in DT_NEEDED. Neither is the library's code.
+        if _fallbacks(matched.values()) or (library in linked and library not in hidden_code):
             continue
         if library in named:
             forwarded[library] = f"lib{library}.so"
@@ -194,8 +197,9 @@ def _static_code(item: _ElfMember, own_names: Iterable[str]) -> tuple[list[Stati
             if library in exported_code:
                 exported_shims.add(library)
             continue
-        versions = (s for s in item.rodata_strings if not s.startswith("lib"))
-        strings = tuple(s for s in versions if s.lower().startswith(library.lower()[:4]))
+        strings = _version_strings(item, library)
+        if library in VERSIONED_IN_EVERY_BUILD and not strings and strings_read and _rodata_read_whole(facts):
+            continue  # the API implemented by another (MSCCL++'s NCCL interface), not the library's code
         static.append(
             StaticCode(
                 path=item.member.name,
@@ -219,6 +223,18 @@ def _static_code(item: _ElfMember, own_names: Iterable[str]) -> tuple[list[Stati
         if not own(library)
     ]
     return static, loaded
+
+
+def _version_strings(item: _ElfMember, library: str) -> tuple[str, ...]:
+    """The version strings of ``library`` in the file's ``.rodata`` (``"NCCL 2.21.5"``)."""
+    versions = (s for s in item.rodata_strings if not s.startswith("lib"))
+    return tuple(s for s in versions if s.lower().startswith(library.lower()[:4]))
+
+
+def _rodata_read_whole(facts: ElfFacts) -> bool:
+    """Whether ``_scan_rodata`` read all of the file's ``.rodata`` (it stops at a limit)."""
+    section = facts.section(".rodata")
+    return section is not None and section.size <= _RODATA_SCAN_LIMIT
 
 
 def _lazy_load_message(load: LazyLoad) -> str:

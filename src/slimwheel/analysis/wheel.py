@@ -103,7 +103,9 @@ def analyse_wheel(
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
         if item.member.name not in vendored:
             own = parse_library_file_name(facts.soname or posixpath.basename(item.member.name))
-            linked, loaded = _static_code(item, {*family, *([own.stem] if own else [])})
+            linked, loaded = _static_code(
+                item, {*family, *([own.stem] if own else [])}, strings_read=scan_strings
+            )
             for code in linked:
                 static.append(code)
                 severity = Severity.INFO if code.is_runtime or code.static_archive else Severity.WARNING
