@@ -9,7 +9,7 @@ import hashlib
 import io
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import BinaryIO, Protocol, cast
 
 from slimwheel.elf import ELF_MAGIC, read_elf
 from slimwheel.errors import ElfError, InputError
+from slimwheel.names import names_file
 from slimwheel.wheel import CHUNK_SIZE, KeepRanges, RecordEntry, Wheel, WheelMember, encode_digest
 from slimwheel.wheel.reader import describe_file_type, not_a_wheel_name, open_regular_file
 from slimwheel.wheel.view import ChunkCallback, seen_by
@@ -26,8 +27,8 @@ __all__ = [
     "ArchiveSource",
     "LooseFiles",
     "check_stored_elf_members",
+    "named_by_code",
     "open_source",
-    "package_code",
 ]
 
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -233,18 +234,35 @@ def _not_elf(path: Path, head: bytes) -> str:
     return "not an ELF file"
 
 
-def package_code(source: ArchiveSource, *, skip: Callable[[str], bool] | None = None) -> dict[str, bytes]:
-    """The package's Python code and JSON data (files under CODE_LIMIT, ``.dist-info`` left out), by
-    member name: where a package names the libraries its code loads, by path (a vendored copy) or by
-    soname before its extension modules (faiss-gpu-cu12's ``_preload_library.json``). ``skip``: members
-    to leave out (repair's embedded loader)."""
-    code: dict[str, bytes] = {}
+def named_by_code(
+    source: ArchiveSource, file_names: Iterable[str], *, skip: Callable[[str], bool] | None = None
+) -> dict[str, str]:
+    """Of ``file_names``, those the package's Python code or JSON data names as a whole file name
+    (``names_file``), each with the first such file, by name, that does: where a package names the
+    libraries its code loads, by path (a vendored copy) or by soname before its extension modules
+    (faiss-gpu-cu12's ``_preload_library.json``). Files of CODE_LIMIT or more are generated data and
+    ``.dist-info`` is left out, as are members ``skip`` names (repair's embedded loader). One file is
+    held at a time (tensorflow's code is 30 MB), and none is read once every name is found, or when
+    there is none to look for."""
+    left = {name: name.encode() for name in sorted(set(file_names))}
+    found: dict[str, str] = {}
+    for path in sorted(_code_members(source, skip)) if left else ():
+        with source.open_member(path) as stream:
+            text = stream.read(CODE_LIMIT)
+        for name, encoded in list(left.items()):
+            if names_file(text, encoded):
+                found[name] = path
+                del left[name]
+        if not left:
+            break
+    return found
+
+
+def _code_members(source: ArchiveSource, skip: Callable[[str], bool] | None) -> Iterator[str]:
     for member in source.members:
         name = member.name
         if not name.endswith((".py", ".json")) or member.file_size >= CODE_LIMIT:
             continue
         if name.split("/", 1)[0].endswith(".dist-info") or (skip is not None and skip(name)):
             continue
-        with source.open_member(name) as stream:
-            code[name] = stream.read(CODE_LIMIT)
-    return code
+        yield name

@@ -18,10 +18,10 @@ from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
 from slimwheel.errors import UsageError
 from slimwheel.findings import Finding, Severity
-from slimwheel.names import names_file, soname_stem
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
 from slimwheel.requirements import marker_environment
-from slimwheel.sources import ArchiveSource, package_code
+from slimwheel.sources import ArchiveSource, named_by_code
 from slimwheel.wheel import Wheel
 
 __all__ = ["check_wheel"]
@@ -118,7 +118,7 @@ def check_wheel(
     # A soname no search path reaches, though a requirement installs it, may still load: the package's
     # own code may load it first. Its code and data are read only then (most wheels never get here).
     unreached = simulation.unreached_but_installed()
-    named = _named_by_code(source, unreached) if unreached else {}
+    named = named_by_code(source, unreached) if unreached else {}
     if named:
         tree = tree.with_named_by_code(named)
         simulation = Simulation(tree, elfs)
@@ -157,19 +157,6 @@ def check_wheel(
         preloaded=preloaded,
         optional_providers=tuple(optional),
     )
-
-
-def _named_by_code(source: ArchiveSource, sonames: Iterable[str]) -> dict[str, str]:
-    """Of ``sonames``, those the package's code or data names as a whole file name, each with the
-    first file (by name) that does."""
-    code = package_code(source)
-    named: dict[str, str] = {}
-    for soname in sorted(sonames):
-        for path in sorted(code):
-            if names_file(code[path], soname.encode()):
-                named[soname] = path
-                break
-    return named
 
 
 def _preloaded_requirements(preloaded: Iterable[str]) -> list[Requirement]:

@@ -136,7 +136,7 @@ def _outlook(path: Path, report: WheelReport, catalog: Catalog) -> RepairOutlook
     no index); the report's projection where repair would not plan (not a wheel, or it refuses)."""
     from slimwheel.errors import SlimwheelError
     from slimwheel.html_report import outlook_from_plan, outlook_from_report
-    from slimwheel.repair.pipeline import python_sources
+    from slimwheel.repair.pipeline import copies_named_by_code
     from slimwheel.repair.plan import plan_repair
     from slimwheel.sources import open_source
     from slimwheel.wheel import Wheel
@@ -150,7 +150,7 @@ def _outlook(path: Path, report: WheelReport, catalog: Catalog) -> RepairOutlook
                 catalog,
                 requires_dist=source.requires_dist(),
                 dist_info=source.dist_info,
-                python_sources=python_sources(source),
+                named_by_code=copies_named_by_code(source, report),
                 classifiers=source.metadata().get_all("Classifier") or (),
             )
         except SlimwheelError as exc:

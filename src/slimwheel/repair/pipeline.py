@@ -19,6 +19,7 @@ locked while in use: those a killed repair left behind are removed by the next o
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterator, Sequence, Set
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from slimwheel.platforms import Platform
     from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.environment import BuildEnvironment
+    from slimwheel.sources import ArchiveSource
     from slimwheel.wheel import Wheel, WheelMember
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "RepairOutcome",
     "RepairRefusedError",
     "compare_checks",
+    "copies_named_by_code",
     "prepare_output_dir",
     "repair_wheel",
 ]
@@ -348,13 +351,15 @@ def _write(
     return staged, edited
 
 
-def python_sources(wheel: Wheel) -> dict[str, bytes]:
-    """The package's code and data (``slimwheel.sources.package_code``, the embedded loader left out),
-    which planning reads for names of vendored copies loaded by path."""
+def copies_named_by_code(source: ArchiveSource, report: WheelReport) -> dict[str, str]:
+    """``plan_repair``'s ``named_by_code`` for the wheel ``report`` describes: the file names of its
+    vendored copies that its code names, each with a file that does (the loader repair embeds left
+    out), which planning keeps as likely loaded by path."""
     from slimwheel.repair.embed import is_loader_file
-    from slimwheel.sources import package_code
+    from slimwheel.sources import named_by_code
 
-    return package_code(wheel, skip=is_loader_file)
+    copies = (posixpath.basename(copy.path) for copy in report.vendored)
+    return named_by_code(source, copies, skip=is_loader_file)
 
 
 def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:
@@ -394,7 +399,7 @@ def _plan(
         catalog,
         requires_dist=wheel.requires_dist(),
         dist_info=wheel.dist_info,
-        python_sources=python_sources(wheel),
+        named_by_code=copies_named_by_code(wheel, report),
         options=options,
         # Read once, as plain data: the plan itself touches no file system.
         environment=None

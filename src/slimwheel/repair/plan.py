@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
@@ -38,7 +38,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import NameStyle, names_file, parse_library_file_name, soname_stem
+from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -690,17 +690,6 @@ def _conflicts_per_install(
     return problems, installable
 
 
-def _loaded_by_path(source_files: Mapping[str, bytes], copies: Iterable[VendoredCopy]) -> dict[str, str]:
-    """Vendored copies whose file name appears in the package's Python code: loaded by path, likely."""
-    names = {posixpath.basename(copy.path).encode(): copy.path for copy in copies}
-    found: dict[str, str] = {}
-    for path, text in source_files.items():
-        for name, copy_path in names.items():
-            if names_file(text, name):
-                found[copy_path] = path
-    return found
-
-
 def _search_path(
     elf: ElfReport, folders: Sequence[str], wheel: _WheelFolders, *, use_runpath: bool
 ) -> tuple[tuple[str, ...] | None, str]:
@@ -844,9 +833,14 @@ class _Draft:
 
 
 def _decide_drops(
-    report: WheelReport, options: RepairOptions, python_sources: Mapping[str, bytes], draft: _Draft
+    report: WheelReport, options: RepairOptions, named_by_code: Mapping[str, str], draft: _Draft
 ) -> None:
-    by_path = _loaded_by_path(python_sources, report.vendored)
+    # A copy whose file name the package's code names is likely loaded by path.
+    by_path = {
+        copy.path: named_by_code[name]
+        for copy in report.vendored
+        if (name := posixpath.basename(copy.path)) in named_by_code
+    }
     for copy in report.vendored:
         if not options.wants(copy.name):
             draft.kept_copies.add(copy.path)
@@ -1340,7 +1334,7 @@ def plan_repair(
     *,
     requires_dist: Sequence[str],
     dist_info: str,
-    python_sources: Mapping[str, bytes] | None = None,
+    named_by_code: Mapping[str, str] | None = None,
     options: RepairOptions | None = None,
     environment: InstalledProviders | None = None,
     embed: EmbedRequest | None = None,
@@ -1349,6 +1343,8 @@ def plan_repair(
 ) -> RepairPlan:
     """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
     (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
+    ``named_by_code``: the file names of vendored copies that the package's code names, each with a
+    file that does (``slimwheel.repair.pipeline.copies_named_by_code``).
     ``embed`` (``--embed-loader``) also copies the run-time loader into packages, with a call.
     ``floors``: per distribution, the oldest release exporting what the wheel imports from it, the
     floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``).
@@ -1357,7 +1353,7 @@ def plan_repair(
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
-    _decide_drops(report, options, python_sources or {}, draft)
+    _decide_drops(report, options, named_by_code or {}, draft)
     markers = marker_environment(platform, _wheel_python(report))
     existing = read_requirements(requires_dist, markers)
     needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
