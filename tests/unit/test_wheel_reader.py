@@ -157,6 +157,37 @@ def test_read_and_stream_members(cuda_wheel: Path) -> None:
         assert b"".join(wheel.iter_member_chunks(DEFLATED_LIB, 300_000)) == contents[DEFLATED_LIB]
 
 
+def test_a_wheel_opened_for_some_members_reads_them_without_its_central_directory(
+    cuda_wheel: Path, tmp_path: Path
+) -> None:
+    """An analysis worker opens the wheel its parent opened, for the members it is given: their
+    directory entries come with them, so the central directory (tensorflow's 24,000 entries, 18 MiB
+    a process) is not read again. Here it is destroyed, and they still read, CRC-checked."""
+    contents = cuda_wheel_contents()
+    with Wheel.open(cuda_wheel) as wheel:
+        members = [wheel.member(STORED_LIB), wheel.member(DEFLATED_LIB)]
+    data = bytearray(cuda_wheel.read_bytes())
+    directory = data.rfind(b"PK\x01\x02", 0, data.rfind(b"PK\x05\x06"))
+    data[directory - 1 :] = b"\0" * (len(data) - directory + 1)  # no directory, no end record
+    broken = tmp_path / cuda_wheel.name
+    broken.write_bytes(bytes(data))
+    assert "zip" in refusal(broken)
+    with Wheel.open_members(broken, members) as opened:
+        assert opened.members == tuple(members)
+        assert opened.read_member(STORED_LIB) == contents[STORED_LIB]
+        assert b"".join(opened.iter_member_chunks(DEFLATED_LIB)) == contents[DEFLATED_LIB]
+        with pytest.raises(WheelError, match="no member"):
+            opened.read_member(HEADER)
+        with pytest.raises(WheelError, match=r"no \.dist-info was read"):
+            _ = opened.dist_info
+    # Bytes that are not what the entries say are refused as in any read.
+    corrupt = bytearray(data)
+    corrupt[members[1].header_offset + 200] ^= 0xFF
+    broken.write_bytes(bytes(corrupt))
+    with Wheel.open_members(broken, members) as opened, pytest.raises(WheelError):
+        b"".join(opened.iter_member_chunks(DEFLATED_LIB))
+
+
 @pytest.mark.parametrize("member", [STORED_LIB, DEFLATED_LIB], ids=["stored", "deflated"])
 def test_seekable_member_reads_anywhere(cuda_wheel: Path, member: str) -> None:
     content = cuda_wheel_contents()[member]

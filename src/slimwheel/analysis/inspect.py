@@ -16,7 +16,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -561,13 +561,13 @@ def _inspect_each(
 
 def _inspect_in_worker(task: Mapping[str, Any]) -> list[_Outcome]:
     """What a worker process does with its task (see :class:`_Worker`)."""
-    path, names, scan_strings = task["path"], task["names"], task["scan_strings"]
+    path, scan_strings = task["path"], task["scan_strings"]
     tables = None if task["tables"] is None else Path(task["tables"])
     keeping = _Keeping(tables, task["digests"], task["identity"])
-    with Wheel.open(path) as wheel:
+    members = [WheelMember(*fields) for fields in task["members"]]
+    with Wheel.open_members(path, members) as wheel:
         if keeping.identity is not None and wheel.identity != keeping.identity:
             raise InputError(path, "the file changed while it was read", hint="repair it again, unchanged")
-        members = [wheel.member(name) for name in names]
         return _inspect_each(wheel, members, scan_strings, keeping=keeping)
 
 
@@ -598,15 +598,15 @@ def _inspect_members(
         bins[lightest].append(index)
         loads[lightest] += members[index].file_size
     outcomes: list[_Outcome] = [None] * len(members)
+    # A worker reads the members where this process's directory says they are: the same file, always.
+    keeping = replace(keeping, identity=keeping.identity or getattr(wheel, "identity", None))
     # Started afresh, not forked: a forked worker starts with this process's heap (the catalog, the
     # plan, what the last member's read left), resident twice; a fresh one imports what it needs.
     with contextlib.ExitStack() as stack:
         workers = [
             (
                 indices,
-                stack.enter_context(
-                    _Worker(str(path), [members[i].name for i in indices], scan_strings, keeping)
-                ),
+                stack.enter_context(_Worker(str(path), [members[i] for i in indices], scan_strings, keeping)),
             )
             for indices in bins[1:]
         ]
@@ -623,12 +623,15 @@ class _Worker:
     """One analysis worker process (see :mod:`slimwheel.analysis._worker`), killed and reaped on exit
     from its ``with`` block whatever happened."""
 
-    def __init__(self, path: str, names: Sequence[str], scan_strings: bool, keeping: _Keeping) -> None:
+    def __init__(
+        self, path: str, members: Sequence[WheelMember], scan_strings: bool, keeping: _Keeping
+    ) -> None:
         self._task = {
             "sys_path": list(sys.path),
             "parent": os.getpid(),
             "path": path,
-            "names": list(names),
+            # The directory entries, which spare the worker reading the central directory again.
+            "members": [astuple(member) for member in members],
             "scan_strings": scan_strings,
             # Plain values: the task is unpickled before sys.path is set to find slimwheel.
             "tables": None if keeping.tables is None else str(keeping.tables),
