@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
 from slimwheel.analysis.libraries import other_makers_of
@@ -233,13 +234,9 @@ def verify_wheel(
                 hint="name one of the extras the wheel's METADATA offers (Provides-Extra)",
             )
     pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
-    sources: list[str] = []
-    if index_url:
-        sources += ["--index-url", index_url]
-    elif find_links:
-        sources.append("--no-index")
-    for link in find_links:
-        sources += ["--find-links", link]
+    # pip runs in a scratch folder: a relative folder is made absolute, or pip would look there.
+    find_links = [str(Path(link).resolve()) if Path(link).exists() else link for link in find_links]
+    sources = _pip_sources(index_url, find_links)
     isolated = bool(sources)
     to_import = [target.name for target in facts.imports if target.importable]
     to_import = list(dict.fromkeys(to_import))
@@ -274,6 +271,9 @@ def verify_wheel(
         python = work / "venv" / "bin" / "python"
         target = str(path.resolve()) + (f"[{','.join(asked)}]" if asked else "")
         argv = _pip_install(python, work, target, sources=sources, isolated=isolated, pins=pins)
+        if index_url and find_links:
+            with progress.step("finding the wheels of --find-links that pip would take from the index"):
+                argv += _local_over_index(argv, work, find_links)
         with progress.step(f"installing {path.name} and its requirements (pip)"):
             installed = _run(argv, cwd=work, timeout=PIP_TIMEOUT)
         if installed.returncode != 0:
@@ -327,6 +327,60 @@ def _pip_install(
         argv += ["-c", str(constraints)]
     argv.append(target)
     return argv
+
+
+def _pip_sources(index_url: str | None, find_links: Sequence[str]) -> list[str]:
+    """pip's options for where to install from: the index given, else only the folders given."""
+    sources: list[str] = []
+    if index_url:
+        sources += ["--index-url", index_url]
+    elif find_links:
+        sources.append("--no-index")
+    for link in find_links:
+        sources += ["--find-links", link]
+    return sources
+
+
+def _local_over_index(argv: Sequence[str], work: Path, find_links: Sequence[str]) -> list[str]:
+    """The wheels in the ``find_links`` folders that the install ``argv`` would otherwise take from the
+    index: of the same name and version as what pip resolves (found by a dry run). pip breaks that tie
+    in the index's favour, so a repaired dependency (cumm-cu118 beside the spconv-cu118 it serves) lost
+    to the published one it was made from; named on the command line, it is the one installed."""
+    local: dict[tuple[str, str], Path] = {}
+    for folder in find_links:
+        for wheel in sorted(Path(folder).glob("*.whl")) if Path(folder).is_dir() else ():
+            try:
+                name, version, _, _ = parse_wheel_filename(wheel.name)
+            except ValueError:
+                continue
+            local.setdefault((str(name), str(version)), wheel.resolve())
+    if not local:
+        return []
+    report = work / "resolved.json"
+    install = list(argv).index("install")
+    dry_run = [
+        *argv[: install + 1],
+        "--dry-run",
+        "--ignore-installed",
+        "--report",
+        str(report),
+        *argv[install + 1 :],
+    ]
+    if _run(dry_run, cwd=work, timeout=PIP_TIMEOUT).returncode != 0:
+        return []  # the install itself fails the same way, and says why
+    chosen = []
+    for item in json.loads(report.read_text(encoding="utf-8")).get("install", []):
+        metadata, url = item.get("metadata", {}), item.get("download_info", {}).get("url", "")
+        try:
+            key = (
+                canonicalize_name(str(metadata.get("name", ""))),
+                str(Version(str(metadata.get("version")))),
+            )
+        except InvalidVersion:
+            continue
+        if key in local and not url.startswith("file:"):
+            chosen.append(str(local[key]))
+    return chosen
 
 
 def _not_run(target: ImportResult, why: str) -> ImportResult:

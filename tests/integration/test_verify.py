@@ -137,6 +137,43 @@ def test_a_library_left_behind_an_extra_loads_once_verify_installs_that_extra(
     )
 
 
+def test_a_repaired_dependency_in_find_links_is_installed_over_the_indexs_of_the_same_version(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """spconv-cu118 repaired, verified with the cumm-cu118 it requires repaired beside it in --find-links:
+    pip took cumm from the index (it breaks a tie of name and version in the index's favour), and verify
+    judged the published copy. Here ``app`` imports ``solver``, published fat on the index."""
+    index = providers.directory
+    fat_solver_wheel(index, elf_zoo)  # solver 1.0 as published, beside NVIDIA's: its own libcudss copy
+    repaired = _repaired_solver(elf_zoo, own_catalog, tmp_path, capsys)  # solver 1.0, repaired
+    (tmp_path / "app").mkdir()
+    app = make_wheel(
+        tmp_path / "app", "app", "1.0", {"app/__init__.py": b"import solver\n"}, requires=["solver"]
+    )
+    server = index_server(index)
+    sources = ["--index-url", server.simple_url, "--catalog", str(own_catalog)]
+    code, document = _verify(capsys, str(app), *sources)
+    # From the index alone: the published solver, whose copy needs a cuBLAS nothing brings.
+    assert code == 1
+    assert "libcublas.so.13" in _problems(document, "import")[0]
+    monkeypatch.chdir(repaired.parent.parent)  # a relative folder, as typed (pip runs elsewhere)
+    code, document = _verify(capsys, str(app), *sources, "--find-links", repaired.parent.name)
+    assert code == 0, document["problems"]
+    cudss = {lib["name"]: lib for lib in document["libraries"]}["cudss"]
+    assert cudss["distribution"] == "nvidia-cudss-cu13"
+    assert "solver==1.0" in document["installed"]
+    # Folders only: the relative one is pip's whole source, so pip must find it from where it runs.
+    assert index == tmp_path / index.name
+    code, document = _verify(capsys, str(repaired), "--find-links", index.name, "--catalog", str(own_catalog))
+    assert code == 0, document["problems"]
+
+
 def test_fat_wheel_fails(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
