@@ -238,21 +238,23 @@ class Wheel:
         if self.file_size == 0:
             raise WheelError(self._source, "empty file, not a wheel")
         if members is not None:  # open_members: the other process read and checked the directory
-            self._infos = {member.name: _info_from_member(member) for member in members}
             self.members = tuple(members)
             self._members_by_name = {member.name: member for member in self.members}
             self._dist_info = ""  # not looked for: dist_info refuses
             return
-        self._zip = self._open_zip()
-        infos = self._zip.infolist()
+        archive = self._open_zip()
+        infos = archive.infolist()
         for info in infos:
             self._check_entry(info)
         self._check_duplicates(infos)
-        self._check_layout(infos, self._zip.start_dir)
-        self._infos = {info.filename: info for info in infos}
+        self._check_layout(infos, archive.start_dir)
         self.members = tuple(_member_from_info(info) for info in infos)
         self._members_by_name = {member.name: member for member in self.members}
         self._dist_info = self._find_dist_info()
+        # zipfile's entries are let go once the members are made: a ZipInfo is built again for a
+        # member when it is read (tensorflow's 24,000 entries held 9 MiB twice over). The file
+        # object is this Wheel's: closing the ZipFile leaves it open.
+        archive.close()
 
     def _parse_file_name(self) -> None:
         if not self.filename.endswith(".whl"):
@@ -346,7 +348,7 @@ class Wheel:
                 )
 
     def _find_dist_info(self) -> str:
-        top_dirs = {name.split("/", 1)[0] for name in self._infos if "/" in name}
+        top_dirs = {name.split("/", 1)[0] for name in self._members_by_name if "/" in name}
         dist_infos = sorted(name for name in top_dirs if name.endswith(".dist-info"))
         if not dist_infos:
             raise WheelError(self._source, "no .dist-info directory")
@@ -362,7 +364,7 @@ class Wheel:
                 f"{dist_info} does not belong to {self.distribution}, the project the file name names",
             )
         for required in ("METADATA", "WHEEL", "RECORD"):
-            if f"{dist_info}/{required}" not in self._infos:
+            if f"{dist_info}/{required}" not in self._members_by_name:
                 raise WheelError(self._source, f"{dist_info}/{required} is missing")
         return dist_info
 
@@ -672,10 +674,10 @@ class Wheel:
     def _info(self, name: str) -> zipfile.ZipInfo:
         if self._closed:
             raise WheelError(self._source, f"cannot read {name}: the wheel is closed")
-        try:
-            return self._infos[name]
-        except KeyError:
-            raise WheelError(self._source, f"no member {name!r} in the wheel") from None
+        member = self._members_by_name.get(name)
+        if member is None:
+            raise WheelError(self._source, f"no member {name!r} in the wheel")
+        return _info_from_member(member)
 
     def _content(
         self, info: zipfile.ZipInfo, action: str, chunk_size: int = CHUNK_SIZE, start: int | None = None
@@ -738,7 +740,7 @@ class Wheel:
                 yield chunk
 
     def _zip_open(self, info: zipfile.ZipInfo) -> IO[bytes]:
-        if self._zip is None:  # opened for some members only (open_members): read the directory now
+        if self._zip is None:  # bzip2 and LZMA only: zipfile reads the directory again for them
             self._zip = self._open_zip()
         return self._zip.open(info)
 
