@@ -10,7 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from slimwheel.analysis import ElfReport, NeededLibrary, Resolution, VendoredCopy, WheelReport
+from slimwheel.analysis import (
+    Confidence,
+    ElfReport,
+    IdentifiedRelease,
+    NeededLibrary,
+    Resolution,
+    VendoredCopy,
+    WheelReport,
+)
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.catalog.store import load_catalog
 from slimwheel.names import NameStyle
@@ -349,6 +357,39 @@ def test_a_copy_nobody_links_stays_unless_forced() -> None:
         ("libcutensorMg.so.2", True, ()),
     }
     assert "dropped (--force), though nothing in the wheel links them" in forced.warnings[0]
+
+
+def test_a_copy_of_another_majors_release_stays_when_the_repair_is_for_one_major() -> None:
+    """triton 3.9.0 with --cuda 13 --force: its CUPTI 12 folder kept ``libcupti.so.12``, which no CUDA
+    13 wheel ships, but lost ``libnvperf_host.so``, whose soname CUDA 13's CUPTI wheel ships too: not
+    the build CUPTI 12 loads beside it. Here the OpenCL ICD loader, the same soname in both majors."""
+    copy_path, ext = "pkg.libs/libOpenCL.so.1", "pkg/_ext.so"
+    needed = (NeededLibrary("libOpenCL.so.1", Resolution.VENDORED, (copy_path,)),)
+    identified = IdentifiedRelease(
+        "nvidia-cuda-opencl-cu12", "12.4.127", 12, Confidence.EXACT, "nvidia/cuda_runtime/lib/libOpenCL.so.1"
+    )
+    report = WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0", ("manylinux_2_17_x86_64",), 1,
+        (
+            ElfReport(ext, 1, 1, needed=needed, installed_path=ext, machine="x86_64"),
+            ElfReport(copy_path, 1, 1, soname="libOpenCL.so.1", installed_path=copy_path, machine="x86_64"),
+        ),
+        (VendoredCopy(copy_path, "OpenCL", "libOpenCL.so.1", NameStyle.PLAIN, 1, 1, identified, (ext,)),),
+        (), (), 1, "hand-built",
+    )  # fmt: skip
+    mine = _plan(report)  # the copy names the major: its own wheel replaces it
+    assert (mine.cuda_major, mine.drop) == (12, (copy_path,))
+    assert [r.distribution for r in mine.requirements] == ["nvidia-cuda-opencl-cu12"]
+    other = _plan(report, cuda_major=13, force=True)
+    assert other.drop == ()
+    assert other.left_alone == (
+        f"{copy_path}: kept: it is CUDA 12's (nvidia-cuda-opencl-cu12 12.4.127, exact), and this repair "
+        "is for CUDA 13",
+    )
+    # A copy known by its soname alone tells no major: CUDA 13's wheel replaces it.
+    by_soname = replace(identified, confidence=Confidence.BY_SONAME)
+    copies = (replace(report.vendored[0], identified=by_soname),)
+    assert _plan(replace(report, vendored=copies), cuda_major=13).drop == (copy_path,)
 
 
 _CUQUANTUM = Catalog(

@@ -433,9 +433,21 @@ def _keep_copies(
 ) -> None:
     """A copy goes only when an NVIDIA wheel for ``major`` ships its exact soname: no wheel ever
     shipped CUDA 10's ``libcudart.so.10.2``, and dropping it would leave the extension nothing to load.
+    Nor does a copy that is another major's file, by sha256 or file version: with ``--cuda 13 --force``
+    triton's CUPTI 12 folder kept ``libcupti.so.12`` but lost ``libnvperf_host.so``, a soname CUDA 13's
+    CUPTI wheel ships too, though not the build CUPTI 12 loads beside it.
     Copies whose provider the wheel requires only under an extra stay with ``--keep-extras-optional``."""
     for copy in report.vendored:
         if copy.path not in draft.drop:
+            continue
+        built_for = _another_majors_file(copy, catalog, major)
+        if built_for is not None and copy.identified is not None:
+            draft.drop.discard(copy.path)
+            draft.left_alone.append(
+                f"{copy.path}: kept: it is CUDA {built_for}'s ({copy.identified.distribution} "
+                f"{copy.identified.version}, {copy.identified.confidence.value}), and this repair is for "
+                f"CUDA {major}"
+            )
             continue
         providers = catalog.providers(soname=copy.original_soname, cuda_major=major, platform=platform)
         if not providers:
@@ -451,6 +463,31 @@ def _keep_copies(
                 f"{copy.path}: kept: the wheel requires {providers[0].distribution} only under an extra "
                 "(--keep-extras-optional)"
             )
+
+
+def _another_majors_file(copy: VendoredCopy, catalog: Catalog, major: int | None) -> int | None:
+    """The CUDA major of the release ``copy`` is a file of (by sha256 or file version), where that is
+    not ``major`` and no release of ``major`` ships the same bytes (the same file can be in the wheels
+    of several majors); None otherwise."""
+    identified = copy.identified
+    if (
+        major is None
+        or identified is None
+        or identified.cuda_major in (None, major)
+        or identified.confidence not in (Confidence.EXACT, Confidence.BY_NAME)
+    ):
+        return None
+    if identified.confidence is Confidence.EXACT:
+        files = [
+            p.library
+            for p in catalog.providers(soname=identified.soname, include_prereleases=True)
+            if (p.distribution, p.version, p.library.path)
+            == (identified.distribution, identified.version, identified.official_path)
+        ]
+        digests = {file.sha256 for file in files if file.sha256}
+        if any(p.release.cuda_major == major for digest in digests for p in catalog.by_sha256(digest)):
+            return None
+    return identified.cuda_major
 
 
 def _keep_unlinked_copies(
