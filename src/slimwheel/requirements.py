@@ -406,23 +406,31 @@ def merge_specifiers(ours: Sequence[str], authors: SpecifierSet) -> list[str]:
     mine = SpecifierSet(",".join(kept))
     merged = kept + [str(spec) for spec in authors if str(spec) not in kept and not _implied(spec, mine)]
     # Lower bounds first, then upper ones; within each, by text: a SpecifierSet's order is a set's.
-    return sorted(merged, key=lambda clause: (_READING_ORDER.get(Specifier(clause).operator, 3), clause))
+    return sorted(merged, key=lambda clause: (_READING_ORDER.get(Specifier(clause).operator, 4), clause))
 
 
-_READING_ORDER = {">=": 0, ">": 0, "~=": 1, "==": 1, "<": 2, "<=": 2}
+_READING_ORDER = {">=": 0, ">": 0, "~=": 1, "==": 1, "!=": 2, "<": 3, "<=": 3}
 
 
 def _implied(clause: Specifier, authors: SpecifierSet) -> bool:
-    """Every version the author's clauses allow also satisfies ``clause`` (a ``>=``, ``<`` or
-    ``==`` of a plain version)."""
+    """Every version the author's clauses allow also satisfies ``clause`` (a ``>=``, ``<``, ``!=``
+    or ``==`` of a plain version)."""
     try:
         bound = Version(clause.version)
     except InvalidVersion:
         return False
-    if clause.operator == "==":
-        return any(spec.operator == "==" and spec.version == clause.version for spec in authors)
+    if clause.operator in ("==", "!="):
+        if any(spec.operator == clause.operator and spec.version == clause.version for spec in authors):
+            return True
+        if clause.operator == "==":
+            return False
     for spec in authors:
         lower, upper, inclusive = _bounds(spec)
+        if clause.operator == "!=" and (
+            (lower is not None and lower > bound)
+            or (upper is not None and (upper < bound or (upper == bound and not inclusive)))
+        ):
+            return True  # the author's range does not reach the version left out
         if clause.operator == ">=" and lower is not None and lower >= bound:
             return True
         if (

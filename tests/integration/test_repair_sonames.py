@@ -488,8 +488,9 @@ def test_a_providers_needs_are_read_for_its_own_cuda_major(
 def test_one_range_holds_for_every_library_of_a_distribution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """cutensor-cu12 2.8.0 ships no libcutensorMg.so.2: the one requirement for both libraries stops
-    there, not at the next major that libcutensor.so.2 alone would allow."""
+    """cutensor-cu12 2.8.0 ships no libcutensorMg.so.2 and 2.8.1 ships it again: the one requirement
+    for both libraries leaves 2.8.0 out and goes on to the next major, where capping at 2.8.0 would
+    shut out every newer cuTENSOR."""
     wheel = _fresh_build_wheel(tmp_path, ["libcutensor.so.2", "libcutensorMg.so.2"])
     result = _repair(tmp_path, wheel, capsys, "--cuda", "12", "--linked-version", "cutensorMg=2.0.0")
     plan = result["plan"]
@@ -497,11 +498,32 @@ def test_one_range_holds_for_every_library_of_a_distribution(
     # cuTENSOR's own need of cuBLASLt, which cutensor-cu12 does not require, comes second.
     requirement, cublas = plan["requirements"]
     assert cublas["distribution"] == "nvidia-cublas-cu12"
-    assert requirement["requirement"].startswith("cutensor-cu12>=2.0.0,<2.8.0; ")
+    assert requirement["requirement"].startswith("cutensor-cu12>=2.0.0,!=2.8.0,<3; ")
     assert requirement["library"] == "cutensor, cutensorMg"
-    assert "2.8.0" in requirement["range_reason"]
+    assert "2.8.0 left out: it drops libcutensorMg.so.2" in requirement["range_reason"]
     assert plan["kept_requirements"] == []
     assert main(["check", str(result["output"])]) == 0
+
+
+@pytest.mark.parametrize(
+    ("requirement", "passes"), [("cutensor-cu12>=2.0.0,<3", False), ("cutensor-cu12>=2.0.0,!=2.8.0,<3", True)]
+)
+def test_check_tries_every_release_a_range_allows_and_none_it_leaves_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], requirement: str, passes: bool
+) -> None:
+    """What makes leaving 2.8.0 out necessary, and enough: check installs each release the range allows."""
+    wheel = _fresh_build_wheel(
+        tmp_path,
+        ["libcutensor.so.2", "libcutensorMg.so.2"],
+        requires=(requirement,),
+        rpath="$ORIGIN/../cutensor/lib",
+    )
+    code = main(["check", str(wheel), "--cuda", "12", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    errors = [f["message"] for w in report["wheels"] for f in w["findings"] if f["severity"] == "error"]
+    assert (code, errors == []) == (0 if passes else 1, passes), errors
+    if not passes:
+        assert any("libcutensorMg.so.2" in e and "2.8.0" in e for e in errors), errors
 
 
 def test_a_provider_required_only_under_an_extra_stays_behind_it(

@@ -63,6 +63,33 @@ def test_safe_range_ends_at_a_cuda_major_change() -> None:
     assert safe.specifier == ">=12.5.0.1,<12.6.3.3"
 
 
+def test_a_release_that_lacks_the_library_for_a_while_is_left_out_of_the_range() -> None:
+    """cutensor-cu12 2.8.0 dropped libcutensorMg.so.2 and 2.8.1 shipped it again, as before."""
+    both = ("cutensor/lib/libcutensor.so.2", "cutensor/lib/libcutensorMg.so.2")
+    gap = Catalog(
+        (
+            release("cutensor-cu12", "2.0.0", 12, both),
+            release("cutensor-cu12", "2.8.0", 12, both[:1]),
+            release("cutensor-cu12", "2.8.1", 12, both),
+        )
+    )
+    safe = gap.safe_range("cutensor-cu12", "2.0.0", "cutensorMg")
+    assert safe is not None
+    assert safe.specifier == ">=2.0.0,!=2.8.0,<3"
+    assert (safe.upper_reason, safe.skipped_reason) == (
+        "next major version",
+        "2.8.0 left out: it drops libcutensorMg.so.2",
+    )
+    untouched = gap.safe_range("cutensor-cu12", "2.0.0", "cutensor")
+    assert untouched is not None
+    assert untouched.specifier == ">=2.0.0,<3"
+    # Not restored below the next major: the range ends at the drop, as it always did.
+    for later in ((), (release("cutensor-cu12", "3.0.0", 12, both),)):
+        dropped = Catalog((*gap.releases[:2], *later)).safe_range("cutensor-cu12", "2.0.0", "cutensorMg")
+        assert dropped is not None
+        assert (dropped.specifier, dropped.upper_reason) == (">=2.0.0,<2.8.0", "2.8.0 drops it")
+
+
 def test_identify_by_sha256() -> None:
     catalog = sample_catalog()
     target = catalog.providers(name="cudss", cuda_major=13, platform=X86)[0]

@@ -239,10 +239,11 @@ def test_a_library_the_catalog_knows_for_no_other_major_does_not_rule_that_major
 
 
 def test_one_range_for_every_library_of_a_distribution() -> None:
-    """cupy needs libcutensor.so.2 and libcutensorMg.so.2; 2.8.0 dropped the second."""
+    """cupy needs libcutensor.so.2 and libcutensorMg.so.2; 2.8.0 dropped the second, 2.8.1 restored it."""
     plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), linked_versions={"cutensor": "2.0.0"})
     (added,) = plan.requirements
-    assert added.requirement.split(";")[0] == "cutensor-cu12>=2.0.0,<2.8.0"
+    assert added.requirement.split(";")[0] == "cutensor-cu12>=2.0.0,!=2.8.0,<3"
+    assert added.range_reason.endswith("; 2.8.0 left out: it drops libcutensorMg.so.2")
     assert added.library == "cutensor, cutensorMg"
     assert plan.kept_requirements == ()
 

@@ -155,10 +155,24 @@ class SafeRange:
     lower: str
     upper: str | None  # None: no release past ``lower`` changed it, and the next major is not capped either
     upper_reason: str  # why the range ends there
+    # Releases inside the range that lack the library where a later one in it ships it again
+    # (cutensor-cu12 2.8.0 dropped libcutensorMg.so.2, 2.8.1 restored it): (version, what it did).
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        """``>=lower``, ``!=`` each skipped release, ``<upper``."""
+        upper = (f"<{self.upper}",) if self.upper else ()
+        return (f">={self.lower}", *(f"!={version}" for version, _ in self.skipped), *upper)
 
     @property
     def specifier(self) -> str:
-        return f">={self.lower},<{self.upper}" if self.upper else f">={self.lower}"
+        return ",".join(self.clauses)
+
+    @property
+    def skipped_reason(self) -> str:
+        """``2.8.0 left out: it drops libcutensorMg.so.2``, or ""."""
+        return "; ".join(f"{version} left out: it {what}" for version, what in self.skipped)
 
     @property
     def requirement(self) -> str:
@@ -313,7 +327,10 @@ class Catalog:
 
         The range ends at the first later release that moves, renames or drops the library (cuDSS
         0.x -> 1.x moved ``libcudss.so.0`` to ``.so.1``) or changes CUDA major. If none did, it ends at
-        the next major version of the distribution, since NVIDIA bumps sonames with majors.
+        the next major version of the distribution, since NVIDIA bumps sonames with majors. A release
+        that lacks it where a later one below that end ships it again as before is a gap, left out
+        with ``!=`` (``skipped``): cutensor-cu12 2.8.0 dropped ``libcutensorMg.so.2`` and 2.8.1
+        restored it, so the range is ``>=2.0.0,!=2.8.0,<3``, not ``<2.8.0``.
 
         A later release with no wheel for the platform (Linux x86_64 when none is given) is passed
         over when ``version`` has one: pip there never installs it, so what its other wheels ship
@@ -333,24 +350,37 @@ class Catalog:
         soname, folder = identity
         target = platform or Platform("linux", "x86_64")
         served = first.wheel_for(target) is not None
+        next_major = Version(f"{start.major + 1}")
+        # Releases that changed the library since the last one that had it as ``first`` does: a gap
+        # when a later release restores it below the next major, else where the range ends.
+        changed: list[tuple[Release, tuple[str, str] | None]] = []
+        skipped: list[tuple[str, str]] = []
+        end: tuple[str, str] | None = None
         for later in releases:
             if later.parsed_version <= first.parsed_version:
                 continue
             if served and later.wheel_for(target) is None:
                 continue
             if later.cuda_major != first.cuda_major:
-                reason = f"{later.version} is for CUDA {later.cuda_major}"
-                return SafeRange(distribution, soname, folder, version, later.version, reason)
+                end = (later.version, f"{later.version} is for CUDA {later.cuda_major}")
+                break
             later_identity = _library_identity(later, library_name, platform)
             if later_identity != identity:
-                what = (
-                    "drops it" if later_identity is None else f"ships {posixpath.join(*later_identity[::-1])}"
-                )
-                return SafeRange(
-                    distribution, soname, folder, version, later.version, f"{later.version} {what}"
-                )
-        next_major = f"{start.major + 1}"
-        return SafeRange(distribution, soname, folder, version, next_major, "next major version")
+                changed.append((later, later_identity))
+                continue
+            if later.parsed_version >= next_major:
+                break
+            for release, moved in changed:
+                what = f"drops {soname}" if moved is None else f"ships {posixpath.join(*moved[::-1])}"
+                skipped.append((release.version, what))
+            changed.clear()
+        if changed and (end is None or changed[0][0].parsed_version < Version(end[0])):
+            release, moved = changed[0]
+            what = "drops it" if moved is None else f"ships {posixpath.join(*moved[::-1])}"
+            end = (release.version, f"{release.version} {what}")
+        if end is None:
+            end = (f"{start.major + 1}", "next major version")
+        return SafeRange(distribution, soname, folder, version, end[0], end[1], tuple(skipped))
 
 
 def _keep_elf_facts(new: Release, old: Release) -> Release:

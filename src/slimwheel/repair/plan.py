@@ -653,14 +653,16 @@ def _linked_version(
 
 def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tuple[list[str], str]:
     """The range for one distribution: from the linked version up to the first release that moves,
-    renames or drops *any* of the libraries it stands for (cutensor-cu12 2.8.0 dropped
-    ``libcutensorMg.so.2``), so the range holds for each of them."""
+    renames or drops *any* of the libraries it stands for, so the range holds for each of them; a
+    release that dropped one for a while is left out with ``!=`` (cutensor-cu12 2.8.0 dropped
+    ``libcutensorMg.so.2``, 2.8.1 restored it)."""
     policy = context.options.policy
     if policy is VersionPolicy.EXACT:
         return [f"=={linked}"], "exact policy"
     if policy is VersionPolicy.MINIMUM:
         return [f">={linked}"], "minimum policy"
     upper: tuple[Version, str, str] | None = None
+    skipped: dict[str, str] = {}
     for choice in choices:
         provider = choice.provider
         safe = context.catalog.safe_range(
@@ -668,6 +670,8 @@ def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tu
         )
         if safe is None or safe.upper is None:
             continue
+        for version, what in safe.skipped:
+            skipped.setdefault(version, what)
         reason = safe.upper_reason
         if len(choices) > 1:
             reason = f"{reason} ({provider.library.filename})" if "ships" not in reason else reason
@@ -675,7 +679,9 @@ def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tu
             upper = (Version(safe.upper), safe.upper, reason)
     if upper is None:
         return [f">={linked}"], "no release at or above the linked version is known"
-    return [f">={linked}", f"<{upper[1]}"], upper[2]
+    gaps = sorted((v for v in skipped if Version(v) < upper[0]), key=Version)
+    left_out = "".join(f"; {version} left out: it {skipped[version]}" for version in gaps)
+    return [f">={linked}", *(f"!={version}" for version in gaps), f"<{upper[1]}"], upper[2] + left_out
 
 
 def _marker(platform: Platform) -> str:
