@@ -124,3 +124,12 @@ def test_index_dist_files_reads_only_the_wheels_it_could_choose(
         none = source.requirement_files(Requirement("bigproj>=99"), platform=LINUX, python="3.11")
         assert none.problem is not None
         assert "(newest on the index: 2.0, 2.1, 3.0.dev1)" in none.problem
+        assert none.problem.startswith("the index has no release of bigproj that it allows"), none.problem
+        # Releases it allows, none with a wheel for this target: said so, not that none exists.
+        other = source.requirement_files(
+            Requirement("bigproj==1.1"), platform=Platform("linux", "riscv64"), python="3.11"
+        )
+        assert other.problem is not None
+        assert other.problem.startswith(
+            "no release of bigproj that it allows has a wheel for manylinux_riscv64"
+        ), other.problem

@@ -133,13 +133,17 @@ class IndexDistFiles:
             if not installable:
                 # The message names the newest releases of all the files: those need the whole page.
                 page = self.client.project(name)
-                newest = ", ".join(_versions_of(page)[-3:]) or "none"
-                return RequirementFiles(
-                    text,
-                    name,
-                    problem=f"no release of {name} that it allows has a wheel for {where} "
-                    f"(newest on the index: {newest})",
+                versions = _versions_of(page)
+                newest = ", ".join(versions[-3:]) or "none"
+                # A pin of a release the index does not have (vllm 0.34.0's flashinfer-python==0.7.3)
+                # is another fault than a release with no wheel for this target.
+                allowed_here = requirement.specifier.filter(versions, prereleases=True)
+                missing = (
+                    f"the index has no release of {name} that it allows"
+                    if not any(True for _ in allowed_here)
+                    else f"no release of {name} that it allows has a wheel for {where}"
                 )
+                return RequirementFiles(text, name, problem=f"{missing} (newest on the index: {newest})")
             allowed = tuple(installable)
             chosen = pick_versions(allowed, oldest=self._oldest, newest=self._newest)
             files = [installable[version] for version in chosen]
