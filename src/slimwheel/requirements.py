@@ -405,7 +405,8 @@ def merge_specifiers(ours: Sequence[str], authors: SpecifierSet) -> list[str]:
     kept = [clause for clause in ours if not _implied(Specifier(clause), authors)]
     mine = SpecifierSet(",".join(kept))
     merged = kept + [str(spec) for spec in authors if str(spec) not in kept and not _implied(spec, mine)]
-    # Lower bounds first, then upper ones; within each, by text: a SpecifierSet's order is a set's.
+    # Lower bounds, then exclusions (!=), then upper bounds; within each, by text: a SpecifierSet's
+    # order is a set's.
     return sorted(merged, key=lambda clause: (_READING_ORDER.get(Specifier(clause).operator, 4), clause))
 
 
@@ -426,18 +427,12 @@ def _implied(clause: Specifier, authors: SpecifierSet) -> bool:
             return False
     for spec in authors:
         lower, upper, inclusive = _bounds(spec)
-        if clause.operator == "!=" and (
-            (lower is not None and lower > bound)
-            or (upper is not None and (upper < bound or (upper == bound and not inclusive)))
-        ):
+        below = upper is not None and (upper < bound or (upper == bound and not inclusive))
+        if clause.operator == "!=" and (below or (lower is not None and lower > bound)):
             return True  # the author's range does not reach the version left out
         if clause.operator == ">=" and lower is not None and lower >= bound:
             return True
-        if (
-            clause.operator == "<"
-            and upper is not None
-            and (upper < bound or (upper == bound and not inclusive))
-        ):
+        if clause.operator == "<" and below:
             return True
     return False
 

@@ -26,6 +26,8 @@ __all__ = [
     "Release",
     "SafeRange",
     "WheelFacts",
+    "left_out_reason",
+    "range_clauses",
 ]
 
 
@@ -145,6 +147,16 @@ class LibraryProvider:
         return self.release.version
 
 
+def range_clauses(lower: str, upper: str | None, skipped: Iterable[str] = ()) -> tuple[str, ...]:
+    """``>=lower``, ``!=`` each skipped version, ``<upper`` (none when ``upper`` is None)."""
+    return (f">={lower}", *(f"!={version}" for version in skipped), *((f"<{upper}",) if upper else ()))
+
+
+def left_out_reason(skipped: Iterable[tuple[str, str]]) -> str:
+    """Why each skipped version is left out (``2.8.0 left out: it drops libcutensorMg.so.2``), or ""."""
+    return "; ".join(f"{version} left out: it {what}" for version, what in skipped)
+
+
 @dataclass(frozen=True)
 class SafeRange:
     """Versions of ``distribution`` that keep ``soname`` in ``folder``: ``>=lower,<upper``."""
@@ -162,8 +174,7 @@ class SafeRange:
     @property
     def clauses(self) -> tuple[str, ...]:
         """``>=lower``, ``!=`` each skipped release, ``<upper``."""
-        upper = (f"<{self.upper}",) if self.upper else ()
-        return (f">={self.lower}", *(f"!={version}" for version, _ in self.skipped), *upper)
+        return range_clauses(self.lower, self.upper, [version for version, _ in self.skipped])
 
     @property
     def specifier(self) -> str:
@@ -172,7 +183,7 @@ class SafeRange:
     @property
     def skipped_reason(self) -> str:
         """``2.8.0 left out: it drops libcutensorMg.so.2``, or ""."""
-        return "; ".join(f"{version} left out: it {what}" for version, what in self.skipped)
+        return left_out_reason(self.skipped)
 
     @property
     def requirement(self) -> str:
@@ -379,7 +390,7 @@ class Catalog:
             what = "drops it" if moved is None else f"ships {posixpath.join(*moved[::-1])}"
             end = (release.version, f"{release.version} {what}")
         if end is None:
-            end = (f"{start.major + 1}", "next major version")
+            end = (str(next_major), "next major version")
         return SafeRange(distribution, soname, folder, version, end[0], end[1], tuple(skipped))
 
 

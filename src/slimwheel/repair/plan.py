@@ -35,7 +35,7 @@ from slimwheel.analysis import (
     is_system_library,
 )
 from slimwheel.catalog.exports import SymbolFloor
-from slimwheel.catalog.model import Catalog, LibraryProvider, Release
+from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
@@ -680,8 +680,9 @@ def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tu
     if upper is None:
         return [f">={linked}"], "no release at or above the linked version is known"
     gaps = sorted((v for v in skipped if Version(v) < upper[0]), key=Version)
-    left_out = "".join(f"; {version} left out: it {skipped[version]}" for version in gaps)
-    return [f">={linked}", *(f"!={version}" for version in gaps), f"<{upper[1]}"], upper[2] + left_out
+    left_out = left_out_reason((version, skipped[version]) for version in gaps)
+    reason = f"{upper[2]}; {left_out}" if left_out else upper[2]
+    return list(range_clauses(linked, upper[1], gaps)), reason
 
 
 def _marker(platform: Platform) -> str:
