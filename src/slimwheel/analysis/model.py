@@ -65,6 +65,12 @@ class IdentifiedRelease:
     evidence: str = ""  # "sha256", "build-id", "file version" or "soname"
     soname: str = ""  # the soname of the release's own file
 
+    @property
+    def by_the_file(self) -> bool:
+        """The file itself names the release (its sha256 or its file version), so its CUDA major is
+        known; a soname alone is shared by the releases of several majors."""
+        return self.confidence in (Confidence.EXACT, Confidence.BY_NAME)
+
 
 @dataclass(frozen=True)
 class VendoredCopy:

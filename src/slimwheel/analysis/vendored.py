@@ -113,9 +113,6 @@ def _identify(
     return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
 
 
-_FILE_LEVEL = frozenset({Confidence.EXACT, Confidence.BY_NAME})
-
-
 def _refines(soname: str, guess: str) -> bool:
     return soname == guess or soname.startswith(guess + ".")
 
@@ -181,7 +178,7 @@ def _find_vendored(
             and identified is not None
             and (
                 identified.confidence is Confidence.EXACT
-                or (identified.confidence in _FILE_LEVEL and identified.soname.startswith(original + "."))
+                or (identified.by_the_file and identified.soname.startswith(original + "."))
             )
         ):
             # Only the file name was there to go by (a copy repair drops unread). The same bytes as a
@@ -195,7 +192,7 @@ def _find_vendored(
         ):
             continue
         others = other_makers_of(stem.stem) if stem else None
-        if others and not (identified and identified.confidence in _FILE_LEVEL):
+        if others and not (identified and identified.by_the_file):
             findings.append(
                 Finding(
                     FindingKind.NOT_NVIDIA_BUILD,

@@ -353,9 +353,7 @@ def _choose_major(
         copy.identified.cuda_major
         for need in needs.values()
         for copy in need.copies
-        if copy.identified
-        and copy.identified.cuda_major is not None
-        and copy.identified.confidence in (Confidence.EXACT, Confidence.BY_NAME)  # a soname tells no major
+        if copy.identified and copy.identified.cuda_major is not None and copy.identified.by_the_file
     }
     if len(identified) == 1 and identified <= possible:
         return next(iter(identified))
@@ -474,7 +472,7 @@ def _another_majors_file(copy: VendoredCopy, catalog: Catalog, major: int | None
         major is None
         or identified is None
         or identified.cuda_major in (None, major)
-        or identified.confidence not in (Confidence.EXACT, Confidence.BY_NAME)
+        or not identified.by_the_file
     ):
         return None
     if identified.confidence is Confidence.EXACT:
