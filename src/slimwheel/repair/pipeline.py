@@ -283,6 +283,9 @@ def _prove(
         # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
         output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
         after = _check(written, catalog, plan, asked, preloaded, report=output_report)
+    # Let the output's directory and RECORD go before the input's are read (a wheel of 100,000
+    # files holds some 40 MiB of each).
+    del written, output_report
     reads = AnalysisReads(
         input_reads, cache.reads - input_reads, cache.reused - reused, cache.watched - watched
     )
@@ -511,6 +514,8 @@ def repair_wheel(
                     wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
                 )
                 plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
+        # The wheel object read so far holds its directory and RECORD; the output's are read next.
+        del wheel
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")

@@ -118,7 +118,10 @@ _INSTALLED_SCHEMES = ("purelib", "platlib")  # .data schemes that land in site-p
 _OUTSIDE_SCHEMES = {"data": "../../..", "scripts": "../../../bin", "headers": "../../../include"}
 
 
-@dataclass(frozen=True)
+_Stamp = tuple[int, int, int, int, int, int]  # a zip entry's date_time
+
+
+@dataclass(frozen=True, slots=True)  # slots: a wheel may list 100,000 of them
 class WheelMember:
     """One central directory entry."""
 
@@ -248,7 +251,9 @@ class Wheel:
             self._check_entry(info)
         self._check_duplicates(infos)
         self._check_layout(infos, archive.start_dir)
-        self.members = tuple(_member_from_info(info) for info in infos)
+        # Members made in one build mostly share a time stamp: one tuple serves them all.
+        stamps: dict[_Stamp, _Stamp] = {}
+        self.members = tuple(_member_from_info(info, stamps) for info in infos)
         self._members_by_name = {member.name: member for member in self.members}
         self._dist_info = self._find_dist_info()
         # zipfile's entries are let go once the members are made: a ZipInfo is built again for a
@@ -848,7 +853,7 @@ def _too_big(name: str, size: int, limit: int, *, at_least: bool = False) -> str
     )
 
 
-def _member_from_info(info: zipfile.ZipInfo) -> WheelMember:
+def _member_from_info(info: zipfile.ZipInfo, stamps: dict[_Stamp, _Stamp]) -> WheelMember:
     return WheelMember(
         name=info.filename,
         file_size=info.file_size,
@@ -857,7 +862,7 @@ def _member_from_info(info: zipfile.ZipInfo) -> WheelMember:
         crc=info.CRC,
         header_offset=info.header_offset,
         external_attr=info.external_attr,
-        date_time=info.date_time,
+        date_time=stamps.setdefault(info.date_time, info.date_time),
         flag_bits=info.flag_bits,
     )
 

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import re
+import sys
 from dataclasses import dataclass
 
 from slimwheel.errors import WheelError
@@ -71,7 +72,7 @@ def decode_digest(text: str) -> bytes | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a RECORD may have 100,000 lines
 class RecordEntry:
     """One RECORD line. RECORD lists itself (and may list signatures) without hash and size."""
 
@@ -137,7 +138,7 @@ def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
     digest: str | None = None
     if hash_text:
         algorithm_text, sep, digest = hash_text.partition("=")
-        algorithm = algorithm_text.lower()
+        algorithm = sys.intern(algorithm_text.lower())  # one "sha256" for every line
         raw = decode_digest(digest) if sep and algorithm else None
         if raw is None:
             raise WheelError(source, _malformed_hash(line, quoted_path, hash_text), hint=RECORD_HINT)
