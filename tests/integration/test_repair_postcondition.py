@@ -15,6 +15,7 @@ from slimwheel.cli import main
 from slimwheel.repair import RepairOptions
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
+from tests.support.elfbuild import patchelf
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
@@ -216,3 +217,32 @@ def test_files_with_the_same_problem_share_a_line(
     assert main([*argv, "--isolated-environment", "-v"]) == 1
     (verbose,) = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
     assert f"5 files ({', '.join(names)}): " in verbose
+
+
+def test_sonames_the_same_files_miss_for_the_same_reason_share_a_line(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cuequivariance-ops-torch's extension needs six of torch's libraries, each not found for the
+    same reason: one line names the six; a soname that other files miss has its own line."""
+    unresolvable = tmp_path / "libtwice.so.1"
+    unresolvable.write_bytes(unresolvable_library(elf_zoo, tmp_path))
+    patchelf(unresolvable, "--add-needed", "libelsewhere.so.2")
+    members = {
+        "solver/misc/liba.so.1": unresolvable.read_bytes(),
+        "solver/misc/libb.so.1": unresolvable.read_bytes(),
+    }
+    other = tmp_path / "libother.so.1"
+    other.write_bytes(unresolvable_library(elf_zoo, tmp_path))
+    patchelf(other, "--replace-needed", "libnowhere.so.3", "libthird.so.4")
+    members["solver/misc/libc.so.1"] = other.read_bytes()
+    wheel = _renamed_solver(tmp_path, elf_zoo, members)
+    argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*argv, "--isolated-environment"]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
+    assert len(lines) == 2, lines
+    both, one = sorted(lines, key=lambda line: "libelsewhere" not in line)
+    assert (
+        "2 files (solver/misc/liba.so.1, solver/misc/libb.so.1): needs libelsewhere.so.2, libnowhere.so.3: "
+        in both
+    )
+    assert "solver/misc/libc.so.1: needs libthird.so.4: not found" in one

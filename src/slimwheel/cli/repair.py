@@ -316,20 +316,29 @@ def _say_refused(refused: RepairRefusedError, out: Output) -> None:
 
 
 _FILES_NAMED = 3  # files named on a line that many files share (-v names them all)
+_SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
 
 
 def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
-    """One line per problem: the files, the soname and why; what repair caused apart from what it
+    """One line per problem: the files, the sonames and why; what repair caused apart from what it
     found. Files with the same problem share a line (pylibcudf's 129 extensions that each need
-    libcudf.so from another wheel: one line, not 129)."""
+    libcudf.so from another wheel: one line, not 129), and so do the sonames that the same files miss
+    for the same reason (cuequivariance's extension needs six of torch's libraries: one line, not six)."""
     for label, problems in (
         ("repair introduced", check.introduced),
         ("the input had it too", check.inherited),
     ):
-        paths_of: dict[str, list[str]] = {}
+        paths_of: dict[tuple[str, str | None], list[str]] = {}
         for problem in problems:
-            paths_of.setdefault(problem.message, []).append(problem.path)
-        for message, paths in paths_of.items():
+            paths_of.setdefault((problem.message, problem.soname), []).append(problem.path)
+        sonames_of: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for (message, soname), files in paths_of.items():
+            if soname and soname in message:
+                sonames_of.setdefault((message.replace(soname, _SONAMES, 1), tuple(files)), []).append(soname)
+            else:
+                sonames_of.setdefault((message, tuple(files)), [])
+        for (template, paths), sonames in sonames_of.items():
+            message = template.replace(_SONAMES, ", ".join(sonames), 1)
             shown = paths if out.verbose or len(paths) <= _FILES_NAMED else paths[:_FILES_NAMED]
             where = ", ".join(p for p in shown if p)
             if len(shown) < len(paths):
