@@ -467,8 +467,13 @@ class Wheel:
         if self._record is None:
             data = self.read_member(f"{self._dist_info}/RECORD", limit=RECORD_LIMIT)
             most = len(self.members) + RECORD_EXTRA_LINES
-            self._record = parse_record(data, self._source, max_entries=most)
+            self._record = parse_record(data, self._source, max_entries=most, shared_path=self._member_name)
         return self._record
+
+    def _member_name(self, path: str) -> str:
+        """The member's own name string when ``path`` names a member (for parse_record's sharing)."""
+        member = self._members_by_name.get(path)
+        return path if member is None else member.name
 
     # -- member data -----------------------------------------------------------------------------
 

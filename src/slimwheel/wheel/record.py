@@ -9,6 +9,7 @@ import hashlib
 import io
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from slimwheel.errors import WheelError
@@ -96,12 +97,21 @@ class RecordEntry:
         return self.hash_digest is not None and encode_digest(raw) == self.hash_digest.rstrip("=")
 
 
-def parse_record(data: bytes, source: str, *, max_entries: int | None = None) -> tuple[RecordEntry, ...]:
+def parse_record(
+    data: bytes,
+    source: str,
+    *,
+    max_entries: int | None = None,
+    shared_path: Callable[[str], str] | None = None,
+) -> tuple[RecordEntry, ...]:
     """Parse RECORD's bytes. ``source`` names the wheel in the WheelError raised for a malformed line.
 
     ``max_entries``: more lines than this (blank ones aside) is a WheelError, raised as soon as the
     line after the last allowed one is read: millions of tiny lines (``a,,``) would otherwise cost
     gigabytes of RecordEntry objects.
+
+    ``shared_path``: given a line's path, an equal string already held (the member's name), so that
+    a wheel of 100,000 files keeps each path once, not once per member and once per RECORD line.
     """
     try:
         text = data.decode("utf-8")
@@ -114,7 +124,7 @@ def parse_record(data: bytes, source: str, *, max_entries: int | None = None) ->
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank lines
-            entry = _parse_row(row, reader.line_num, source)
+            entry = _parse_row(row, reader.line_num, source, shared_path)
             if max_entries is not None and len(entries) >= max_entries:
                 raise WheelError(
                     source,
@@ -127,10 +137,14 @@ def parse_record(data: bytes, source: str, *, max_entries: int | None = None) ->
     return tuple(entries)
 
 
-def _parse_row(row: list[str], line: int, source: str) -> RecordEntry:
+def _parse_row(
+    row: list[str], line: int, source: str, shared_path: Callable[[str], str] | None
+) -> RecordEntry:
     if len(row) != 3:
         raise WheelError(source, f"RECORD line {line} has {len(row)} fields, expected 3 (path,hash,size)")
     path, hash_text, size_text = row
+    if shared_path is not None:
+        path = shared_path(path)
     quoted_path = _quoted(path, repr_=False)
     if not path:
         raise WheelError(source, f"RECORD line {line} has an empty path")
