@@ -136,7 +136,9 @@ def _find_vendored(
     wheel: ArchiveSource, catalog: Catalog, elf_members: Sequence[_ElfMember], findings: list[Finding]
 ) -> dict[str, VendoredCopy]:
     """Vendored NVIDIA copies by member path; bundled drivers and copies are added to ``findings``."""
-    record_sha = {entry.path: entry.sha256_hex for entry in wheel.record()}
+    # Of the ELF members only: a wheel of 100,000 files would hold 100,000 hex digests here.
+    elf_paths = {item.member.name for item in elf_members}
+    record_sha = {entry.path: entry.sha256_hex for entry in wheel.record() if entry.path in elf_paths}
     nvidia_names = catalog.library_names
     # Showing one of NVIDIA's own wheels: its libraries are the originals, not vendored copies.
     own_distribution = canonicalize_name(wheel.distribution)
