@@ -348,7 +348,7 @@ class AnalysedContent:
 
 
 def apply_plan(
-    wheel_path: Path,
+    source: Path | Wheel,
     plan: RepairPlan,
     out_dir: Path,
     *,
@@ -360,7 +360,9 @@ def apply_plan(
     watch: Callable[[str, ElfPatch], EditWatch | None] | None = None,
     analysed: AnalysedContent | None = None,
 ) -> Path:
-    """Write the repaired wheel into ``out_dir``; returns its path. ``patchelf``, when given, makes
+    """Write the repaired wheel into ``out_dir``; returns its path. ``source``: the wheel to repair,
+    its path or an open Wheel (left open: a caller that analysed it need not read its directory
+    and RECORD again). ``patchelf``, when given, makes
     every ELF edit; by default slimwheel makes those it can itself (see the module's docstring).
     ``advance``: told the compressed bytes of the input done so far, member by member (progress).
     ``tables``: where an analysis found each edited member's tables, (offset, length) pairs, so that
@@ -375,10 +377,12 @@ def apply_plan(
     taken into the output does not match its line or its CRC-32."""
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / plan.output_name
-    if target.resolve() == wheel_path.resolve():
+    wheel_path = source.local_path if isinstance(source, Wheel) else source
+    if wheel_path is not None and target.resolve() == wheel_path.resolve():
         raise RepairError(f"{target}: the output would replace the input", hint="pass another -w")
     env = os.environ if environ is None else environ
-    with Wheel.open(wheel_path) as wheel, scratch_folder("slimwheel-repair-") as scratch:
+    opened = contextlib.nullcontext(source) if isinstance(source, Wheel) else Wheel.open(source)
+    with opened as wheel, scratch_folder("slimwheel-repair-") as scratch:
         records = wheel.checked_record()
         known = analysed.digests_for(wheel) if analysed is not None else {}
         edits = _Edits(

@@ -258,12 +258,15 @@ def _prove(
     edited: Set[str],
     input_report: WheelReport,
     input_reads: int,
+    input_check: CheckReport | None,
     dist_files: DistFileSource | None,
     preloaded: Sequence[str],
     allow_broken: bool,
 ) -> tuple[OutputCheck, AnalysisReads]:
-    """check on the input and on the output. The output's members that apply copied raw keep what
-    the input's read found; the edited ones are judged by their new bytes, read back from the output."""
+    """check on the output, and on the input unless ``input_check`` is given (checked while it was
+    open). The output's members that apply copied raw keep what the input's read found; the edited
+    ones are judged by their new bytes, read back from the output. ``dist_files`` is asked by both
+    checks: pass an _AskedOnce."""
     from slimwheel.analysis import analyse_wheel
     from slimwheel.wheel import Wheel
 
@@ -276,22 +279,22 @@ def _prove(
         [*(edit.path for edit in plan.edits if edit.path not in edited), *(n for ns in embedded for n in ns)]
     )
     reused, watched = cache.reused, cache.watched
-    asked = _AskedOnce(dist_files) if dist_files is not None else None
     with Wheel.open(staged) as written:
         # In this process only: it reads just the members apply rewrote, and a worker beside this
         # process (which holds the input's analysis and the plan by now) would take the memory of the
         # whole repair past 200 MiB on a PyTorch wheel (BENCHMARKS.md).
         output_report = analyse_wheel(written, catalog, cache=cache, jobs=1)
-        after = _check(written, catalog, plan, asked, preloaded, report=output_report)
-    # Let the output's directory and RECORD go before the input's are read (a wheel of 100,000
-    # files holds some 40 MiB of each).
-    del written, output_report
+        after = _check(written, catalog, plan, dist_files, preloaded, report=output_report)
     reads = AnalysisReads(
         input_reads, cache.reads - input_reads, cache.reused - reused, cache.watched - watched
     )
-    with Wheel.open(wheel_path) as source:
-        before = _check(source, catalog, plan, asked, preloaded, report=input_report)
-    return compare_checks(before, after, allowed_broken=allow_broken), reads
+    if input_check is None:  # after auditwheel: the input was let go before its output was read
+        # Let the output's directory and RECORD go before the input's are read (a wheel of 100,000
+        # files holds some 40 MiB of each).
+        del written, output_report
+        with Wheel.open(wheel_path) as source:
+            input_check = _check(source, catalog, plan, dist_files, preloaded, report=input_report)
+    return compare_checks(input_check, after, allowed_broken=allow_broken), reads
 
 
 def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: bool = False) -> OutputCheck:
@@ -312,7 +315,7 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
 
 
 def _write(
-    path: Path,
+    wheel: Wheel,
     plan: RepairPlan,
     staging: Path,
     patchelf: str | None,
@@ -326,12 +329,12 @@ def _write(
     members it edited itself. What the analysis found of the members to edit (``cache``,
     ``members``) plans each edit without reading the member again; the cache sees the edited
     members' new content as it is written, for the output's analysis. ``analysed``: the digests the
-    analysis took of ``path`` (see ``AnalysedContent``)."""
+    analysis took of ``wheel`` (see ``AnalysedContent``)."""
     from slimwheel.repair.apply import EditWatch, apply_plan
 
     tables = {member.name: cache.known_tables(member) for member in members}
     saved = {member.name: kept for member in members if (kept := cache.saved_tables(member)) is not None}
-    size = path.stat().st_size
+    size = wheel.file_size
     edited: set[str] = set()  # names only: a patch holds a new .dynstr, freed once written
 
     def watch(name: str, patch: ElfPatch) -> EditWatch | None:
@@ -340,7 +343,7 @@ def _write(
 
     with progress.step(f"writing {plan.output_name}", total=size, unit="bytes") as advance:
         staged = apply_plan(
-            path,
+            wheel,
             plan,
             staging,
             patchelf=patchelf,
@@ -363,6 +366,22 @@ def copies_named_by_code(source: ArchiveSource, report: WheelReport) -> dict[str
 
     copies = (posixpath.basename(copy.path) for copy in report.vendored)
     return named_by_code(source, copies, skip=is_loader_file)
+
+
+def _read_input(
+    wheel: Wheel, catalog: Catalog, options: RepairOptions, cache: InspectionCache
+) -> WheelReport:
+    """The analysis of the wheel to repair, once it is known to be sound enough to plan from."""
+    from slimwheel.analysis import analyse_wheel
+    from slimwheel.sources import check_stored_elf_members
+
+    # A wheel whose RECORD does not vouch for its files is refused before any work (apply hashes
+    # every byte it takes against RECORD as it reads it).
+    wheel.checked_record()
+    # Analysis reads stored members in place, checking no CRC: a damaged one is refused here, with
+    # the answer show and check give, rather than planned around.
+    check_stored_elf_members(wheel)
+    return analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache)
 
 
 def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> list[str]:
@@ -462,7 +481,6 @@ def repair_wheel(
     """
     from slimwheel.analysis import analyse_wheel
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
-    from slimwheel.sources import check_stored_elf_members
     from slimwheel.wheel import Wheel
 
     options = options or RepairOptions()
@@ -480,43 +498,33 @@ def repair_wheel(
     # Each member is read once: the plan's analysis serves the input's check and saves the tables
     # planning an edit reads; the output's analysis reads only what apply rewrote and did not see
     # as it wrote it (see InspectionCache).
-    with scratch_folder("slimwheel-repair-") as scratch:
+    # The wheel repaired (the input, or auditwheel's output) is opened once, analysed, planned and
+    # written from, then let go before the output is read (``held``).
+    with scratch_folder("slimwheel-repair-") as scratch, ExitStack() as held:
         cache = _inspection_cache(scratch)
         path = wheel_path
         excluded: tuple[str, ...] = ()
-        with Wheel.open(path) as wheel:
-            # A wheel whose RECORD does not vouch for its files is refused before any work (apply
-            # hashes every byte it takes against RECORD as it reads it).
-            wheel.checked_record()
-            # Analysis reads stored members in place, checking no CRC: a damaged one is refused
-            # here, with the answer show and check give, rather than planned around.
-            check_stored_elf_members(wheel)
-            with progress.step(f"reading {wheel_path.name}"):
-                report = analyse_wheel(
-                    wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
-                )
-            # What the input's check judges. Copies left unread are dropped, so the output cannot
-            # have a problem of theirs for the comparison to miss.
-            input_report = report
-            audit = needs_auditwheel(report) and use_auditwheel and not dry_run
-            if audit:
-                # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
-                # member from apply's checks: the whole input is verified first.
-                wheel.verify()
-            else:  # planned while the wheel is open (its directory is read once)
-                plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
-        if audit:
+        wheel = held.enter_context(Wheel.open(path))
+        with progress.step(f"reading {wheel_path.name}"):
+            report = _read_input(wheel, catalog, options, cache)
+        # What the input's check judges. Copies left unread are dropped, so the output cannot
+        # have a problem of theirs for the comparison to miss.
+        input_report = report
+        if needs_auditwheel(report) and use_auditwheel and not dry_run:
+            # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
+            # member from apply's checks: the whole input is verified first.
+            wheel.verify()
+            held.close()
             excluded = nvidia_sonames_to_exclude(report)
             with progress.step("running auditwheel"):
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
-            with Wheel.open(path) as wheel:
-                report = analyse_wheel(
-                    wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
-                )
-                plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
-        # The wheel object read so far holds its directory and RECORD; the output's are read next.
-        del wheel
+            wheel = held.enter_context(Wheel.open(path))
+            report = analyse_wheel(
+                wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
+            )
+        plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
         input_reads = cache.reads
+        asked = _AskedOnce(dist_files) if dist_files is not None else None
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
         size_before = wheel_path.stat().st_size
@@ -537,10 +545,14 @@ def repair_wheel(
         # A dry run writes into its scratch folder and checks that, so that it answers as the real run
         # would (exit 1 where the real run would refuse), and then throws it away.
         with _staging(out_dir) if not dry_run else nullcontext(scratch) as staging:
+            input_check = None
+            if path == wheel_path:  # checked while it is open (else _prove opens it again)
+                with progress.step("checking the input"):
+                    input_check = _check(wheel, catalog, plan, asked, preloaded, report=input_report)
             # What the analysis inflated whole is copied raw without inflating it again; not after
             # auditwheel, whose output's members were analysed as the input's where they match.
             staged, edited = _write(
-                path,
+                wheel,
                 plan,
                 staging,
                 patchelf,
@@ -549,7 +561,10 @@ def repair_wheel(
                 members=to_edit,
                 analysed=analysed if path == wheel_path else None,
             )
-            with progress.step("checking input and output"):
+            # The input's directory and RECORD go before the output's are read.
+            held.close()
+            del wheel
+            with progress.step("checking the output"):
                 verdict, reads = _prove(
                     wheel_path,
                     staged,
@@ -559,7 +574,8 @@ def repair_wheel(
                     edited=edited,
                     input_report=input_report,
                     input_reads=input_reads,
-                    dist_files=dist_files,
+                    input_check=input_check,
+                    dist_files=asked,
                     preloaded=preloaded,
                     allow_broken=allow_broken,
                 )
