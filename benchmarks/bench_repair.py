@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 # pycolmap-cuda12 4.2.1 (cp311, 70 MiB): requires cuda-toolkit[cudart,curand] without an RPATH into
 # their folders; repair sets one on _core (174 MB), whose 8 MB .dynstr an earlier patchelf left at the
 # end of the file, where it grows (it was copied to an appended segment: +0.4 MiB).
-# pynvvideocodec 2.2.4 (cp311, 46 MiB): drops auditwheel's copy of cudart 12.3 and renames NEEDED in its
+# pynvvideocodec 2.2.4 (cp311, 26 MiB): drops auditwheel's copy of cudart 12.3 and renames NEEDED in its
 # two extensions; with --pad-files it is the wheel of very many files (memory that grows per member).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
     "pynvvideocodec": ((), frozenset({0}), ("--exclude", "libcu*")),
