@@ -14,9 +14,10 @@ a failure at any point leaves no file under the final name, and an older file th
 temporary file is locked (``flock``) while it is written; one that a killed writer left is free, and
 the next writer into that folder removes it (``slimwheel._scratch``).
 
-Local headers are built by ``zipfile.ZipInfo.FileHeader`` and the central directory (zip64 records
-included, when members or offsets pass 4 GiB) is written by ``zipfile.ZipFile.close``, so the zip
-structures are the standard library's; this module only decides what goes where. The output is
+Local headers are built by ``zipfile.ZipInfo.FileHeader``, and the central directory (zip64 records
+included, when members or offsets pass 2 GiB or members number over 65,535) is packed entry by entry
+as zipfile would write it (``slimwheel.wheel.central``), so no ``ZipInfo`` is kept per member; this
+module decides what goes where. The output is
 reproducible: the same calls (same inputs, date_time and compresslevel) give the same bytes, since
 every entry has a fixed creator system (Unix), no extra fields (no extended timestamps) and no
 comment, and no data descriptors are used.
@@ -43,6 +44,7 @@ from typing import BinaryIO, Protocol, cast
 from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
 from slimwheel.wheel.ahead import HashBehind
+from slimwheel.wheel.central import ZIP64_LIMIT, CentralDirectoryWriter
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
 from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
@@ -151,7 +153,7 @@ class WheelWriter:
         self._compresslevel = compresslevel
         self._temporary: Path | None = None
         self._file: BinaryIO | None = None
-        self._infos: list[zipfile.ZipInfo] = []
+        self._central = CentralDirectoryWriter()
         self._names: set[str] = set()
         self._record_lines = _RecordLines()
         self._closed = False  # close() wrote RECORD and the central directory
@@ -405,16 +407,13 @@ class WheelWriter:
         if not _RECORD_PATH.fullmatch(record_path):
             raise ValueError(f"{record_path!r} is not a RECORD path (<name>-<version>.dist-info/RECORD)")
         self._check_name(record_path, file=True)
-        record_bytes = self._record_bytes(record_path)
-        self._add(record_path, [record_bytes], len(record_bytes), 0o644, record=False)
+        self._record_lines.add(RecordEntry(record_path, None, None, None))
+        # RECORD's text is deflated from where it was written, a piece at a time, never copied whole.
+        with self._record_lines.text() as text:
+            pieces = (text[start : start + CHUNK_SIZE] for start in range(0, len(text), CHUNK_SIZE))
+            self._add(record_path, pieces, len(text), 0o644, record=False)
         with self._writing("the central directory") as file:
-            # A ZipFile opened for writing at the current position takes it as the start of the
-            # central directory; given the entries, its close() writes the central directory and end
-            # records (zip64 ones when needed) and leaves the file object open.
-            archive = zipfile.ZipFile(file, "w")
-            archive.filelist.extend(self._infos)
-            archive.NameToInfo.update((info.filename, info) for info in self._infos)
-            archive.close()
+            self._central.write(file)
         self._closed = True
 
     # -- internals ---------------------------------------------------------------------------------
@@ -460,7 +459,7 @@ class WheelWriter:
         ``content_hash`` when given: a sha256 that may already hold part of it)."""
         info = self._new_info(name, self._date_time, (stat.S_IFREG | mode) << 16)
         info.compress_type = zipfile.ZIP_DEFLATED
-        zip64 = size * _ZIP64_MARGIN > zipfile.ZIP64_LIMIT
+        zip64 = size * _ZIP64_MARGIN > ZIP64_LIMIT
         hasher: _ContentHash = content_hash if content_hash is not None else hashlib.sha256()
         crc = 0
         length = 0
@@ -497,14 +496,10 @@ class WheelWriter:
         return info
 
     def _register(self, info: zipfile.ZipInfo, record: RecordEntry | None) -> None:
-        self._infos.append(info)
+        self._central.add(info)  # info goes: nothing is kept per member but its entry's bytes
         self._names.add(info.filename)
         if record is not None:
             self._record_lines.add(record)
-
-    def _record_bytes(self, record_path: str) -> bytes:
-        self._record_lines.add(RecordEntry(record_path, None, None, None))
-        return self._record_lines.text()
 
     def _check_open(self) -> None:
         if self._file is None:
@@ -710,8 +705,9 @@ class _RecordLines:
         digest = f"{entry.hash_algorithm}={entry.hash_digest}" if entry.hash_algorithm else ""
         self._csv.writerow([entry.path, digest, "" if entry.size is None else str(entry.size)])
 
-    def text(self) -> bytes:
-        return bytes(self._text)
+    def text(self) -> memoryview:
+        """The text so far, not copied (release the view before adding more)."""
+        return memoryview(self._text)
 
 
 class _ContentHash(Protocol):
