@@ -27,12 +27,14 @@ DIST_INFO = "demo_lib-1.0.dist-info"
 RECORD = f"{DIST_INFO}/RECORD"
 DATA = "demo_lib/data.bin"
 CONTENT = compressible_bytes(3 * 1024 * 1024 + 5, seed=21)  # several chunks, deflated or stored
+SMALL = compressible_bytes(20_000, seed=22)  # read with its local header in one read, checked whole
+SIZES = pytest.mark.parametrize("content", [CONTENT, SMALL], ids=["streamed", "read whole"])
 
 
-def _source(tmp_path: Path, compression: int = zipfile.ZIP_DEFLATED) -> Path:
+def _source(tmp_path: Path, compression: int = zipfile.ZIP_DEFLATED, content: bytes = CONTENT) -> Path:
     directory = tmp_path / "in"
     directory.mkdir(exist_ok=True)
-    return make_wheel(directory, NAME, "1.0", {DATA: CONTENT}, compression=compression)
+    return make_wheel(directory, NAME, "1.0", {DATA: content}, compression=compression)
 
 
 def _copy(source: Path, out: Path, record: RecordEntry | None = None, *, use_record: bool = True) -> None:
@@ -58,11 +60,14 @@ def _digest(algorithm: str, data: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=").decode()
 
 
+@SIZES
 @pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
-def test_a_bad_crc_is_found_while_copying_and_nothing_is_published(compression: int, tmp_path: Path) -> None:
+def test_a_bad_crc_is_found_while_copying_and_nothing_is_published(
+    compression: int, content: bytes, tmp_path: Path
+) -> None:
     """The data is intact as RECORD hashes it, but the CRC-32 the archive gives is wrong: zipfile -t
     would fail the output, so the copy fails instead."""
-    source = patch_central_directory(_source(tmp_path, compression), DATA, crc=zlib.crc32(b"other"))
+    source = patch_central_directory(_source(tmp_path, compression, content), DATA, crc=zlib.crc32(b"other"))
     out_dir = _out_dir(tmp_path)
     with pytest.raises(WheelError, match=rf"cannot copy {DATA}: bad CRC-32") as caught:
         _copy(source, out_dir / source.name)
@@ -70,9 +75,10 @@ def test_a_bad_crc_is_found_while_copying_and_nothing_is_published(compression: 
     assert list(out_dir.iterdir()) == []
 
 
+@SIZES
 @pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
-def test_a_flipped_byte_is_found_by_the_crc(compression: int, tmp_path: Path) -> None:
-    source = _source(tmp_path, compression)
+def test_a_flipped_byte_is_found_by_the_crc(compression: int, content: bytes, tmp_path: Path) -> None:
+    source = _source(tmp_path, compression, content)
     offset = data_offset(source, DATA) + 1000
     data = bytearray(source.read_bytes())
     data[offset] ^= 0x01
@@ -83,10 +89,11 @@ def test_a_flipped_byte_is_found_by_the_crc(compression: int, tmp_path: Path) ->
     assert list(out_dir.iterdir()) == []
 
 
-def test_content_that_does_not_match_its_record_line_is_refused(tmp_path: Path) -> None:
+@SIZES
+def test_content_that_does_not_match_its_record_line_is_refused(content: bytes, tmp_path: Path) -> None:
     """Same size and a consistent CRC-32, other bytes than RECORD hashed: only the hash tells."""
-    source = _source(tmp_path)
-    altered = bytearray(CONTENT)
+    source = _source(tmp_path, content=content)
+    altered = bytearray(content)
     altered[12345] ^= 0xFF
     rewrite_wheel(source, replace={DATA: bytes(altered)})  # RECORD keeps the old hash
     out_dir = _out_dir(tmp_path)
@@ -94,6 +101,37 @@ def test_content_that_does_not_match_its_record_line_is_refused(tmp_path: Path) 
         _copy(source, out_dir / source.name)
     assert record_hash(bytes(altered)).removeprefix("sha256=") in str(caught.value)
     assert list(out_dir.iterdir()) == []
+
+
+def _copy_all_after_a_bad_crc(source: Path, out: Path) -> None:
+    with Wheel.open(source) as wheel, WheelWriter(out) as writer:
+        entries = {entry.path: entry for entry in wheel.record()}
+        with pytest.raises(WheelError, match="bad CRC-32"):
+            writer.copy_raw(wheel, DATA, record=entries[DATA])
+        for member in wheel.members:
+            if member.name not in (DATA, RECORD):
+                writer.copy_raw(wheel, member.name, record=entries[member.name])
+        writer.close(RECORD)
+
+
+def test_a_member_read_whole_is_refused_before_it_is_written(tmp_path: Path) -> None:
+    """A bad member whose stored bytes come in one read is found before any of it is written: the
+    writer goes on, and the wheel it writes without that member is whole."""
+    source = patch_central_directory(_source(tmp_path, content=SMALL), DATA, crc=zlib.crc32(b"other"))
+    out = _out_dir(tmp_path) / source.name
+    _copy_all_after_a_bad_crc(source, out)
+    with Wheel.open(out) as written:
+        written.verify()
+        assert not written.has_member(DATA)
+
+
+def test_a_member_found_bad_while_it_streams_breaks_the_writer(tmp_path: Path) -> None:
+    """Part of it is written by then: nothing more is taken, and nothing is published."""
+    source = patch_central_directory(_source(tmp_path, content=CONTENT), DATA, crc=zlib.crc32(b"other"))
+    out = _out_dir(tmp_path) / source.name
+    with pytest.raises(ValueError, match=r"an earlier write to .* failed"):
+        _copy_all_after_a_bad_crc(source, out)
+    assert list(out.parent.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,13 @@
-"""A zip's central directory written as bytes, an entry as each member is written.
+"""A zip's central directory, read and written without an object per member kept by the way.
 
-zipfile writes the central directory from a list of ``ZipInfo`` objects kept until the archive is
+Reading: ``read_central_directory`` finds the end records as zipfile does (the classic one at the end
+or before a comment, the zip64 ones before it) and yields each entry's fields as it is unpacked from
+the directory's bytes, read in one piece. zipfile builds a ``ZipInfo`` for each entry and keeps them
+(some 380 bytes a member while a directory is parsed, a second of parsing for 100,000 members); the
+caller here keeps what it needs. The checks and the readings are zipfile's (``_EndRecData``,
+``_RealGetContents``, ``ZipInfo._decodeExtra``): the same archives are read the same way or refused.
+
+Writing: zipfile writes the central directory from a list of ``ZipInfo`` objects kept until the archive is
 closed: some 500 bytes a member with what comes with them (a wheel of 100,000 files held 50 MB of
 them). Here each entry is packed into one growing ``bytearray`` when its member is complete, about
 80 bytes a member, and written with the end records at the close. The layout is zipfile's own
@@ -13,9 +20,17 @@ from __future__ import annotations
 
 import struct
 import zipfile
-from typing import BinaryIO
+from collections.abc import Iterator
+from typing import BinaryIO, NamedTuple
 
-__all__ = ["ZIP64_LIMIT", "CentralDirectoryWriter"]
+__all__ = [
+    "ZIP64_LIMIT",
+    "CentralDirectoryWriter",
+    "CentralEntry",
+    "NoEndRecordError",
+    "ZipDirectoryError",
+    "read_central_directory",
+]
 
 # zipfile's thresholds (the reader takes the 0xFFFFFFFF sentinels, so any value up to them is valid
 # zip; these keep the output what zipfile writes).
@@ -35,6 +50,178 @@ _END64 = struct.Struct("<4sQ2H2L4Q")
 _END64_MAGIC = b"PK\x06\x06"
 _END64_LOCATOR = struct.Struct("<4sLQL")
 _END64_LOCATOR_MAGIC = b"PK\x06\x07"
+_MAX_COMMENT = (1 << 16) - 1
+_MAX_EXTRACT_VERSION = 63  # what zipfile can extract (LZMA)
+_ZIP64_SIZE_SENTINELS = (0xFFFF_FFFF_FFFF_FFFF, _SIZE_SENTINEL)
+_Q = struct.Struct("<Q")
+_EXTRA_HEADER = struct.Struct("<HH")
+
+
+class ZipDirectoryError(zipfile.BadZipFile):
+    """The end records or the central directory are not a zip's."""
+
+
+class NoEndRecordError(ZipDirectoryError):
+    """No end of central directory record: not a zip, or one whose end is missing."""
+
+
+class CentralEntry(NamedTuple):
+    """One central directory entry's fields, as zipfile reads them."""
+
+    name: str  # decoded: UTF-8 when flag bit 11 is set, else cp437
+    name_size: int  # the name's bytes in the entry
+    flag_bits: int
+    compress_type: int
+    crc: int
+    compress_size: int
+    file_size: int
+    header_offset: int  # corrected as zipfile corrects it for data before the archive
+    external_attr: int
+    date_time: tuple[int, int, int, int, int, int]
+
+
+def read_central_directory(fileobj: BinaryIO) -> tuple[int, Iterator[CentralEntry]]:
+    """Where the central directory of the zip in ``fileobj`` starts, and its entries, unpacked as the
+    iterator runs from the directory's bytes (read whole now). Raises NoEndRecordError when there is
+    no end record, ZipDirectoryError when the records or an entry are damaged (at once, or as the
+    entries are read), OSError when reading fails."""
+    end = _find_end_record(fileobj)
+    size, offset, location, zip64 = end
+    # Data before the archive (a self-extractor's stub) shifts every offset: zipfile corrects them.
+    shift = location - size - offset
+    if zip64:
+        shift -= _END64.size + _END64_LOCATOR.size
+    start = offset + shift
+    if start < 0:
+        raise ZipDirectoryError("Bad offset for central directory")
+    fileobj.seek(start)
+    directory = fileobj.read(size)
+    return start, _entries(directory, size, shift)
+
+
+def _entries(directory: bytes, size: int, shift: int) -> Iterator[CentralEntry]:
+    unpack_entry = _CENTRAL_ENTRY.unpack_from
+    entry_size = _CENTRAL_ENTRY.size
+    position = 0
+    stamps: dict[tuple[int, int], tuple[int, int, int, int, int, int]] = {}
+    while position < size:
+        if position + entry_size > len(directory):
+            raise ZipDirectoryError("Truncated central directory")
+        fields = unpack_entry(directory, position)
+        if fields[0] != _CENTRAL_ENTRY_MAGIC:
+            raise ZipDirectoryError("Bad magic number for central directory")
+        flag_bits, compress_type, time, day, crc, compress_size, file_size = fields[5:12]
+        name_size, extra_size, comment_size = fields[12:15]
+        if fields[3] > _MAX_EXTRACT_VERSION:
+            raise ZipDirectoryError(f"zip file version {fields[3] / 10:.1f}")
+        header_offset = fields[18]
+        position += entry_size
+        raw_name = directory[position : position + name_size]
+        name = raw_name.decode("utf-8" if flag_bits & _UTF8_NAME_FLAG else "cp437")
+        position += name_size
+        if extra_size:
+            extra = directory[position : position + extra_size]
+            file_size, compress_size, header_offset = _zip64_fields(
+                extra, file_size, compress_size, header_offset
+            )
+        position += extra_size + comment_size
+        # Members made in one build mostly share a time stamp: one tuple serves them all.
+        date_time = stamps.get((day, time))
+        if date_time is None:
+            date_time = stamps[day, time] = (
+                (day >> 9) + 1980,
+                (day >> 5) & 0xF,
+                day & 0x1F,
+                time >> 11,
+                (time >> 5) & 0x3F,
+                (time & 0x1F) * 2,
+            )
+        yield CentralEntry(
+            name,
+            len(raw_name),
+            flag_bits,
+            compress_type,
+            crc,
+            compress_size,
+            file_size,
+            header_offset + shift,
+            fields[17],
+            date_time,
+        )
+
+
+def _zip64_fields(
+    extra: bytes, file_size: int, compress_size: int, header_offset: int
+) -> tuple[int, int, int]:
+    """The sizes and offset with the zip64 extra field's values where the entry holds sentinels
+    (zipfile's ``_decodeExtra``); a field that claims more bytes than the extra data holds is damage."""
+    while len(extra) >= _EXTRA_HEADER.size:
+        kind, length = _EXTRA_HEADER.unpack_from(extra)
+        if length + _EXTRA_HEADER.size > len(extra):
+            raise ZipDirectoryError(f"Corrupt extra field {kind:04x} (size={length})")
+        if kind == _ZIP64_EXTRA_ID:
+            data = extra[_EXTRA_HEADER.size : _EXTRA_HEADER.size + length]
+            field = ""
+            try:
+                if file_size in _ZIP64_SIZE_SENTINELS:
+                    field = "File size"
+                    (file_size,) = _Q.unpack_from(data)
+                    data = data[8:]
+                if compress_size == _SIZE_SENTINEL:
+                    field = "Compress size"
+                    (compress_size,) = _Q.unpack_from(data)
+                    data = data[8:]
+                if header_offset == _SIZE_SENTINEL:
+                    field = "Header offset"
+                    (header_offset,) = _Q.unpack_from(data)
+            except struct.error:
+                raise ZipDirectoryError(f"Corrupt zip64 extra field. {field} not found.") from None
+        extra = extra[length + _EXTRA_HEADER.size :]
+    return file_size, compress_size, header_offset
+
+
+def _find_end_record(fileobj: BinaryIO) -> tuple[int, int, int, bool]:
+    """(directory size, directory offset, where the end record is, whether zip64 records gave the
+    size and offset), as zipfile's ``_EndRecData`` finds them: the end record last in the file, or
+    the last one in the final 64 KiB and 22 bytes (after it, a comment)."""
+    file_size = fileobj.seek(0, 2)
+    if file_size >= _END.size:
+        fileobj.seek(file_size - _END.size)
+        tail = fileobj.read(_END.size)
+        if tail.startswith(_END_MAGIC) and tail.endswith(b"\0\0"):
+            return _with_zip64(fileobj, _END.unpack(tail), file_size - _END.size)
+    search_start = max(file_size - _MAX_COMMENT - 1 - _END.size, 0)
+    fileobj.seek(search_start)
+    tail = fileobj.read()
+    found = tail.rfind(_END_MAGIC)
+    if found < 0 or found + _END.size > len(tail):
+        raise NoEndRecordError("File is not a zip file")
+    return _with_zip64(fileobj, _END.unpack_from(tail, found), search_start + found)
+
+
+def _with_zip64(
+    fileobj: BinaryIO, end: tuple[bytes, int, int, int, int, int, int, int], location: int
+) -> tuple[int, int, int, bool]:
+    size, offset = end[5], end[6]
+    locator_at = location - _END64_LOCATOR.size
+    if locator_at < 0:
+        return size, offset, location, False
+    fileobj.seek(locator_at)
+    locator = fileobj.read(_END64_LOCATOR.size)
+    if len(locator) != _END64_LOCATOR.size or not locator.startswith(_END64_LOCATOR_MAGIC):
+        return size, offset, location, False
+    _magic, disk, _relative_offset, disks = _END64_LOCATOR.unpack(locator)
+    if disk != 0 or disks > 1:
+        raise ZipDirectoryError("zipfiles that span multiple disks are not supported")
+    record_at = locator_at - _END64.size
+    if record_at < 0:  # zipfile's seek there fails, and it takes the file for no zip
+        raise NoEndRecordError("File is not a zip file")
+    fileobj.seek(record_at)
+    record = fileobj.read(_END64.size)
+    if len(record) != _END64.size or not record.startswith(_END64_MAGIC):
+        return size, offset, location, False
+    fields = _END64.unpack(record)
+    return fields[8], fields[9], location, True
 
 
 class CentralDirectoryWriter:

@@ -26,8 +26,10 @@ __all__ = [
     "DecompressorFactory",
     "InflateError",
     "check_stored",
+    "check_stored_whole",
     "crc32",
     "inflate",
+    "inflate_whole",
     "new_decompressor",
     "zlib_decompressor",
 ]
@@ -117,6 +119,26 @@ def inflate(
     if produced < size and not decompressor.eof:
         raise InflateError(f"the deflate data ends early, after {produced} of {size} bytes")
     _check_end(produced, running_crc, size, crc)
+
+
+def inflate_whole(raw: bytes, *, size: int, crc: int) -> bytes:
+    """``inflate`` for a member whose raw data is all in hand: the same checks, in one call."""
+    decompressor = new_decompressor()
+    try:
+        content = decompressor.decompress(raw, size + 1)  # one byte more than it may give: too much
+    except _DECOMPRESS_ERRORS as exc:
+        raise InflateError(f"corrupt deflate data ({_describe(exc)})") from exc
+    _count(0, len(content), size)
+    if len(content) < size and not decompressor.eof:
+        raise InflateError(f"the deflate data ends early, after {len(content)} of {size} bytes")
+    _check_end(len(content), crc32(content, 0), size, crc)
+    return content
+
+
+def check_stored_whole(raw: bytes, *, size: int, crc: int) -> bytes:
+    """``check_stored`` for a member whose bytes are all in hand."""
+    _check_end(_count(0, len(raw), size), crc32(raw, 0), size, crc)
+    return raw
 
 
 def check_stored(raw: Iterable[bytes], *, size: int, crc: int) -> Iterator[bytes]:

@@ -34,7 +34,8 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
-from slimwheel.wheel.inflate import USING_ISAL, check_stored, inflate
+from slimwheel.wheel.central import CentralEntry, NoEndRecordError, read_central_directory
+from slimwheel.wheel.inflate import USING_ISAL, check_stored, check_stored_whole, inflate, inflate_whole
 from slimwheel.wheel.record import (
     RECORD_HINT,
     RecordEntry,
@@ -99,6 +100,9 @@ RECORD_LIMIT = 32 << 20
 # entries cost less memory than zipfile's own list of the members, read from the central directory.
 RECORD_EXTRA_LINES = 1024
 
+# Members of at most this many stored bytes are read with their local header in one read.
+_ONE_READ = 256 * 1024
+_EXTRA_ROOM = 64  # bytes read past the name for the local extra field (writers put 0 to 36 there)
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _LOCAL_HEADER_MAGIC = b"PK\x03\x04"
 _UTF8_NAME_FLAG = 0x800
@@ -116,9 +120,6 @@ _INSTALLED_SCHEMES = ("purelib", "platlib")  # .data schemes that land in site-p
 # --user or a system install, so <prefix> is three folders up): outside it, where no $ORIGIN entry
 # into site-packages serves every Python.
 _OUTSIDE_SCHEMES = {"data": "../../..", "scripts": "../../../bin", "headers": "../../../include"}
-
-
-_Stamp = tuple[int, int, int, int, int, int]  # a zip entry's date_time
 
 
 @dataclass(frozen=True, slots=True)  # slots: a wheel may list 100,000 of them
@@ -245,21 +246,22 @@ class Wheel:
             self._members_by_name = {member.name: member for member in self.members}
             self._dist_info = ""  # not looked for: dist_info refuses
             return
-        archive = self._open_zip()
-        infos = archive.infolist()
-        for info in infos:
-            self._check_entry(info)
-        self._check_duplicates(infos)
-        self._check_layout(infos, archive.start_dir)
-        # Members made in one build mostly share a time stamp: one tuple serves them all.
-        stamps: dict[_Stamp, _Stamp] = {}
-        self.members = tuple(_member_from_info(info, stamps) for info in infos)
-        self._members_by_name = {member.name: member for member in self.members}
+        start, entries = self._read_directory()
+        read: list[WheelMember] = []
+        by_name: dict[str, WheelMember] = {}
+        name_sizes: list[int] = []  # for the layout check, let go after it
+        for entry in entries:
+            self._check_entry(entry)
+            if entry.name in by_name:
+                raise WheelError(self._source, f"member {entry.name!r} appears more than once")
+            member = _member_from_entry(entry)
+            read.append(member)
+            by_name[entry.name] = member
+            name_sizes.append(entry.name_size)
+        self._check_layout(read, name_sizes, start)
+        self.members = tuple(read)
+        self._members_by_name = by_name
         self._dist_info = self._find_dist_info()
-        # zipfile's entries are let go once the members are made: a ZipInfo is built again for a
-        # member when it is read (tensorflow's 24,000 entries held 9 MiB twice over). The file
-        # object is this Wheel's: closing the ZipFile leaves it open.
-        archive.close()
 
     def _parse_file_name(self) -> None:
         if not self.filename.endswith(".whl"):
@@ -281,11 +283,30 @@ class Wheel:
             return self._fileobj.seek(0, io.SEEK_END)
 
     def _open_zip(self) -> zipfile.ZipFile:
+        """zipfile's reader, for the rare bzip2 and LZMA members only (it reads the directory again)."""
         try:
-            # Reads the end record(s) and the central directory only.
             return zipfile.ZipFile(self._fileobj)
         except READ_ERRORS as exc:
             raise WheelError(self._source, self._explain_unreadable_zip(exc)) from exc
+
+    def _read_directory(self) -> tuple[int, Iterator[CentralEntry]]:
+        """Where the central directory starts, and its entries (``slimwheel.wheel.central``)."""
+        try:
+            start, entries = read_central_directory(self._fileobj)
+        except READ_ERRORS as exc:
+            raise WheelError(self._source, self._explain_unreadable_zip(exc)) from exc
+        return start, self._unpacked(entries)
+
+    def _unpacked(self, entries: Iterator[CentralEntry]) -> Iterator[CentralEntry]:
+        """The entries, a damaged one (found as it is unpacked) a WheelError."""
+        while True:
+            try:
+                entry = next(entries, None)
+            except READ_ERRORS as exc:
+                raise WheelError(self._source, self._explain_unreadable_zip(exc)) from exc
+            if entry is None:
+                return
+            yield entry
 
     def _explain_unreadable_zip(self, exc: Exception) -> str:
         try:
@@ -295,60 +316,56 @@ class Wheel:
             head = b""
         if head != _LOCAL_HEADER_MAGIC:
             return "not a zip archive"
-        if isinstance(exc, zipfile.BadZipFile) and str(exc) == "File is not a zip file":
-            # zipfile's words for "no end of central directory record": the tail is missing.
+        if isinstance(exc, NoEndRecordError) or (
+            isinstance(exc, zipfile.BadZipFile) and str(exc) == "File is not a zip file"  # zipfile's words
+        ):
+            # No end of central directory record: the tail is missing.
             return "truncated zip archive: its end (the central directory) is missing"
         return f"damaged zip archive: {describe_error(exc)}"
 
-    def _check_entry(self, info: zipfile.ZipInfo) -> None:
-        # zipfile cuts names at NUL (orig_filename keeps the raw text) and keeps backslashes on POSIX.
-        raw_name = info.orig_filename
-        problem = _hostile_name_problem(raw_name)
+    def _check_entry(self, entry: CentralEntry) -> None:
+        name = entry.name
+        problem = _hostile_name_problem(name)
         if problem:
-            raise WheelError(self._source, f"unsafe member name {raw_name!r}: {problem}")
-        if stat.S_ISLNK(info.external_attr >> 16):
-            raise WheelError(self._source, f"member {raw_name!r} is a symbolic link; wheels hold only files")
-        if info.flag_bits & _ENCRYPTED_FLAG:
-            raise WheelError(self._source, f"member {raw_name!r} is encrypted")
-        if info.compress_type not in _READABLE_COMPRESSION:
+            raise WheelError(self._source, f"unsafe member name {name!r}: {problem}")
+        if stat.S_ISLNK(entry.external_attr >> 16):
+            raise WheelError(self._source, f"member {name!r} is a symbolic link; wheels hold only files")
+        if entry.flag_bits & _ENCRYPTED_FLAG:
+            raise WheelError(self._source, f"member {name!r} is encrypted")
+        if entry.compress_type not in _READABLE_COMPRESSION:
             raise WheelError(
-                self._source, f"member {raw_name!r} uses unsupported compression method {info.compress_type}"
+                self._source, f"member {name!r} uses unsupported compression method {entry.compress_type}"
             )
-        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+        if entry.compress_type == zipfile.ZIP_STORED and entry.compress_size != entry.file_size:
             raise WheelError(
                 self._source,
-                f"damaged zip archive: stored member {raw_name!r} has {info.compress_size} bytes "
-                f"but claims {info.file_size}",
+                f"damaged zip archive: stored member {name!r} has {entry.compress_size} bytes "
+                f"but claims {entry.file_size}",
             )
 
-    def _check_duplicates(self, infos: list[zipfile.ZipInfo]) -> None:
-        seen: set[str] = set()
-        for info in infos:
-            if info.filename in seen:
-                raise WheelError(self._source, f"member {info.filename!r} appears more than once")
-            seen.add(info.filename)
-
-    def _check_layout(self, infos: list[zipfile.ZipInfo], central_directory_start: int) -> None:
+    def _check_layout(
+        self, members: list[WheelMember], name_sizes: list[int], central_directory_start: int
+    ) -> None:
         """Every entry's header and data must fit before the next entry: catches a central directory
         that disagrees with the data (a cut-out middle, overlapping 'zip bomb' entries) without
-        reading any local header."""
-        ordered = sorted(infos, key=lambda info: info.header_offset)
-        for index, info in enumerate(ordered):
-            limit = ordered[index + 1].header_offset if index + 1 < len(ordered) else central_directory_start
+        reading any local header. ``name_sizes``: each member's name length in bytes."""
+        order = sorted(range(len(members)), key=lambda index: members[index].header_offset)
+        for position, index in enumerate(order):
+            member = members[index]
+            following = order[position + 1] if position + 1 < len(order) else None
+            limit = central_directory_start if following is None else members[following].header_offset
             # Local header + name + data; the extra field and data descriptor only add to this.
-            encoding = "utf-8" if info.flag_bits & _UTF8_NAME_FLAG else "cp437"
-            name_length = len(info.orig_filename.encode(encoding, errors="replace"))
-            end = info.header_offset + _LOCAL_HEADER.size + name_length + info.compress_size
-            if info.header_offset < 0:
+            end = member.header_offset + _LOCAL_HEADER.size + name_sizes[index] + member.compress_size
+            if member.header_offset < 0:
                 raise WheelError(
                     self._source,
-                    f"damaged zip archive: the central directory places {info.filename!r} before the "
+                    f"damaged zip archive: the central directory places {member.name!r} before the "
                     "start of the file",
                 )
             if end > limit:
                 raise WheelError(
                     self._source,
-                    f"damaged zip archive: entry {info.filename!r} at offset {info.header_offset} "
+                    f"damaged zip archive: entry {member.name!r} at offset {member.header_offset} "
                     "overlaps the next entry or the central directory",
                 )
 
@@ -428,12 +445,15 @@ class Wheel:
         """Where ``name`` lands relative to site-packages: ``<x>.data/purelib/a/b`` and
         ``<x>.data/platlib/a/b`` become ``a/b``; ``<x>.data/data/lib/c.so`` lands in the environment's
         prefix, ``../../../lib/c.so`` (``scripts``: ``../../../bin``); other names stay as they are."""
+        data_dir = self.data_dir
+        if not name.startswith(data_dir) or name[len(data_dir) : len(data_dir) + 1] != "/":
+            return name  # nearly every member: asked for each of them, so answered first
         for scheme in _INSTALLED_SCHEMES:
-            prefix = f"{self.data_dir}/{scheme}/"
+            prefix = f"{data_dir}/{scheme}/"
             if name.startswith(prefix):
                 return name[len(prefix) :]
         for scheme, base in _OUTSIDE_SCHEMES.items():
-            prefix = f"{self.data_dir}/{scheme}/"
+            prefix = f"{data_dir}/{scheme}/"
             if name.startswith(prefix):
                 return f"{base}/{name[len(prefix) :]}"
         return name
@@ -485,12 +505,14 @@ class Wheel:
         so a member that inflates to gigabytes never reaches memory. Pass TEXT_MEMBER_LIMIT (or
         RECORD_LIMIT) when reading a text member whole.
         """
-        info = self._info(name)
-        if limit is not None and info.file_size > limit:
-            raise WheelError(self._source, _too_big(name, info.file_size, limit))
+        member = self._member_to_read(name)
+        if limit is not None and member.file_size > limit:
+            raise WheelError(self._source, _too_big(name, member.file_size, limit))
+        if member.compress_type in _INFLATED_HERE and member.compress_size <= _ONE_READ:
+            return self._checked_whole(member, self._whole_raw(member, "cannot read"), f"cannot read {name}")
         parts: list[bytes] = []
         total = 0
-        with closing(self._content(info, "cannot read")) as chunks:
+        with closing(self._content(member, "cannot read")) as chunks:
             for chunk in chunks:
                 total += len(chunk)
                 if limit is not None and total > limit:
@@ -502,18 +524,23 @@ class Wheel:
         """Read a member through once, streaming, and check its size and CRC-32 (a WheelError if they
         do not match). ``seekable_member`` and ``member_view`` read a stored member in place and check
         nothing; this is how a reader of stored members proves it read intact bytes."""
-        info = self._info(name)
-        with closing(self._content(info, "cannot read")) as chunks:
+        member = self._member_to_read(name)
+        with closing(self._content(member, "cannot read")) as chunks:
             for _chunk in chunks:
                 pass
 
     def open_member(self, name: str) -> BinaryIO:
-        """A forward-only stream of a member's content (CRC checked at the end); close it after use."""
-        info = self._info(name)
-        if info.compress_type in _INFLATED_HERE:
-            return io.BufferedReader(ChunkStream(self._content(info, "cannot open")))
+        """A forward-only stream of a member's content (CRC checked at the end); close it after use.
+        A small member (256 KiB stored or less) is read and checked as it is opened."""
+        member = self._member_to_read(name)
+        if member.compress_type in _INFLATED_HERE and member.compress_size <= _ONE_READ:
+            # A small member is read and checked at once (the code of a package of 100,000 files).
+            raw = self._whole_raw(member, "cannot open")
+            return io.BytesIO(self._checked_whole(member, raw, f"cannot read {name}"))
+        if member.compress_type in _INFLATED_HERE:
+            return io.BufferedReader(ChunkStream(self._content(member, "cannot open")))
         with wheel_errors(self._source, f"cannot open {name}"):
-            stream = self._zip_open(info)
+            stream = self._zip_open(member)
         return io.BufferedReader(GuardedStream(stream, self._source, name))
 
     def seekable_member(
@@ -531,23 +558,23 @@ class Wheel:
 
     @contextmanager
     def _seekable_member(self, name: str, on_chunk: ChunkCallback | None) -> Iterator[BinaryIO]:
-        info = self._info(name)
-        if info.compress_type == zipfile.ZIP_STORED:
+        member = self._member_to_read(name)
+        if member.compress_type == zipfile.ZIP_STORED:
             if on_chunk is not None:
-                self._feed_stored(info, on_chunk)
+                self._feed_stored(member, on_chunk)
             window = ArchiveWindow(
-                self._fileobj, self._data_offset(info), info.compress_size, self._source, name
+                self._fileobj, self._data_offset(member), member.compress_size, self._source, name
             )
             with io.BufferedReader(window) as reader:
                 yield reader
             return
         # Small members stay in memory, big ones go to an anonymous temporary file. (Not
         # SpooledTemporaryFile: before Python 3.11 it has no seekable(), which file readers ask.)
-        small = info.file_size <= SPOOL_MEMORY_LIMIT
+        small = member.file_size <= SPOOL_MEMORY_LIMIT
         spool: BinaryIO = io.BytesIO() if small else cast(BinaryIO, tempfile.TemporaryFile())  # noqa: SIM115
         with spool:  # closes either kind
             # Read failures are WheelErrors already; this names a full temporary disk the same way.
-            with closing(self._content(info, "cannot read")) as chunks:
+            with closing(self._content(member, "cannot read")) as chunks:
                 for chunk in seen_by(chunks, on_chunk):
                     with wheel_errors(self._source, f"cannot unpack {name} to a temporary file"):
                         spool.write(chunk)
@@ -584,48 +611,51 @@ class Wheel:
     def _member_view(
         self, name: str, head: int, tail: int, on_chunk: ChunkCallback | None, keep: KeepRanges | None
     ) -> Iterator[MemberView]:
-        info = self._info(name)
+        member = self._member_to_read(name)
         if head < 0 or tail < 0:
             raise ValueError(f"head and tail must not be negative ({head}, {tail})")
-        if info.compress_type == zipfile.ZIP_STORED:
-            start = self._data_offset(info)
+        if member.compress_type == zipfile.ZIP_STORED:
+            start = self._data_offset(member)
             if on_chunk is not None:
-                self._feed_stored(info, on_chunk)
-            window = ArchiveWindow(self._fileobj, start, info.compress_size, self._source, name)
-            view = MemberView.of_window(name, window, info.file_size)
+                self._feed_stored(member, on_chunk)
+            window = ArchiveWindow(self._fileobj, start, member.compress_size, self._source, name)
+            view = MemberView.of_window(name, window, member.file_size)
         else:
-            with closing(self._content(info, "cannot read")) as chunks:
+            with closing(self._content(member, "cannot read")) as chunks:
                 view = MemberView.from_chunks(
-                    name, info.file_size, chunks, head=head, tail=tail, on_chunk=on_chunk, keep=keep
+                    name, member.file_size, chunks, head=head, tail=tail, on_chunk=on_chunk, keep=keep
                 )
         with view:
             yield view
 
-    def _feed_stored(self, info: zipfile.ZipInfo, on_chunk: ChunkCallback) -> None:
+    def _feed_stored(self, member: WheelMember, on_chunk: ChunkCallback) -> None:
         """Hand a stored member's bytes to ``on_chunk``, reading it once (CRC-checked)."""
-        with closing(self._content(info, "cannot read", start=self._data_offset(info))) as chunks:
+        with closing(self._content(member, "cannot read", start=self._data_offset(member))) as chunks:
             for _ in seen_by(chunks, on_chunk):
                 pass
 
     def iter_member_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """A member's content in pieces of at most ``chunk_size`` bytes (CRC checked at the end)."""
-        info = self._info(name)
-        with closing(self._content(info, "cannot read", chunk_size)) as chunks:
+        member = self._member_to_read(name)
+        with closing(self._content(member, "cannot read", chunk_size)) as chunks:
             yield from chunks
 
     def raw_span(self, name: str) -> tuple[int, int]:
         """Where a member's stored bytes (raw deflate data for a deflated member) sit in the archive:
         (offset, length), the local header read and checked. For a remote wheel, the range to fetch
         in one request to stream the member."""
-        info = self._info(name)
-        return self._data_offset(info), info.compress_size
+        member = self._member_to_read(name)
+        return self._data_offset(member), member.compress_size
 
     def iter_raw_chunks(self, name: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """A member's bytes exactly as the archive stores them (raw deflate data for a deflated
         member), in pieces of at most ``chunk_size``, unchecked: for copying it into another zip
         without recompressing. The local header is read (and checked) on the first ``next``."""
-        info = self._info(name)
-        yield from self._raw_chunks(info, self._data_offset(info), chunk_size)
+        member = self._member_to_read(name)
+        if member.compress_size <= min(_ONE_READ, chunk_size):
+            yield self._whole_raw(member, "cannot read")  # one read for the header and the data
+            return
+        yield from self._raw_chunks(member, self._data_offset(member), chunk_size)
 
     def checked_record(self) -> dict[str, RecordEntry]:
         """RECORD's lines by path, once RECORD is known to vouch for every file without reading any
@@ -681,40 +711,83 @@ class Wheel:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _info(self, name: str) -> zipfile.ZipInfo:
+    def _member_to_read(self, name: str) -> WheelMember:
         if self._closed:
             raise WheelError(self._source, f"cannot read {name}: the wheel is closed")
         member = self._members_by_name.get(name)
         if member is None:
             raise WheelError(self._source, f"no member {name!r} in the wheel")
-        return _info_from_member(member)
+        return member
 
     def _content(
-        self, info: zipfile.ZipInfo, action: str, chunk_size: int = CHUNK_SIZE, start: int | None = None
+        self, member: WheelMember, action: str, chunk_size: int = CHUNK_SIZE, start: int | None = None
     ) -> Generator[bytes, None, None]:
         """A member's content in checked chunks of at most ``chunk_size`` bytes; every failure is a
         WheelError starting with ``<action> <name>:``. The local header is read at once (so opening
         fails early), the data when the generator runs."""
-        name = info.filename
-        if info.compress_type not in _INFLATED_HERE:
-            return self._zip_chunks(info, action, chunk_size)
+        name = member.name
+        if member.compress_type not in _INFLATED_HERE:
+            return self._zip_chunks(member, action, chunk_size)
+        if start is None and member.compress_size <= _ONE_READ and member.file_size <= chunk_size:
+            # Most members of a wheel are small files: one read for the local header and the data,
+            # one call to inflate, where the general path below costs ten times as much a member.
+            return self._whole(member, self._whole_raw(member, action), f"{action} {name}")
         if start is None:
             try:
-                start = self._data_offset(info)
+                start = self._data_offset(member)
             except WheelError as exc:
                 raise WheelError(self._source, f"{action} {name}: {exc.reason}") from exc
-        if info.compress_type == zipfile.ZIP_STORED:
+        if member.compress_type == zipfile.ZIP_STORED:
             checked = check_stored(
-                self._raw_chunks(info, start, chunk_size), size=info.file_size, crc=info.CRC
+                self._raw_chunks(member, start, chunk_size), size=member.file_size, crc=member.crc
             )
         else:
             checked = inflate(
-                self._raw_chunks(info, start, _DEFLATED_READ_SIZE),
-                size=info.file_size,
-                crc=info.CRC,
+                self._raw_chunks(member, start, _DEFLATED_READ_SIZE),
+                size=member.file_size,
+                crc=member.crc,
                 chunk_size=chunk_size,
             )
         return self._guarded(checked, f"{action} {name}")
+
+    def _whole(self, member: WheelMember, raw: bytes, action: str) -> Generator[bytes, None, None]:
+        """A small member's content, checked in one piece, when the generator runs."""
+        content = self._checked_whole(member, raw, action)
+        if content:
+            yield content
+
+    def _checked_whole(self, member: WheelMember, raw: bytes, action: str) -> bytes:
+        try:
+            if member.compress_type == zipfile.ZIP_STORED:
+                return check_stored_whole(raw, size=member.file_size, crc=member.crc)
+            return inflate_whole(raw, size=member.file_size, crc=member.crc)
+        except READ_ERRORS as exc:
+            raise WheelError(self._source, f"{action}: {describe_error(exc)}") from exc
+
+    def _whole_raw(self, member: WheelMember, action: str) -> bytes:
+        """A member's stored bytes and its local header (checked as ``_data_offset`` checks it), read
+        together: for members of at most _ONE_READ stored bytes. (No ``wheel_errors`` here: its
+        context manager costs more than the rest for a small member.)"""
+        name = member.name
+        # The name's length in the local header: the central directory's encoding is the likely one.
+        name_length = len(name) if name.isascii() else len(name.encode("utf-8"))
+        wanted = _LOCAL_HEADER.size + name_length + _EXTRA_ROOM + member.compress_size
+        fileobj = self._fileobj
+        try:
+            fileobj.seek(member.header_offset)
+            block = fileobj.read(wanted)
+            start = self._local_data_start(member, block)
+            end = start + member.compress_size
+            if end > len(block):  # a long extra field or name: the rest is read now
+                fileobj.seek(member.header_offset + len(block))
+                block += fileobj.read(end - len(block))
+        except WheelError as exc:
+            raise WheelError(self._source, f"{action} {name}: {exc.reason}") from exc
+        except READ_ERRORS as exc:
+            raise WheelError(self._source, f"{action} {name}: {describe_error(exc)}") from exc
+        if end > len(block):
+            raise WheelError(self._source, f"the archive ends inside {name} (truncated download?)")
+        return block[start:end]
 
     def _guarded(self, chunks: Iterator[bytes], action: str) -> Generator[bytes, None, None]:
         # Only the producer's own work is guarded: nothing the consumer does runs inside wheel_errors.
@@ -725,12 +798,12 @@ class Wheel:
                 return
             yield chunk
 
-    def _raw_chunks(self, info: zipfile.ZipInfo, start: int, chunk_size: int) -> Iterator[bytes]:
+    def _raw_chunks(self, member: WheelMember, start: int, chunk_size: int) -> Iterator[bytes]:
         """The member's bytes as stored in the archive. Each read seeks first (the file object is
         shared); a file that ends early (a shrunk remote file) is a WheelError."""
-        name = info.filename
+        name = member.name
         position = start
-        left = info.compress_size
+        left = member.compress_size
         while left > 0:
             with wheel_errors(self._source, f"cannot read {name}"):
                 self._fileobj.seek(position)
@@ -741,40 +814,47 @@ class Wheel:
             left -= len(data)
             yield data
 
-    def _zip_chunks(
-        self, info: zipfile.ZipInfo, action: str, chunk_size: int
-    ) -> Generator[bytes, None, None]:
+    def _zip_chunks(self, member: WheelMember, action: str, chunk_size: int) -> Generator[bytes, None, None]:
         """bzip2 and LZMA members, through zipfile."""
-        with wheel_errors(self._source, f"{action} {info.filename}"), self._zip_open(info) as stream:
+        with wheel_errors(self._source, f"{action} {member.name}"), self._zip_open(member) as stream:
             while chunk := stream.read(chunk_size):
                 yield chunk
 
-    def _zip_open(self, info: zipfile.ZipInfo) -> IO[bytes]:
+    def _zip_open(self, member: WheelMember) -> IO[bytes]:
         if self._zip is None:  # bzip2 and LZMA only: zipfile reads the directory again for them
             self._zip = self._open_zip()
-        return self._zip.open(info)
+        return self._zip.open(_info_from_member(member))
 
-    def _data_offset(self, info: zipfile.ZipInfo) -> int:
+    def _data_offset(self, member: WheelMember) -> int:
         """Where a member's data starts, from its local header (checked against the central directory)."""
-        name = info.filename
-        with wheel_errors(self._source, f"cannot read the local header of {name}"):
-            self._fileobj.seek(info.header_offset)
+        with wheel_errors(self._source, f"cannot read the local header of {member.name}"):
+            self._fileobj.seek(member.header_offset)
             header = self._fileobj.read(_LOCAL_HEADER.size)
-            if len(header) != _LOCAL_HEADER.size or not header.startswith(_LOCAL_HEADER_MAGIC):
-                raise WheelError(self._source, f"damaged zip archive: bad local header for {name}")
-            fields = _LOCAL_HEADER.unpack(header)
-            flags: int = fields[3]
-            name_length: int = fields[10]
-            extra_length: int = fields[11]
-            raw_name = self._fileobj.read(name_length)
-            local_name = raw_name.decode("utf-8" if flags & _UTF8_NAME_FLAG else "cp437")
-        if local_name != info.orig_filename:
+            if len(header) == _LOCAL_HEADER.size and header.startswith(_LOCAL_HEADER_MAGIC):
+                header += self._fileobj.read(_LOCAL_HEADER.unpack(header)[10])  # the name
+        return member.header_offset + self._local_data_start(member, header)
+
+    def _local_data_start(self, member: WheelMember, block: bytes) -> int:
+        """Where the data starts from the start of ``block``, which holds the member's local header
+        and name (or less: a damaged archive; or a name longer than the central directory's, cut
+        short, which cannot match it). The name must be the central directory's, and the data must
+        end inside the file."""
+        name = member.name
+        if len(block) < _LOCAL_HEADER.size or not block.startswith(_LOCAL_HEADER_MAGIC):
+            raise WheelError(self._source, f"damaged zip archive: bad local header for {name}")
+        fields = _LOCAL_HEADER.unpack_from(block)
+        flags: int = fields[3]
+        name_length: int = fields[10]
+        extra_length: int = fields[11]
+        raw_name = block[_LOCAL_HEADER.size : _LOCAL_HEADER.size + name_length]
+        local_name = raw_name.decode("utf-8" if flags & _UTF8_NAME_FLAG else "cp437")
+        if local_name != name:
             raise WheelError(
                 self._source,
                 f"damaged zip archive: local header names {local_name!r}, central directory {name!r}",
             )
-        start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
-        if start + info.compress_size > self.file_size:
+        start = _LOCAL_HEADER.size + name_length + extra_length
+        if member.header_offset + start + member.compress_size > self.file_size:
             raise WheelError(self._source, f"the archive ends inside {name} (truncated download?)")
         return start
 
@@ -858,17 +938,17 @@ def _too_big(name: str, size: int, limit: int, *, at_least: bool = False) -> str
     )
 
 
-def _member_from_info(info: zipfile.ZipInfo, stamps: dict[_Stamp, _Stamp]) -> WheelMember:
+def _member_from_entry(entry: CentralEntry) -> WheelMember:
     return WheelMember(
-        name=info.filename,
-        file_size=info.file_size,
-        compress_size=info.compress_size,
-        compress_type=info.compress_type,
-        crc=info.CRC,
-        header_offset=info.header_offset,
-        external_attr=info.external_attr,
-        date_time=stamps.setdefault(info.date_time, info.date_time),
-        flag_bits=info.flag_bits,
+        name=entry.name,
+        file_size=entry.file_size,
+        compress_size=entry.compress_size,
+        compress_type=entry.compress_type,
+        crc=entry.crc,
+        header_offset=entry.header_offset,
+        external_attr=entry.external_attr,
+        date_time=entry.date_time,
+        flag_bits=entry.flag_bits,
     )
 
 

@@ -162,10 +162,10 @@ def _parse_row(
     if hash_text:
         algorithm_text, sep, digest = hash_text.partition("=")
         algorithm = sys.intern(algorithm_text.lower())  # one "sha256" for every line
-        raw = decode_digest(digest) if sep and algorithm else None
-        if raw is None:
+        length = _digest_length(digest) if sep and algorithm else None
+        if length is None:
             raise WheelError(source, _malformed_hash(line, quoted_path, hash_text), hint=RECORD_HINT)
-        if algorithm in _DIGEST_SIZES and len(raw) != _DIGEST_SIZES[algorithm]:
+        if algorithm in _DIGEST_SIZES and length != _DIGEST_SIZES[algorithm]:
             raise WheelError(
                 source,
                 f"RECORD line {line}: the {algorithm} digest of {quoted_path} has the wrong length",
@@ -187,6 +187,17 @@ def _parse_row(
             )
         size = int(digits)
     return RecordEntry(path, algorithm, digest, size)
+
+
+def _digest_length(text: str) -> int | None:
+    """How many bytes ``decode_digest(text)`` gives, or None where it gives None, without decoding:
+    checked for each of a RECORD's lines (100,000 of them in a big wheel)."""
+    if not _URLSAFE_BASE64.fullmatch(text):
+        return None
+    characters = len(text.rstrip("="))
+    if characters % 4 == 1:  # no whole byte in the last character: base64 refuses it
+        return None
+    return characters * 3 // 4
 
 
 def _malformed_hash(line: int, quoted_path: str, hash_text: str) -> str:

@@ -46,7 +46,14 @@ from slimwheel.errors import InputError, UsageError, WheelError
 from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.central import ZIP64_LIMIT, CentralDirectoryWriter
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
-from slimwheel.wheel.inflate import InflateError, check_stored, crc32, inflate
+from slimwheel.wheel.inflate import (
+    InflateError,
+    check_stored,
+    check_stored_whole,
+    crc32,
+    inflate,
+    inflate_whole,
+)
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import (
     RECORD_HINT,
@@ -84,6 +91,8 @@ _KEPT_FLAG_BITS = 0x6
 # zipfile's own rule for a member whose compressed size is not known before it is written: deflate
 # can grow incompressible data a little, so give it zip64 sizes well before 4 GiB.
 _ZIP64_MARGIN = 1.05
+# Content checkers for a member whose stored bytes are all in hand.
+_CHECKED_WHOLE = {zipfile.ZIP_STORED: check_stored_whole, zipfile.ZIP_DEFLATED: inflate_whole}
 _RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
 _TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
 # The temporary files of wheels, as _create_temporary names them: those left by killed writers go.
@@ -214,9 +223,11 @@ class WheelWriter:
 
         The RECORD line written is computed from the content, ``sha256=<digest>,<size>``, whatever
         algorithm the source's line used (none for a directory entry). A failure before anything is
-        written (a bad local header, a RECORD line that cannot match) leaves the writer usable; one
-        found while the member streams (a bad CRC, a hash mismatch) breaks it, as the temporary file
-        then holds a member that must not be published.
+        written (a bad local header, a RECORD line that cannot match; any failure of a member whose
+        stored bytes come in one read, 256 KiB or less, as they are checked before they are
+        written) leaves the writer usable; one found while a bigger member streams (a bad CRC, a
+        hash mismatch) breaks it, as the temporary file then holds a member that must not be
+        published.
         """
         self._check_open()
         if record is not None and record.path != name:
@@ -256,21 +267,52 @@ class WheelWriter:
         hashers = [hashlib.sha256()]
         if record is not None and record.hash_algorithm not in (None, "sha256"):
             hashers.append(hashlib.new(record.hash_algorithm))
-        with self._writing(name) as file:
-            info.header_offset = file.tell()
-            # Sizes are known: FileHeader adds zip64 sizes exactly when they pass 4 GiB.
-            file.write(info.FileHeader())
-            for chunk in _content_of_raw_copy(source, member, _written(file, first, raw), label):
-                for hasher in hashers:
-                    hasher.update(chunk)
+        if len(first) == member.compress_size and member.compress_type in _CHECKED_WHOLE:
+            # All of it in hand (most members are small files): checked before anything is written.
+            try:
+                content = _CHECKED_WHOLE[member.compress_type](first, size=member.file_size, crc=member.crc)
+            except InflateError as exc:
+                raise WheelError(label, f"cannot copy {name}: {exc}") from exc
+            for hasher in hashers:
+                hasher.update(content)
             if record is not None and not record.digest_matches(hashers[-1].digest()):
                 raise record_mismatch(label, record, hashers[-1].digest())
+            with self._writing(name) as file:
+                info.header_offset = file.tell()
+                file.write(info.FileHeader())
+                file.write(first)
+        else:
+            self._copy_streaming(
+                source, member, info, itertools.chain([first], raw), hashers=hashers, record=record
+            )
         written = (
             None
             if member.is_dir
             else RecordEntry(name, "sha256", encode_digest(hashers[0].digest()), member.file_size)
         )
         self._register(info, written)
+
+    def _copy_streaming(
+        self,
+        source: Wheel,
+        member: WheelMember,
+        info: zipfile.ZipInfo,
+        raw: Iterator[bytes],
+        *,
+        hashers: list[hashlib._Hash],
+        record: RecordEntry | None,
+    ) -> None:
+        """copy_raw's stored bytes written as they are read, their content hashed as it passes."""
+        label = _source_label(source)
+        with self._writing(member.name) as file:
+            info.header_offset = file.tell()
+            # Sizes are known: FileHeader adds zip64 sizes exactly when they pass 4 GiB.
+            file.write(info.FileHeader())
+            for chunk in _content_of_raw_copy(source, member, _written(file, next(raw, b""), raw), label):
+                for hasher in hashers:
+                    hasher.update(chunk)
+            if record is not None and not record.digest_matches(hashers[-1].digest()):
+                raise record_mismatch(label, record, hashers[-1].digest())
 
     def add_bytes(self, name: str, data: bytes, *, mode: int = 0o644) -> None:
         """Add a file with content ``data`` and permission bits ``mode``, deflated."""
