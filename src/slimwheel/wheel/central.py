@@ -9,7 +9,7 @@ caller here keeps what it needs. The checks and the readings are zipfile's (``_E
 
 Writing: zipfile writes the central directory from a list of ``ZipInfo`` objects kept until the archive is
 closed: some 500 bytes a member with what comes with them (a wheel of 100,000 files held 50 MB of
-them). Here each entry is packed into one growing ``bytearray`` when its member is complete, about
+them). Here each entry is packed into a ``PieceBuffer`` when its member is complete, about
 80 bytes a member, and written with the end records at the close. The layout is zipfile's own
 (APPNOTE 4.3.12 to 4.3.16), field for field, so an archive comes out as ``ZipFile.close`` would
 write it: zip64 extra fields only for sizes or offsets past ``ZIP64_LIMIT``, zip64 end records only
@@ -22,6 +22,8 @@ import struct
 import zipfile
 from collections.abc import Iterator
 from typing import BinaryIO, NamedTuple
+
+from slimwheel.wheel._pieces import PieceBuffer
 
 __all__ = [
     "ZIP64_LIMIT",
@@ -229,7 +231,7 @@ class CentralDirectoryWriter:
     is final, then ``write`` it after the last member."""
 
     def __init__(self) -> None:
-        self._entries = bytearray()
+        self._entries = PieceBuffer()
         self._count = 0
 
     def __len__(self) -> int:
@@ -253,35 +255,38 @@ class CentralDirectoryWriter:
         least_version = _ZIP64_VERSION if sizes else 0
         least_version = max(least_version, _METHOD_VERSIONS.get(info.compress_type, 0))
         name, flag_bits = _encoded_name(info.filename, info.flag_bits)
-        self._entries += _CENTRAL_ENTRY.pack(
-            _CENTRAL_ENTRY_MAGIC,
-            max(least_version, info.create_version),
-            info.create_system,
-            max(least_version, info.extract_version),
-            info.reserved,
-            flag_bits,
-            info.compress_type,
-            time,
-            day,
-            info.CRC,
-            compress_size,
-            file_size,
-            len(name),
-            len(extra),
-            0,  # comment length
-            0,  # disk number
-            info.internal_attr,
-            info.external_attr,
-            header_offset,
+        self._entries.append(
+            _CENTRAL_ENTRY.pack(
+                _CENTRAL_ENTRY_MAGIC,
+                max(least_version, info.create_version),
+                info.create_system,
+                max(least_version, info.extract_version),
+                info.reserved,
+                flag_bits,
+                info.compress_type,
+                time,
+                day,
+                info.CRC,
+                compress_size,
+                file_size,
+                len(name),
+                len(extra),
+                0,  # comment length
+                0,  # disk number
+                info.internal_attr,
+                info.external_attr,
+                header_offset,
+            )
+            + name
+            + extra
         )
-        self._entries += name
-        self._entries += extra
         self._count += 1
 
     def write(self, file: BinaryIO) -> None:
         """Write the entries at ``file``'s position, then the end records (zip64 ones when needed)."""
         start = file.tell()
-        file.write(self._entries)
+        for piece in self._entries.pieces():
+            file.write(piece)
         size = len(self._entries)
         count, offset = self._count, start
         if count > _COUNT_LIMIT or offset > ZIP64_LIMIT or size > ZIP64_LIMIT:

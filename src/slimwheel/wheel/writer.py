@@ -43,6 +43,7 @@ from typing import BinaryIO, Protocol, cast
 
 from slimwheel._scratch import lock_new_file, release, remove_abandoned_files
 from slimwheel.errors import InputError, UsageError, WheelError
+from slimwheel.wheel._pieces import PieceBuffer
 from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.central import ZIP64_LIMIT, CentralDirectoryWriter
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
@@ -450,10 +451,9 @@ class WheelWriter:
             raise ValueError(f"{record_path!r} is not a RECORD path (<name>-<version>.dist-info/RECORD)")
         self._check_name(record_path, file=True)
         self._record_lines.add(RecordEntry(record_path, None, None, None))
-        # RECORD's text is deflated from where it was written, a piece at a time, never copied whole.
-        with self._record_lines.text() as text:
-            pieces = (text[start : start + CHUNK_SIZE] for start in range(0, len(text), CHUNK_SIZE))
-            self._add(record_path, pieces, len(text), 0o644, record=False)
+        # RECORD's text is deflated from the pieces it was written in, never joined whole.
+        lines = self._record_lines
+        self._add(record_path, lines.pieces(), len(lines), 0o644, record=False)
         with self._writing("the central directory") as file:
             self._central.write(file)
         self._closed = True
@@ -733,23 +733,26 @@ def _sync_directory(directory: Path) -> None:
 
 class _RecordLines:
     """RECORD's text, a line written as each member is: a wheel of 100,000 files holds 10 MB of text
-    here, not 100,000 entries and then their text as well."""
+    here (in pieces: ``PieceBuffer``), not 100,000 entries and then their text as well."""
 
     def __init__(self) -> None:
-        self._text = bytearray()
+        self._text = PieceBuffer()
         # The csv module quotes a path holding a comma or a quote, as installers' csv readers expect.
         self._csv = csv.writer(self, lineterminator="\n")
 
     def write(self, line: str) -> None:  # for csv.writer
-        self._text += line.encode("utf-8")
+        self._text.append(line.encode("utf-8"))
 
     def add(self, entry: RecordEntry) -> None:
         digest = f"{entry.hash_algorithm}={entry.hash_digest}" if entry.hash_algorithm else ""
         self._csv.writerow([entry.path, digest, "" if entry.size is None else str(entry.size)])
 
-    def text(self) -> memoryview:
-        """The text so far, not copied (release the view before adding more)."""
-        return memoryview(self._text)
+    def __len__(self) -> int:
+        return len(self._text)
+
+    def pieces(self) -> Iterator[bytes]:
+        """The text so far, in pieces of about a MiB."""
+        return self._text.pieces()
 
 
 class _ContentHash(Protocol):
