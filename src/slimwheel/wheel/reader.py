@@ -183,6 +183,7 @@ class Wheel:
         self._metadata: email.message.Message | None = None
         self._wheel_info: email.message.Message | None = None
         self._record: tuple[RecordEntry, ...] | None = None
+        self._data_dir: str | None = None
         try:
             self._load(filename, members)
         except BaseException:
@@ -430,7 +431,9 @@ class Wheel:
     @property
     def data_dir(self) -> str:
         """The matching ``<name>-<version>.data`` directory (which may be absent from the archive)."""
-        return self._dist_info.removesuffix(".dist-info") + ".data"
+        if self._data_dir is None:  # asked for each member: made once
+            self._data_dir = self._dist_info.removesuffix(".dist-info") + ".data"
+        return self._data_dir
 
     def member(self, name: str) -> WheelMember:
         try:
