@@ -32,7 +32,7 @@ __all__ = ["Answer", "SimulatedTree", "Simulation", "WheelFile"]
 # -- the simulated tree and glibc's search -------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WheelFile:
     member: str
     loadable: bool  # an ELF file that read cleanly
@@ -51,7 +51,9 @@ class Answer:
 class SimulatedTree:
     """The installed tree: this wheel's files, and per file name which provider versions ship it where."""
 
-    wheel_files: dict[str, dict[str, WheelFile]]  # folder -> file name -> member
+    # folder -> file name -> member, for the wheel's ELF files, vendored copies and any file named as
+    # an ELF file's DT_NEEDED (what a search can find)
+    wheel_files: dict[str, dict[str, WheelFile]]
     # file name -> distribution -> version -> the folders that version installs a file of that name in
     shipped: dict[str, dict[str, dict[str, frozenset[str]]]]
     versions: dict[str, list[str]]  # distribution -> allowed versions, oldest first
@@ -81,11 +83,16 @@ class SimulatedTree:
         wheel_files: dict[str, dict[str, WheelFile]] = {}
         loadable = {elf.installed_path: elf.error is None for elf in report.elf_files}
         vendored = {copy.path for copy in report.vendored}
+        # The tree is asked for files by the names ELF files need, and for ELF files by path: only
+        # those are kept, not every file (a wheel of 200,000 files made it 24 MB).
+        needed_names = {need.soname for elf in report.elf_files for need in elf.needed}
         for member in source.members:
             if member.name.endswith("/"):
                 continue
             installed = source.installed_path(member.name)
             folder, name = posixpath.split(installed)
+            if name not in needed_names and installed not in loadable and member.name not in vendored:
+                continue
             wheel_files.setdefault(folder, {})[name] = WheelFile(
                 member.name, loadable.get(installed, False), member.name in vendored
             )

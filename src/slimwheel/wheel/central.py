@@ -7,13 +7,13 @@ the directory's bytes, read in one piece. zipfile builds a ``ZipInfo`` for each 
 caller here keeps what it needs. The checks and the readings are zipfile's (``_EndRecData``,
 ``_RealGetContents``, ``ZipInfo._decodeExtra``): the same archives are read the same way or refused.
 
-Writing: zipfile writes the central directory from a list of ``ZipInfo`` objects kept until the archive is
-closed: some 500 bytes a member with what comes with them (a wheel of 100,000 files held 50 MB of
-them). Here each entry is packed into a ``PieceBuffer`` when its member is complete, about
-80 bytes a member, and written with the end records at the close. The layout is zipfile's own
-(APPNOTE 4.3.12 to 4.3.16), field for field, so an archive comes out as ``ZipFile.close`` would
-write it: zip64 extra fields only for sizes or offsets past ``ZIP64_LIMIT``, zip64 end records only
-for more than 65,535 entries or a directory past it.
+Writing: zipfile writes the central directory from a list of ``ZipInfo`` objects kept until the
+archive is closed: some 500 bytes a member with what comes with them (a wheel of 100,000 files held
+50 MB of them). Here each entry is packed into a ``PieceBuffer`` (past 4 MiB, a temporary file) when
+its member is complete, about 80 bytes a member, and written with the end records at the close. The
+layout is zipfile's own (APPNOTE 4.3.12 to 4.3.16), field for field, so an archive comes out as
+``ZipFile.close`` would write it: zip64 extra fields only for sizes or offsets past ``ZIP64_LIMIT``,
+zip64 end records only for more than 65,535 entries or a directory past it.
 """
 
 from __future__ import annotations
@@ -228,7 +228,8 @@ def _with_zip64(
 
 class CentralDirectoryWriter:
     """The central directory of an archive being written: ``add`` each member once its local header
-    is final, then ``write`` it after the last member."""
+    is final, then ``write`` it after the last member; ``close`` it in any case. ``add`` and
+    ``write`` can raise OSError (its temporary file)."""
 
     def __init__(self) -> None:
         self._entries = PieceBuffer()
@@ -281,6 +282,10 @@ class CentralDirectoryWriter:
             + extra
         )
         self._count += 1
+
+    def close(self) -> None:
+        """Let go of the entries (and the temporary file that holds those past a few MiB)."""
+        self._entries.close()
 
     def write(self, file: BinaryIO) -> None:
         """Write the entries at ``file``'s position, then the end records (zip64 ones when needed)."""

@@ -193,14 +193,18 @@ class WheelWriter:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if exc_type is None and self._closed:
-            self._commit()
-            return
-        self._discard()
-        if exc_type is None:
-            raise ValueError(
-                f"the with block writing {self._path} ended without close(record_path): nothing was written"
-            )
+        try:
+            if exc_type is None and self._closed:
+                self._commit()
+                return
+            self._discard()
+            if exc_type is None:
+                raise ValueError(
+                    f"the with block writing {self._path} ended without close(record_path): nothing was "
+                    "written"
+                )
+        finally:
+            self._let_go_of_buffers()
 
     # -- members -----------------------------------------------------------------------------------
 
@@ -456,6 +460,7 @@ class WheelWriter:
         self._add(record_path, lines.pieces(), len(lines), 0o644, record=False)
         with self._writing("the central directory") as file:
             self._central.write(file)
+        self._let_go_of_buffers()
         self._closed = True
 
     # -- internals ---------------------------------------------------------------------------------
@@ -538,10 +543,16 @@ class WheelWriter:
         return info
 
     def _register(self, info: zipfile.ZipInfo, record: RecordEntry | None) -> None:
-        self._central.add(info)  # info goes: nothing is kept per member but its entry's bytes
+        # Both buffers may write to their temporary files (a wheel of very many files).
+        with self._writing(f"the entries of {info.filename}"):
+            self._central.add(info)  # info goes: nothing is kept per member but its entry's bytes
+            if record is not None:
+                self._record_lines.add(record)
         self._names.add(info.filename)
-        if record is not None:
-            self._record_lines.add(record)
+
+    def _let_go_of_buffers(self) -> None:
+        self._central.close()
+        self._record_lines.close()
 
     def _check_open(self) -> None:
         if self._file is None:
@@ -753,6 +764,9 @@ class _RecordLines:
     def pieces(self) -> Iterator[bytes]:
         """The text so far, in pieces of about a MiB."""
         return self._text.pieces()
+
+    def close(self) -> None:
+        self._text.close()
 
 
 class _ContentHash(Protocol):
