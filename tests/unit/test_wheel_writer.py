@@ -591,3 +591,35 @@ def test_members_over_4_gib_are_copied_with_zip64_sizes(tmp_path: Path) -> None:
     assert raw_member_data(out, huge) == raw
     with Wheel.open(out) as wheel:
         wheel.verify()
+
+
+def test_a_writer_holds_little_for_each_member_it_has_written(tmp_path: Path) -> None:
+    """What a written member leaves behind until the close is its central directory entry, its
+    RECORD line and its name (for duplicates): 272 bytes a member for 20,000 members. zipfile's
+    ZipInfo kept for each, with the RECORD text in a bytearray, was 423."""
+    count = 20_000
+    source = make_wheel(
+        tmp_path,
+        "many",
+        "1.0",
+        {f"many/module_{i:05d}.py": b"x" for i in range(count)},
+        compression=zipfile.ZIP_STORED,
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    with Wheel.open(source) as wheel:
+        records = {entry.path: entry for entry in wheel.record()}
+        tracemalloc.start()
+        try:
+            with WheelWriter(out / source.name) as writer:
+                before = tracemalloc.get_traced_memory()[0]
+                for member in wheel.members:
+                    if member.name != f"{wheel.dist_info}/RECORD":
+                        writer.copy_raw(wheel, member.name, record=records[member.name])
+                held = (tracemalloc.get_traced_memory()[0] - before) / count
+                writer.close(f"{wheel.dist_info}/RECORD")
+        finally:
+            tracemalloc.stop()
+    with Wheel.open(out / source.name) as written:
+        written.verify()
+    assert held < 340, f"{held:.0f} bytes a member"
