@@ -58,3 +58,9 @@ def make_wheel(
             info.external_attr = 0o644 << 16
             archive.writestr(info, contents[member])
     return path
+
+
+def many_files_wheel(directory: Path, count: int) -> Path:
+    """A wheel of ``count`` one-byte modules (stored) and its dist-info: for what grows with members."""
+    files = {f"many/module_{i:05d}.py": b"x" for i in range(count)}
+    return make_wheel(directory, "many", "1.0", files, compression=zipfile.ZIP_STORED)

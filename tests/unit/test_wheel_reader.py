@@ -27,7 +27,7 @@ from tests.support.fixtures_wheel import (
     patch_bytes,
     rewrite_wheel,
 )
-from tests.support.wheels import make_wheel
+from tests.support.wheels import make_wheel, many_files_wheel
 
 DIST_INFO = "nvidia_cudss_cu13-1.0.0.35.dist-info"
 DATA = "nvidia_cudss_cu13-1.0.0.35.data"
@@ -644,13 +644,7 @@ def test_an_open_wheel_of_many_files_holds_little_per_file(tmp_path: Path) -> No
     import tracemalloc
 
     count = 20_000
-    path = make_wheel(
-        tmp_path,
-        "many",
-        "1.0",
-        {f"many/module_{i:05d}.py": b"x" for i in range(count)},
-        compression=zipfile.ZIP_STORED,
-    )
+    path = many_files_wheel(tmp_path, count)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -676,13 +670,7 @@ def test_opening_a_wheel_of_many_files_holds_little_more_than_it_keeps(tmp_path:
     import tracemalloc
 
     count = 20_000
-    path = make_wheel(
-        tmp_path,
-        "many",
-        "1.0",
-        {f"many/module_{i:05d}.py": b"x" for i in range(count)},
-        compression=zipfile.ZIP_STORED,
-    )
+    path = many_files_wheel(tmp_path, count)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]

@@ -35,7 +35,7 @@ from tests.support.fixtures_wheel import (
     pseudo_random_bytes,
     raw_member_data,
 )
-from tests.support.wheels import make_wheel, record_hash
+from tests.support.wheels import make_wheel, many_files_wheel, record_hash
 
 NAME = "demo-lib"
 VERSION = "1.0"
@@ -598,13 +598,7 @@ def test_a_writer_holds_little_for_each_member_it_has_written(tmp_path: Path) ->
     RECORD line and its name (for duplicates): 272 bytes a member for 20,000 members. zipfile's
     ZipInfo kept for each, with the RECORD text in a bytearray, was 423."""
     count = 20_000
-    source = make_wheel(
-        tmp_path,
-        "many",
-        "1.0",
-        {f"many/module_{i:05d}.py": b"x" for i in range(count)},
-        compression=zipfile.ZIP_STORED,
-    )
+    source = many_files_wheel(tmp_path, count)
     out = tmp_path / "out"
     out.mkdir()
     with Wheel.open(source) as wheel:
