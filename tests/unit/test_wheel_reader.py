@@ -682,3 +682,14 @@ def test_opening_a_wheel_of_many_files_holds_little_more_than_it_keeps(tmp_path:
     finally:
         tracemalloc.stop()
     assert (peak - kept) / count < 150, f"{(peak - kept) / count:.0f} bytes a member over what is kept"
+
+
+def test_a_requirement_longer_than_any_real_one_is_refused(tmp_path: Path) -> None:
+    """pip spends minutes on a Requires-Dist of 10,000 version clauses: such METADATA is bad input."""
+    long = "nvidia-cudss-cu13" + ">=1.0," * 1000 + "<2"
+    path = make_wheel(tmp_path, "demo", "1.0", {"demo/__init__.py": b""}, requires=["numpy>=1.26", long])
+    with Wheel.open(path) as wheel, pytest.raises(WheelError, match="a Requires-Dist of 6,019 characters"):
+        wheel.requires_dist()
+    fine = make_wheel(tmp_path, "fine", "1.0", {"fine/__init__.py": b""}, requires=["a" * 4000])
+    with Wheel.open(fine) as wheel:
+        assert wheel.requires_dist() == ("a" * 4000,)

@@ -133,6 +133,11 @@ class Output:
         if self.verbose and not self.quiet:
             print(f"slimwheel {self.command}: {message}", file=self.err)
 
+    def discard_warnings(self) -> None:
+        """Forget the warnings collected: the run ended on bad input, whose one line is all it says
+        (a warning about the catalog is no help for a wheel that is refused)."""
+        self._warnings.clear()
+
     def flush_warnings(self) -> None:
         """Print the warnings collected, grouped by what to do about them, and forget them."""
         shown = [w for w in self._warnings if not self.quiet and (self.verbose or not w.verbose_only)]

@@ -115,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args._run(args)
     except SlimwheelError as exc:
+        if exc.exit_code == 2:  # bad input or usage: one line, nothing else
+            args.out.discard_warnings()
         print(f"slimwheel {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

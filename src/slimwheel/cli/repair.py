@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
     from slimwheel.cli._output import Output
     from slimwheel.repair import EmbeddedLoader, RepairPlan
+    from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
@@ -193,7 +194,6 @@ def run(args: argparse.Namespace) -> int:
     from slimwheel.index.cache import Cache
     from slimwheel.names import parse_library_spec
     from slimwheel.repair import RepairOptions, VersionPolicy
-    from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
     from slimwheel.report import dump_report
 
@@ -209,12 +209,7 @@ def run(args: argparse.Namespace) -> int:
         keep_extras_optional=args.keep_extras_optional,
         optional=_optional_extras(args.optional),
     )
-    if args.isolated_environment:
-        environment = None
-    elif args.build_python:
-        environment = BuildEnvironment.of_interpreter(args.build_python)
-    else:
-        environment = BuildEnvironment()
+    environment = _environment(args)
     out = output_of(args)
     if not args.dry_run:
         prepare_output_dir(args.wheel_dir)  # an unusable -w fails before any work
@@ -225,8 +220,9 @@ def run(args: argparse.Namespace) -> int:
         # What NVIDIA's releases export, read through the same index client (offline: the cache only).
         exports = IndexExports(lambda: dist_files.client, Cache.default())
         for original in args.wheels:
-            catalog = _with_required_releases(catalog, original, args)
+            catalog_warnings: list[tuple[str, str]] = []
             try:
+                catalog, catalog_warnings = _with_required_releases(catalog, original, args)
                 outcome = repair_wheel(
                     original,
                     args.wheel_dir,
@@ -244,12 +240,15 @@ def run(args: argparse.Namespace) -> int:
                     progress=out.progress(),
                 )
             except RepairRefusedError as refused:
+                _warn(out, catalog_warnings)
                 failed = True
                 outcome = refused.outcome
                 if not args.json:
                     _render(outcome, out)
                 _say_refused(refused, out)
             except SlimwheelError as error:
+                if error.exit_code != 2:  # bad input: its one line, no word on the catalog
+                    _warn(out, catalog_warnings)
                 worst = max(worst, error.exit_code)
                 text = str(error)
                 named = (
@@ -259,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
                 results.append({"input": str(original), "error": text, "exit_code": error.exit_code})
                 continue
             else:
+                _warn(out, catalog_warnings)
                 failed = failed or not outcome.ok
                 if not args.json:
                     _render(outcome, out)
@@ -269,9 +269,25 @@ def run(args: argparse.Namespace) -> int:
     return max(worst, 1 if failed else 0)
 
 
-def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.Namespace) -> Catalog:
+def _environment(args: argparse.Namespace) -> BuildEnvironment | None:
+    """Where installed NVIDIA wheels are looked at: none (--isolated-environment), another
+    interpreter's (--build-python), or this one's."""
+    from slimwheel.repair.environment import BuildEnvironment
+
+    if args.isolated_environment:
+        return None
+    if args.build_python:
+        return BuildEnvironment.of_interpreter(args.build_python)
+    return BuildEnvironment()
+
+
+def _with_required_releases(
+    catalog: Catalog, wheel_path: Path, args: argparse.Namespace
+) -> tuple[Catalog, list[tuple[str, str]]]:
     """The wheel's word counts: NVIDIA distributions it requires that the catalog does not know (CUDA
-    11's cuDNN) are learned from the index first, and kept in the user's catalog for the next run."""
+    11's cuDNN) are learned from the index first, and kept in the user's catalog for the next run.
+    Also the warnings (message, what to do) for those that were not learned: said once the wheel's
+    repair is known, not when it is refused as bad input."""
     from slimwheel.catalog.learn import learn_on_demand, unknown_nvidia_requirements
     from slimwheel.catalog.store import user_catalog_path
     from slimwheel.cli._index import open_index_client
@@ -281,19 +297,22 @@ def _with_required_releases(catalog: Catalog, wheel_path: Path, args: argparse.N
     with Wheel.open(wheel_path) as wheel:
         names = unknown_nvidia_requirements(catalog, wheel.distribution, wheel.requires_dist())
     if not names:
-        return catalog
+        return catalog, []
     listed = ", ".join(names)
     out = output_of(args)
     fix = f"run `slimwheel catalog update {' '.join(names)}` once with the index reachable"
     if args.offline:
-        out.warn(f"{listed}: not in the catalog (--offline: not learned)", fix=fix)
-        return catalog
+        return catalog, [(f"{listed}: not in the catalog (--offline: not learned)", fix)]
     try:
         with open_index_client(args) as client, out.progress().step(f"learning {listed}"):
-            return learn_on_demand(catalog, names, client, save_to=user_catalog_path())
+            return learn_on_demand(catalog, names, client, save_to=user_catalog_path()), []
     except IndexUnavailableError as exc:
-        out.warn(f"{listed}: not in the catalog, and not learned: {exc}", fix=fix)
-        return catalog
+        return catalog, [(f"{listed}: not in the catalog, and not learned: {exc}", fix)]
+
+
+def _warn(out: Output, warnings: list[tuple[str, str]]) -> None:
+    for message, fix in warnings:
+        out.warn(message, fix=fix)
 
 
 def _outcome_json(outcome: RepairOutcome) -> dict[str, Any]:

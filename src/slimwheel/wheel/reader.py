@@ -63,6 +63,7 @@ __all__ = [
     "CHUNK_SIZE",
     "RECORD_EXTRA_LINES",
     "RECORD_LIMIT",
+    "REQUIREMENT_LIMIT",
     "SIGNATURE_FILE_NAMES",
     "SPOOL_MEMORY_LIMIT",
     "TEXT_MEMBER_LIMIT",
@@ -99,6 +100,9 @@ RECORD_LIMIT = 32 << 20
 # of ``a,,`` lines would parse into 8 million entries (gigabytes, a minute). With this bound the
 # entries cost less memory than zipfile's own list of the members, read from the central directory.
 RECORD_EXTRA_LINES = 1024
+# A requirement line of real metadata is a name, a few version clauses and a marker: some hundred
+# characters. One of 10,000 clauses (70 KB) keeps pip busy for minutes; such METADATA is refused.
+REQUIREMENT_LIMIT = 4096
 
 # Members of at most this many stored bytes are read with their local header in one read.
 _ONE_READ = 256 * 1024
@@ -474,8 +478,18 @@ class Wheel:
         return self._metadata
 
     def requires_dist(self) -> tuple[str, ...]:
+        """METADATA's Requires-Dist values. One longer than REQUIREMENT_LIMIT characters is a
+        WheelError: no requirement is that long, and pip spends minutes on one of 10,000 clauses."""
         values = self.metadata().get_all("Requires-Dist") or []
-        return tuple(str(value).strip() for value in values)
+        requirements = tuple(str(value).strip() for value in values)
+        for requirement in requirements:
+            if len(requirement) > REQUIREMENT_LIMIT:
+                raise WheelError(
+                    self._source,
+                    f"METADATA has a Requires-Dist of {len(requirement):,} characters "
+                    f"({requirement[:40]}...): at most {REQUIREMENT_LIMIT:,} are read",
+                )
+        return requirements
 
     def wheel_info(self) -> email.message.Message:
         """The WHEEL file parsed as email headers (cached; treat it as read-only)."""
