@@ -27,6 +27,7 @@ __all__ = [
     "InflateError",
     "check_stored",
     "check_stored_whole",
+    "check_whole",
     "crc32",
     "inflate",
     "inflate_whole",
@@ -139,6 +140,14 @@ def check_stored_whole(raw: bytes, *, size: int, crc: int) -> bytes:
     """``check_stored`` for a member whose bytes are all in hand."""
     _check_end(_count(0, len(raw), size), crc32(raw, 0), size, crc)
     return raw
+
+
+def check_whole(raw: bytes, *, deflated: bool, size: int, crc: int) -> bytes:
+    """A member's content from its stored bytes, all in hand: inflated (``deflated``) or as it is,
+    its size and CRC-32 checked."""
+    if deflated:
+        return inflate_whole(raw, size=size, crc=crc)
+    return check_stored_whole(raw, size=size, crc=crc)
 
 
 def check_stored(raw: Iterable[bytes], *, size: int, crc: int) -> Iterator[bytes]:

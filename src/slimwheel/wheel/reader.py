@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
 from slimwheel.wheel.central import CentralEntry, NoEndRecordError, read_central_directory
-from slimwheel.wheel.inflate import USING_ISAL, check_stored, check_stored_whole, inflate, inflate_whole
+from slimwheel.wheel.inflate import USING_ISAL, check_stored, check_whole, inflate
 from slimwheel.wheel.record import (
     RECORD_HINT,
     RecordEntry,
@@ -525,7 +525,7 @@ class Wheel:
         member = self._member_to_read(name)
         if limit is not None and member.file_size > limit:
             raise WheelError(self._source, _too_big(name, member.file_size, limit))
-        if member.compress_type in _INFLATED_HERE and member.compress_size <= _ONE_READ:
+        if _in_one_read(member):
             return self._checked_whole(member, self._whole_raw(member, "cannot read"), f"cannot read {name}")
         parts: list[bytes] = []
         total = 0
@@ -550,7 +550,7 @@ class Wheel:
         """A forward-only stream of a member's content (CRC checked at the end); close it after use.
         A small member (256 KiB stored or less) is read and checked as it is opened."""
         member = self._member_to_read(name)
-        if member.compress_type in _INFLATED_HERE and member.compress_size <= _ONE_READ:
+        if _in_one_read(member):
             # A small member is read and checked at once (the code of a package of 100,000 files).
             raw = self._whole_raw(member, "cannot open")
             return io.BytesIO(self._checked_whole(member, raw, f"cannot read {name}"))
@@ -745,7 +745,7 @@ class Wheel:
         name = member.name
         if member.compress_type not in _INFLATED_HERE:
             return self._zip_chunks(member, action, chunk_size)
-        if start is None and member.compress_size <= _ONE_READ and member.file_size <= chunk_size:
+        if start is None and _in_one_read(member) and member.file_size <= chunk_size:
             # Most members of a wheel are small files: one read for the local header and the data,
             # one call to inflate, where the general path below costs ten times as much a member.
             return self._whole(member, self._whole_raw(member, action), f"{action} {name}")
@@ -775,9 +775,8 @@ class Wheel:
 
     def _checked_whole(self, member: WheelMember, raw: bytes, action: str) -> bytes:
         try:
-            if member.compress_type == zipfile.ZIP_STORED:
-                return check_stored_whole(raw, size=member.file_size, crc=member.crc)
-            return inflate_whole(raw, size=member.file_size, crc=member.crc)
+            deflated = member.compress_type == zipfile.ZIP_DEFLATED
+            return check_whole(raw, deflated=deflated, size=member.file_size, crc=member.crc)
         except READ_ERRORS as exc:
             raise WheelError(self._source, f"{action}: {describe_error(exc)}") from exc
 
@@ -953,6 +952,12 @@ def _too_big(name: str, size: int, limit: int, *, at_least: bool = False) -> str
         f"{name} is too big to read: it inflates to {more}{size} bytes, and at most {limit} "
         f"({limit >> 20} MiB) are read of a text member"
     )
+
+
+def _in_one_read(member: WheelMember) -> bool:
+    """Whether a member is read with its local header in one read and checked whole: a stored or
+    deflated one of at most _ONE_READ stored bytes."""
+    return member.compress_type in _INFLATED_HERE and member.compress_size <= _ONE_READ
 
 
 def _member_from_entry(entry: CentralEntry) -> WheelMember:

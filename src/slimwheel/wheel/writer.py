@@ -47,14 +47,7 @@ from slimwheel.wheel._pieces import PieceBuffer
 from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.central import ZIP64_LIMIT, CentralDirectoryWriter
 from slimwheel.wheel.deflate import SMALL_CONTENT, deflate_pieces
-from slimwheel.wheel.inflate import (
-    InflateError,
-    check_stored,
-    check_stored_whole,
-    crc32,
-    inflate,
-    inflate_whole,
-)
+from slimwheel.wheel.inflate import InflateError, check_stored, check_whole, crc32, inflate
 from slimwheel.wheel.reader import CHUNK_SIZE, Wheel, WheelMember, _hostile_name_problem
 from slimwheel.wheel.record import (
     RECORD_HINT,
@@ -92,8 +85,7 @@ _KEPT_FLAG_BITS = 0x6
 # zipfile's own rule for a member whose compressed size is not known before it is written: deflate
 # can grow incompressible data a little, so give it zip64 sizes well before 4 GiB.
 _ZIP64_MARGIN = 1.05
-# Content checkers for a member whose stored bytes are all in hand.
-_CHECKED_WHOLE = {zipfile.ZIP_STORED: check_stored_whole, zipfile.ZIP_DEFLATED: inflate_whole}
+_CHECKED_WHOLE = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # what check_whole reads
 _RECORD_PATH = re.compile(r"[^/]+\.dist-info/RECORD")
 _TEMPORARY_ATTEMPTS = 16  # random names tried before giving up (a clash is already unlikely)
 # The temporary files of wheels, as _create_temporary names them: those left by killed writers go.
@@ -275,7 +267,8 @@ class WheelWriter:
         if len(first) == member.compress_size and member.compress_type in _CHECKED_WHOLE:
             # All of it in hand (most members are small files): checked before anything is written.
             try:
-                content = _CHECKED_WHOLE[member.compress_type](first, size=member.file_size, crc=member.crc)
+                deflated = member.compress_type == zipfile.ZIP_DEFLATED
+                content = check_whole(first, deflated=deflated, size=member.file_size, crc=member.crc)
             except InflateError as exc:
                 raise WheelError(label, f"cannot copy {name}: {exc}") from exc
             for hasher in hashers:
