@@ -412,3 +412,34 @@ def test_requirements_in_turn_are_not_read_when_nothing_is_missing(
     report = _check(_extension(tmp_path / "v", built, requires=["shim"]), provider_catalog, source)
     assert not report.has_errors, report.findings
     assert asked == ["shim"]  # torchlike shipped it: its own requirements are not read
+
+
+def test_of_many_requirements_in_turn_those_named_like_a_missing_soname_are_read_first(
+    built: Built, provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """Requirements in turn are read a few per check (each costs index requests). cuopt-cu12's 12
+    requirements bring 40 more; libcuopt_client.so comes from libcuopt-client, which came after the
+    8th and was never read. Here shim requires ten unrelated distributions before ``libc10x-cu12``,
+    which ships libc10x.so: it is read first, and the others not at all."""
+
+    class Counting(StaticDistFiles):
+        asked: list[str] = []  # noqa: RUF012 - one test's record
+
+        def requirement_files(self, requirement: Any, **target: Any) -> Any:
+            self.asked.append(requirement.name)
+            return super().requirement_files(requirement, **target)
+
+    fillers = [f"filler-{n}" for n in range(10)]
+    shim = ReleaseFiles("shim", "1.0", "s.whl", (), requires=(*fillers, "libc10x-cu12>=1"))
+    shipping = ReleaseFiles("libc10x-cu12", "1.0", "l.whl", ("libc10x/lib/libc10x.so",))
+    releases = {"shim": [shim], "libc10x-cu12": [shipping]}
+    releases |= {name: [ReleaseFiles(name, "1.0", f"{name}.whl", ())] for name in fillers}
+    source = Counting(releases)
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN/../libc10x/lib", requires=["shim"])
+    report = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    assert source.asked == ["shim", "libc10x-cu12"]
+    assert [answer.requirement for answer in report.requirement_files] == [
+        "shim",
+        "libc10x-cu12>=1 (required by shim)",
+    ]

@@ -409,3 +409,21 @@ def test_the_jax_plugin_still_loads_nvidia_wheels_through_its_trampolines(tmp_pa
     assert result["version"] >= 12000, result
     site = site_packages(python)
     assert result["cudart"] == [str(site / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12")], result
+
+
+def test_check_names_the_requirement_in_turn_that_installs_each_missing_library(tmp_path: Path) -> None:
+    """cuopt-cu12 needs libcuopt_client.so, which a requirement of its requirement libcuopt-cu12
+    installs. Without --preloaded, check cannot count on it, and says which distribution installs
+    it and which flag counts on its import, for each of the three libcuopt-* libraries."""
+    (entry,) = [e for e in CORPUS if e.project == "cuopt-cu12"]
+    code, stdout, stderr, crash = _run_main(["check", str(fetch(entry))])
+    assert crash is None, crash
+    assert code == 1, stderr
+    said = stdout + stderr
+    for distribution, folder in (
+        ("libcuopt-client", "libcuopt_client/lib64"),
+        ("libcuopt-mathopt-cu12", "libcuopt_mathopt/lib64"),
+        ("libcuopt-routing-cu12", "libcuopt_routing/lib64"),
+    ):
+        assert f"{distribution} installs it in {folder}" in said, said[-3000:]
+        assert f"(--preloaded {distribution})" in said

@@ -623,6 +623,26 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cuda-cupti", "nvidia-cuda-cupti-cu12"),
         drops=14,
     ),
+    CorpusWheel(
+        project="cuopt-cu12",
+        filename="cuopt_cu12-26.10.0-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="3d5855630f8268d78f056961363072fbc087ea2a7b594a16ac246f5146276111",
+        size=2_091_221,
+        vendors=(
+            "RAPIDS: nothing vendored; its extensions need libcuopt_client.so, libcuopt_mathopt.so and "
+            "libcuopt_routing.so, which only libcuopt-cu12's own requirements install (libcuopt-client, "
+            "...): they came after the 8th of the 40 requirements in turn and were never read, so "
+            "check could not say who installs them; and cuBLAS, cuSPARSE and nvJitLink with no RPATH"
+        ),
+        install_mb=3000,  # cudf, cupy with the CUDA 12 math libraries, libcuopt-*
+        must_repair=True,
+        options=(
+            *("--preloaded", "libcuopt-client", "--preloaded", "libcuopt-mathopt-cu12"),
+            *("--preloaded", "libcuopt-routing-cu12", "--preloaded", "librmm-cu12"),
+            *("--preloaded", "rapids-logger"),
+        ),
+        cuda_major=12,
+    ),
 )
 
 

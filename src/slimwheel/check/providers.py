@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from slimwheel.check.target import Target, always_installed, installable_wheel
 from slimwheel.dist_files import DistFileSource, RequirementFiles
 from slimwheel.errors import SlimwheelError
 from slimwheel.findings import Finding, FindingKind, Severity
+from slimwheel.names import soname_stem
 from slimwheel.requirements import (
     ReleaseRequirements,
     RequirementScope,
@@ -200,7 +202,8 @@ def transitive_files(
     """The files of what the wheel's requirements require in turn, which pip installs too (RAPIDS:
     cudf-cu12 requires libcudf-cu12, which requires librmm-cu12, which requires rapids-logger): looked
     up only while some DT_NEEDED that nothing read so far ships is left, level by level from the
-    newest release read of each requirement, and only those whose releases ship one of them are kept.
+    newest release read of each requirement, those named like a missing soname first (a few are read
+    per check), and only those whose releases ship one of them are kept.
     ``skip``: names already looked up or known to the catalog."""
     if source is None:
         return []
@@ -218,38 +221,61 @@ def transitive_files(
     for _ in range(_TRANSITIVE_DEPTH):
         if not missing or not frontier:
             break
-        following: list[RequirementFiles] = []
+        candidates: list[tuple[str, Requirement]] = []
         for answer in frontier:
             release = source.with_requires(answer.releases[-1])
-            lines = release.requires or ()
-            for wheel_requirement in read_requirements(lines, environment):
+            for wheel_requirement in read_requirements(release.requires or (), environment):
                 name = wheel_requirement.name
-                if wheel_requirement.scope is not RequirementScope.ALWAYS or name in seen:
-                    continue
-                if lookups >= _TRANSITIVE_LOOKUPS:
-                    break
-                seen.add(name)
-                lookups += 1
-                requirement = wheel_requirement.requirement
-                try:
-                    looked = source.requirement_files(
-                        requirement, platform=target.platform, python=target.python
+                if wheel_requirement.scope is RequirementScope.ALWAYS and name not in seen:
+                    seen.add(name)
+                    candidates.append((answer.distribution, wheel_requirement.requirement))
+        # The lookups are few, so those named like a missing soname go first: cuopt-cu12's 12
+        # requirements bring 40 more, and libcuopt-client (libcuopt_client.so) came after the 8th.
+        candidates.sort(key=lambda candidate: -_likeness(candidate[1].name, missing))
+        following: list[RequirementFiles] = []
+        for required_by, requirement in candidates[: _TRANSITIVE_LOOKUPS - lookups]:
+            if not missing:
+                break
+            lookups += 1
+            try:
+                looked = source.requirement_files(requirement, platform=target.platform, python=target.python)
+            except SlimwheelError:
+                continue
+            if not looked.known:
+                continue
+            following.append(looked)
+            ships = _shipped([looked]) & missing
+            if ships:
+                found.append(
+                    dataclasses.replace(
+                        looked, requirement=f"{looked.requirement} (required by {required_by})"
                     )
-                except SlimwheelError:
-                    continue
-                if not looked.known:
-                    continue
-                following.append(looked)
-                ships = _shipped([looked]) & missing
-                if ships:
-                    found.append(
-                        dataclasses.replace(
-                            looked, requirement=f"{looked.requirement} (required by {answer.distribution})"
-                        )
-                    )
-                    missing -= ships
+                )
+                missing -= ships
         frontier = following
     return found
+
+
+def _likeness(distribution: str, sonames: Collection[str]) -> int:
+    """How much ``distribution``'s name looks like the one that ships one of ``sonames``: 2 when it
+    holds every word of a soname's stem (libcuopt-client, libcuopt_client.so), 1 when it holds one,
+    else 0. ``lib`` prefixes and CUDA suffixes (``-cu12``, ``-cuda12x``) are not words here."""
+    words = {_LIB_PREFIX.sub("", word) for word in canonicalize_name(distribution).split("-")}
+    words -= {word for word in words if _CUDA_SUFFIX.fullmatch(word)}
+    best = 0
+    for soname in sonames:
+        stem = {
+            _LIB_PREFIX.sub("", word) for word in re.split(r"[-_.]+", soname_stem(soname).lower()) if word
+        }
+        if stem and stem <= words:
+            return 2
+        if stem & words:
+            best = 1
+    return best
+
+
+_LIB_PREFIX = re.compile(r"^lib(?=.)")
+_CUDA_SUFFIX = re.compile(r"cu(da)?\d+x?")
 
 
 def _shipped(answers: Sequence[RequirementFiles]) -> set[str]:

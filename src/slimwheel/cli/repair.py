@@ -112,7 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-broken",
         action="store_true",
-        help="write the wheel even when check finds errors repair introduced (exit status stays 1)",
+        help=(
+            "write the wheel even when check finds errors in it, the input's own or ones repair "
+            "introduced (exit status stays 1)"
+        ),
     )
     parser.add_argument(
         "--keep-extras-optional",
