@@ -123,6 +123,37 @@ def test_renamed_and_plain_copies_match_exactly_by_sha256(
         assert copy.identified.candidates >= 2
 
 
+def test_a_copy_of_a_soname_no_wheel_ships_is_not_matched_to_another_majors_release(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """MegEngine 1.13 vendors CUDA 10.1's libnvrtc.so.10.1, which no NVIDIA wheel ships: show matched
+    it to NVRTC 13 by its name and counted it as droppable, while repair kept it. Here a copy of
+    libcudss.so.9 (the catalog knows libcudss.so.0 and .so.1) is no release's, and nothing is saved."""
+    library = compile_shared(
+        tmp_path / "old/libcudss.so.9",
+        {"old.c": "int cudss_old(void) { return 9; }\n"},
+        soname="libcudss.so.9",
+    )
+    extension = compile_shared(
+        tmp_path / "ext/_old.so",
+        {"ext.c": "extern int cudss_old(void);\nint call(void) { return cudss_old(); }\n"},
+        link=[library],
+        rpath="$ORIGIN",
+    )
+    wheel = make_wheel(
+        tmp_path,
+        "old",
+        "1.0",
+        {"old/_old.so": extension.read_bytes(), "old/libcudss.so.9": library.read_bytes()},
+        tag=TAG,
+    )
+    report = _show(wheel, catalog)
+    (copy,) = report.vendored
+    assert copy.original_soname == "libcudss.so.9"
+    assert copy.identified is None
+    assert report.projected_size == report.size
+
+
 def test_fresh_build_needs_resolve_to_nvidia_wheels(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

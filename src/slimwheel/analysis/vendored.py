@@ -98,7 +98,14 @@ def _identify(
             return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
     if not providers and parsed is not None:
-        providers = catalog.providers(name=parsed.stem, include_prereleases=True)
+        # The soname may be a guess from the file name that misses its minor part (libnvrtc-builtins):
+        # the library's releases with the same soname major serve, not another major's. MegEngine 1.13
+        # vendors CUDA 10.1's libnvrtc.so.10.1, which no wheel ships; NVRTC 13 is no source of it.
+        providers = tuple(
+            p
+            for p in catalog.providers(name=parsed.stem, include_prereleases=True)
+            if _refines(p.library.soname, original_soname) or _refines(original_soname, p.library.soname)
+        )
     if not providers:
         return None
     file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
