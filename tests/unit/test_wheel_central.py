@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from slimwheel.wheel import central
 from slimwheel.wheel.central import ZIP64_LIMIT, CentralDirectoryWriter, read_central_directory
 
 START = 1234  # where the central directory starts: the members before it are not needed here
@@ -177,10 +178,24 @@ def small_zip(*, comment: bytes = b"", members: int = 3, prefix: bytes = b"") ->
     return file.getvalue()
 
 
+def commented_members(count: int) -> bytes:
+    """Entries with comments and extra fields of many lengths (a directory of several MiB, read a
+    piece at a time: entries, names, extras and comments fall across the pieces' ends)."""
+    file = io.BytesIO()
+    with zipfile.ZipFile(file, "w") as archive:
+        for index in range(count):
+            info = zipfile.ZipInfo(f"pkg/{'n' * (index % 97 if index % 50 else 700)}{index}.py")
+            info.comment = b"c" * (index * 7 % 301 if index % 100 else 20_000 + index * 37 % 40_000)
+            info.extra = struct.pack("<HH", 0xCAFE, index % 53) + b"e" * (index % 53)
+            archive.writestr(info, b"")
+    return file.getvalue()
+
+
 @pytest.mark.parametrize(
     "make_data",
     [
         pytest.param(small_zip, id="plain"),
+        pytest.param(lambda: commented_members(20_000), id="comments and extras across pieces"),
         pytest.param(lambda: small_zip(comment=b"a comment PK"), id="comment"),
         pytest.param(
             lambda: small_zip(prefix=b"#!/bin/sh\nexec something\n" * 40), id="data before the archive"
@@ -195,6 +210,17 @@ def small_zip(*, comment: bytes = b"", members: int = 3, prefix: bytes = b"") ->
 )
 def test_the_directory_is_read_as_zipfile_reads_it(make_data: Callable[[], bytes]) -> None:
     data = make_data()
+    assert central_entries(data) == zipfile_entries(data)
+
+
+@pytest.mark.parametrize("window", [300, 4096])
+def test_the_directory_read_in_small_pieces_is_read_as_zipfile_reads_it(
+    window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces smaller than some entries, names and comments: every way an entry can straddle the end
+    of what was read, many times over."""
+    monkeypatch.setattr(central, "_WINDOW", window)
+    data = commented_members(600)
     assert central_entries(data) == zipfile_entries(data)
 
 

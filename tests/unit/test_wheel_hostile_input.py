@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -18,7 +20,13 @@ import pytest
 from slimwheel.errors import ElfError, InputError, WheelError
 from slimwheel.sources import open_source
 from slimwheel.wheel import Wheel, parse_record
-from slimwheel.wheel.reader import RECORD_EXTRA_LINES, RECORD_LIMIT, TEXT_MEMBER_LIMIT
+from slimwheel.wheel.reader import (
+    DIRECTORY_LIMIT,
+    MEMBER_LIMIT,
+    RECORD_EXTRA_LINES,
+    RECORD_LIMIT,
+    TEXT_MEMBER_LIMIT,
+)
 from tests.support.fixtures_wheel import CountingFile, patch_central_directory
 from tests.support.wheels import make_wheel
 
@@ -132,6 +140,75 @@ def test_millions_of_tiny_record_lines_are_refused(tmp_path: Path) -> None:
     wheel = _edited(_wheel(tmp_path), {RECORD: lambda r: r + b"a,,\n" * 2_000_000})
     refusal = _refusal(wheel)
     assert refusal.reason.startswith(f"RECORD has more than {4 + RECORD_EXTRA_LINES} lines")
+
+
+def _empty_members_zip(path: Path, count: int) -> Path:
+    """A zip of ``count`` empty stored members, its records packed directly (zipfile takes 5 s for
+    250,000), the end record in zip64 form as zipfile writes it past 65,535 entries."""
+    local = struct.Struct("<4s5H3L2H")
+    central = struct.Struct("<4s6H3L5H2L")
+    with path.open("wb") as out:
+        entries = bytearray()
+        for number in range(count):
+            name = b"m/%d" % number
+            offset = out.tell()
+            out.write(local.pack(b"PK\x03\x04", 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0) + name)
+            entries += central.pack(
+                b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0, 0, 0, 0, 0, offset
+            )
+            entries += name
+        start = out.tell()
+        out.write(entries)
+        end64_at = out.tell()
+        out.write(
+            struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, len(entries), start)
+        )
+        out.write(struct.pack("<4sLQL", b"PK\x06\x07", 0, end64_at, 1))
+        out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+    return path
+
+
+def test_a_zip_of_more_members_than_any_wheel_is_refused_at_the_limit(tmp_path: Path) -> None:
+    """A 92 MB zip of a million empty members took 380 MB and 9 s to refuse (no .dist-info): each
+    member costs a table row. Past MEMBER_LIMIT it is one line, the rows read so far let go."""
+    at_limit = _empty_members_zip(tmp_path / "ok-1.0-py3-none-any.whl", MEMBER_LIMIT)
+    with pytest.raises(WheelError, match=r"no \.dist-info"), Wheel.open(at_limit):
+        pass
+    over = _empty_members_zip(tmp_path / "many-1.0-py3-none-any.whl", MEMBER_LIMIT + 1)
+    with pytest.raises(WheelError) as caught, Wheel.open(over):
+        pass
+    assert caught.value.reason == (
+        f"more than {MEMBER_LIMIT:,} members: no real wheel comes close (refused as hostile)"
+    )
+
+
+def test_a_central_directory_over_its_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    wheel = _wheel(tmp_path)
+    data = bytearray(wheel.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<L", data, end + 12, DIRECTORY_LIMIT + 1)  # the directory's size
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(WheelError) as caught, Wheel.open(wheel):
+        pass
+    assert caught.value.reason == (
+        f"its central directory is {DIRECTORY_LIMIT + 1:,} bytes, over the {DIRECTORY_LIMIT:,} read: "
+        "no real wheel's comes close (refused as hostile)"
+    )
+
+
+def test_a_damaged_record_is_refused_as_damaged_not_by_the_line_it_garbled(tmp_path: Path) -> None:
+    """RECORD is parsed as it is inflated, so a garbled line is met before the CRC-32 is known: the
+    refusal still names the damage, as when the whole member was read first. Its first 500 lines
+    (over 256 KiB deflated: streamed) pass; a bad one follows; the CRC-32 is another's."""
+    noise = random.Random(0)
+    lines = b"".join(b"hostile/%s.py,,\n" % noise.randbytes(600).hex().encode() for _ in range(500))
+    wheel = _edited(_wheel(tmp_path), {RECORD: lambda r: r + lines + b"only,two\n" + lines})
+    with zipfile.ZipFile(wheel) as archive:
+        crc = archive.getinfo(RECORD).CRC
+    patch_central_directory(wheel, RECORD, crc=crc ^ 1)
+    assert "bad CRC-32" in _refusal(wheel).reason
+    patch_central_directory(wheel, RECORD, crc=crc)
+    assert _refusal(wheel).reason.startswith("RECORD line 505 has 2 fields")
 
 
 def test_a_few_record_lines_for_missing_files_still_parse(tmp_path: Path) -> None:

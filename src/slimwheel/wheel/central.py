@@ -29,6 +29,7 @@ __all__ = [
     "ZIP64_LIMIT",
     "CentralDirectoryWriter",
     "CentralEntry",
+    "DirectoryTooLargeError",
     "NoEndRecordError",
     "ZipDirectoryError",
     "read_central_directory",
@@ -67,6 +68,15 @@ class NoEndRecordError(ZipDirectoryError):
     """No end of central directory record: not a zip, or one whose end is missing."""
 
 
+class DirectoryTooLargeError(ZipDirectoryError):
+    """The central directory is bigger than the caller reads (``max_size``): not damaged, refused."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"its central directory is {size:,} bytes, over the {limit:,} read")
+        self.size = size
+        self.limit = limit
+
+
 class CentralEntry(NamedTuple):
     """One central directory entry's fields, as zipfile reads them."""
 
@@ -82,13 +92,18 @@ class CentralEntry(NamedTuple):
     date_time: tuple[int, int, int, int, int, int]
 
 
-def read_central_directory(fileobj: BinaryIO) -> tuple[int, Iterator[CentralEntry]]:
+def read_central_directory(
+    fileobj: BinaryIO, *, max_size: int | None = None
+) -> tuple[int, Iterator[CentralEntry]]:
     """Where the central directory of the zip in ``fileobj`` starts, and its entries, unpacked as the
     iterator runs from the directory's bytes (read whole now). Raises NoEndRecordError when there is
-    no end record, ZipDirectoryError when the records or an entry are damaged (at once, or as the
-    entries are read), OSError when reading fails."""
+    no end record, DirectoryTooLargeError when the directory is over ``max_size`` bytes (nothing of it
+    read), ZipDirectoryError when the records or an entry are damaged (at once, or as the entries are
+    read), OSError when reading fails."""
     end = _find_end_record(fileobj)
     size, offset, location, zip64 = end
+    if max_size is not None and size > max_size:
+        raise DirectoryTooLargeError(size, max_size)
     # Data before the archive (a self-extractor's stub) shifts every offset: zipfile corrects them.
     shift = location - size - offset
     if zip64:
@@ -96,20 +111,57 @@ def read_central_directory(fileobj: BinaryIO) -> tuple[int, Iterator[CentralEntr
     start = offset + shift
     if start < 0:
         raise ZipDirectoryError("Bad offset for central directory")
-    fileobj.seek(start)
-    directory = fileobj.read(size)
-    return start, _entries(directory, size, shift)
+    return start, _entries(_Window(fileobj, start, size), size, shift)
 
 
-def _entries(directory: bytes, size: int, shift: int) -> Iterator[CentralEntry]:
+class _Window:
+    """The directory's bytes, read a piece at a time as the entries are unpacked (a wheel of 200,000
+    files has an 18 MB directory; read whole, its one buffer also left glibc's heap in holes), and
+    read as ``fileobj.read(size)`` would give them: short where the file ends early."""
+
+    def __init__(self, fileobj: BinaryIO, start: int, size: int) -> None:
+        self._fileobj = fileobj
+        self._start = start
+        self._size = size
+        self.buffer = b""
+        self.base = 0  # where ``buffer`` starts in the directory
+        self._ended = False  # the file ended before ``size`` bytes
+
+    def load(self, position: int, length: int) -> None:
+        """Make ``buffer`` hold the ``length`` bytes at ``position`` (fewer where the directory's
+        bytes end), letting go of those before ``position``."""
+        end = min(position + length, self._size)
+        loaded = max(self.base + len(self.buffer), position)  # a comment skipped is not read
+        pieces = [self.buffer[position - self.base :]]
+        while loaded < end and not self._ended:
+            self._fileobj.seek(self._start + loaded)  # others read the file between entries
+            piece = self._fileobj.read(min(max(_WINDOW, end - loaded), self._size - loaded))
+            self._ended = not piece
+            pieces.append(piece)
+            loaded += len(piece)
+        self.buffer = b"".join(pieces)
+        self.base = position
+
+
+_WINDOW = 1 << 20
+_ENTRY_AHEAD = 512  # bytes made ready at an entry's start: its fixed 46, and most names and extras
+
+
+def _entries(directory: _Window, size: int, shift: int) -> Iterator[CentralEntry]:
     unpack_entry = _CENTRAL_ENTRY.unpack_from
     entry_size = _CENTRAL_ENTRY.size
     position = 0
     stamps: dict[tuple[int, int], tuple[int, int, int, int, int, int]] = {}
+    modes: dict[int, int] = {}
+    buffer, base = directory.buffer, directory.base
     while position < size:
-        if position + entry_size > len(directory):
+        at = position - base
+        if at + _ENTRY_AHEAD > len(buffer):
+            directory.load(position, _ENTRY_AHEAD)
+            buffer, base, at = directory.buffer, directory.base, 0
+        if at + entry_size > len(buffer):
             raise ZipDirectoryError("Truncated central directory")
-        fields = unpack_entry(directory, position)
+        fields = unpack_entry(buffer, at)
         if fields[0] != _CENTRAL_ENTRY_MAGIC:
             raise ZipDirectoryError("Bad magic number for central directory")
         flag_bits, compress_type, time, day, crc, compress_size, file_size = fields[5:12]
@@ -117,16 +169,19 @@ def _entries(directory: bytes, size: int, shift: int) -> Iterator[CentralEntry]:
         if fields[3] > _MAX_EXTRACT_VERSION:
             raise ZipDirectoryError(f"zip file version {fields[3] / 10:.1f}")
         header_offset = fields[18]
-        position += entry_size
-        raw_name = directory[position : position + name_size]
+        name_at = at + entry_size
+        if name_at + name_size + extra_size > len(buffer):
+            directory.load(position, entry_size + name_size + extra_size)
+            buffer, base, at = directory.buffer, directory.base, 0
+            name_at = entry_size
+        raw_name = buffer[name_at : name_at + name_size]
         name = raw_name.decode("utf-8" if flag_bits & _UTF8_NAME_FLAG else "cp437")
-        position += name_size
         if extra_size:
-            extra = directory[position : position + extra_size]
+            extra = buffer[name_at + name_size : name_at + name_size + extra_size]
             file_size, compress_size, header_offset = _zip64_fields(
                 extra, file_size, compress_size, header_offset
             )
-        position += extra_size + comment_size
+        position += entry_size + name_size + extra_size + comment_size
         # Members made in one build mostly share a time stamp: one tuple serves them all.
         date_time = stamps.get((day, time))
         if date_time is None:
@@ -138,6 +193,8 @@ def _entries(directory: bytes, size: int, shift: int) -> Iterator[CentralEntry]:
                 (time >> 5) & 0x3F,
                 (time & 0x1F) * 2,
             )
+        # And their modes: one int object (32 bytes) serves every 0o644 file, not one each.
+        external_attr = modes.setdefault(fields[17], fields[17])
         yield CentralEntry(
             name,
             len(raw_name),
@@ -147,7 +204,7 @@ def _entries(directory: bytes, size: int, shift: int) -> Iterator[CentralEntry]:
             compress_size,
             file_size,
             header_offset + shift,
-            fields[17],
+            external_attr,
             date_time,
         )
 

@@ -34,7 +34,12 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from slimwheel.errors import InputError, WheelError
-from slimwheel.wheel.central import CentralEntry, NoEndRecordError, read_central_directory
+from slimwheel.wheel.central import (
+    CentralEntry,
+    DirectoryTooLargeError,
+    NoEndRecordError,
+    read_central_directory,
+)
 from slimwheel.wheel.inflate import USING_ISAL, check_stored, check_whole, inflate
 from slimwheel.wheel.record import (
     RECORD_HINT,
@@ -61,6 +66,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_SIZE",
+    "DIRECTORY_LIMIT",
+    "MEMBER_LIMIT",
     "RECORD_EXTRA_LINES",
     "RECORD_LIMIT",
     "REQUIREMENT_LIMIT",
@@ -100,6 +107,13 @@ RECORD_LIMIT = 32 << 20
 # of ``a,,`` lines would parse into 8 million entries (gigabytes, a minute). With this bound the
 # entries cost less memory than zipfile's own list of the members, read from the central directory.
 RECORD_EXTRA_LINES = 1024
+# A wheel's members are read into a table (about 250 bytes each, and as much again for RECORD), so their
+# number is capped, and so is the central directory's size: a 92 MB zip of a million empty members took
+# 380 MB and 9 s to refuse for having no .dist-info. Real wheels hold tens of thousands (tensorflow 2.21:
+# 24,000 members, a 3 MB directory); at the cap a repair peaks at about 185 MiB (BENCHMARKS.md), and
+# RECORD_LIMIT lists about as many files.
+MEMBER_LIMIT = 200_000
+DIRECTORY_LIMIT = 64 << 20
 # A requirement line of real metadata is a name, a few version clauses and a marker: some hundred
 # characters. One of 10,000 clauses (70 KB) keeps pip busy for minutes; such METADATA is refused.
 REQUIREMENT_LIMIT = 4096
@@ -256,6 +270,11 @@ class Wheel:
         by_name: dict[str, WheelMember] = {}
         name_sizes: list[int] = []  # for the layout check, let go after it
         for entry in entries:
+            if len(read) == MEMBER_LIMIT:
+                raise WheelError(
+                    self._source,
+                    f"more than {MEMBER_LIMIT:,} members: no real wheel comes close (refused as hostile)",
+                )
             self._check_entry(entry)
             if entry.name in by_name:
                 raise WheelError(self._source, f"member {entry.name!r} appears more than once")
@@ -297,7 +316,11 @@ class Wheel:
     def _read_directory(self) -> tuple[int, Iterator[CentralEntry]]:
         """Where the central directory starts, and its entries (``slimwheel.wheel.central``)."""
         try:
-            start, entries = read_central_directory(self._fileobj)
+            start, entries = read_central_directory(self._fileobj, max_size=DIRECTORY_LIMIT)
+        except DirectoryTooLargeError as exc:
+            raise WheelError(
+                self._source, f"{exc}: no real wheel's comes close (refused as hostile)"
+            ) from exc
         except READ_ERRORS as exc:
             raise WheelError(self._source, self._explain_unreadable_zip(exc)) from exc
         return start, self._unpacked(entries)
@@ -502,9 +525,19 @@ class Wheel:
         """RECORD's lines, parsed (cached). RECORD may hold at most RECORD_LIMIT bytes, and at most
         RECORD_EXTRA_LINES lines more than the wheel has members; more is a WheelError."""
         if self._record is None:
-            data = self.read_member(f"{self._dist_info}/RECORD", limit=RECORD_LIMIT)
             most = len(self.members) + RECORD_EXTRA_LINES
-            self._record = parse_record(data, self._source, max_entries=most, shared_path=self._member_name)
+            # Parsed as it is inflated (a RECORD of 250,000 files is 25 MB of text, held twice when
+            # read whole); a line it cannot parse is told only once the member's CRC is known good,
+            # so that damage is named as damage.
+            with closing(self._limited_content(f"{self._dist_info}/RECORD", RECORD_LIMIT)) as pieces:
+                try:
+                    self._record = parse_record(
+                        pieces, self._source, max_entries=most, shared_path=self._member_name
+                    )
+                except WheelError:
+                    for _piece in pieces:
+                        pass
+                    raise
         return self._record
 
     def _member_name(self, path: str) -> str:
@@ -522,20 +555,25 @@ class Wheel:
         so a member that inflates to gigabytes never reaches memory. Pass TEXT_MEMBER_LIMIT (or
         RECORD_LIMIT) when reading a text member whole.
         """
+        with closing(self._limited_content(name, limit)) as pieces:
+            return b"".join(pieces)
+
+    def _limited_content(self, name: str, limit: int | None) -> Generator[bytes, None, None]:
+        """A member's content in pieces, CRC-checked after the last; over ``limit`` bytes (by the
+        central directory's size before anything is read, then as the pieces come) a WheelError."""
         member = self._member_to_read(name)
         if limit is not None and member.file_size > limit:
             raise WheelError(self._source, _too_big(name, member.file_size, limit))
         if _in_one_read(member):
-            return self._checked_whole(member, self._whole_raw(member, "cannot read"), f"cannot read {name}")
-        parts: list[bytes] = []
+            yield self._checked_whole(member, self._whole_raw(member, "cannot read"), f"cannot read {name}")
+            return
         total = 0
         with closing(self._content(member, "cannot read")) as chunks:
             for chunk in chunks:
                 total += len(chunk)
                 if limit is not None and total > limit:
                     raise WheelError(self._source, _too_big(name, total, limit, at_least=True))
-                parts.append(chunk)
-        return b"".join(parts)
+                yield chunk
 
     def check_crc(self, name: str) -> None:
         """Read a member through once, streaming, and check its size and CRC-32 (a WheelError if they

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import csv
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from slimwheel.errors import WheelError
@@ -98,13 +97,15 @@ class RecordEntry:
 
 
 def parse_record(
-    data: bytes,
+    data: bytes | Iterable[bytes],
     source: str,
     *,
     max_entries: int | None = None,
     shared_path: Callable[[str], str] | None = None,
 ) -> tuple[RecordEntry, ...]:
-    """Parse RECORD's bytes. ``source`` names the wheel in the WheelError raised for a malformed line.
+    """Parse RECORD's bytes, whole or in pieces as they are inflated (the text is never held whole:
+    20 MB for a RECORD of 200,000 files). ``source`` names the wheel in the WheelError raised for a
+    malformed line or text that is not UTF-8.
 
     ``max_entries``: more lines than this (blank ones aside) is a WheelError, raised as soon as the
     line after the last allowed one is read: millions of tiny lines (``a,,``) would otherwise cost
@@ -113,8 +114,7 @@ def parse_record(
     ``shared_path``: given a line's path, an equal string already held (the member's name), so that
     a wheel of 100,000 files keeps each path once, not once per member and once per RECORD line.
     """
-    _check_utf8(data, source)
-    reader = csv.reader(_lines(data))
+    reader = csv.reader(_lines([data] if isinstance(data, bytes) else data, source))
     entries: list[RecordEntry] = []
     try:
         for row in reader:
@@ -134,32 +134,35 @@ def parse_record(
 
 
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
-_UTF8_CHECK_PIECE = 1 << 20
 
 
-def _check_utf8(data: bytes, source: str) -> None:
-    """A WheelError unless ``data`` is UTF-8 text, checked a piece at a time: the whole text is
-    never held (20 MB for a RECORD of 200,000 files)."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+def _lines(pieces: Iterable[bytes], source: str) -> Iterator[str]:
+    """The lines of the text in ``pieces``, with their ends, split as ``io.StringIO(text,
+    newline="")`` splits it (at \r\n, \r or \n: the csv module handles quoting across line ends
+    itself), each decoded as it is reached. The line ends are bytes no other UTF-8 character holds,
+    so the lines are UTF-8 exactly when the whole text is; a line cut between two pieces, or a \r
+    that may be followed by \n, waits for the next piece."""
+    pending = b""
+    at = 0  # where ``pending`` starts in the text, for the error's byte offset
+    for piece in pieces:
+        data = pending + piece if pending else piece
+        taken = 0
+        for match in _LINE.finditer(data):
+            if match.end() == len(data) and not data.endswith(b"\n"):
+                break  # no line end yet, or a \r whose \n may come next
+            yield _decoded(match.group(), at + match.start(), source)
+            taken = match.end()
+        pending = data[taken:]
+        at += taken
+    for match in _LINE.finditer(pending):
+        yield _decoded(match.group(), at + match.start(), source)
+
+
+def _decoded(line: bytes, at: int, source: str) -> str:
     try:
-        for start in range(0, len(data), _UTF8_CHECK_PIECE):
-            decoder.decode(data[start : start + _UTF8_CHECK_PIECE])
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        try:
-            data.decode("utf-8")  # where: only on the way to the error
-        except UnicodeDecodeError as exc:
-            raise WheelError(source, f"RECORD is not UTF-8 text (byte {exc.start})") from exc
-        raise AssertionError("the incremental decoder refused what the decoder takes") from None
-
-
-def _lines(data: bytes) -> Iterator[str]:
-    """``data``'s lines with their ends, split as ``io.StringIO(text, newline="")`` splits the
-    text (at \r\n, \r or \n, bytes no other UTF-8 character holds: the csv module handles quoting
-    across line ends itself), decoded one at a time: a StringIO of a 10 MB RECORD holds 40 MB (four
-    bytes a character), its text 10 MB more."""
-    for match in _LINE.finditer(data):
-        yield match.group().decode("utf-8")
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WheelError(source, f"RECORD is not UTF-8 text (byte {at + exc.start})") from exc
 
 
 def _parse_row(
