@@ -313,20 +313,26 @@ def test_range_file_random_reads_match(big_dists: Path, index_server: StartServe
         assert remote.stats.requests < 15
 
 
-def test_many_members_with_dist_info_last(tmp_path: Path, index_server: StartServer) -> None:
+@pytest.mark.parametrize(
+    ("modules", "compression"), [(3000, zipfile.ZIP_STORED), (25_000, zipfile.ZIP_DEFLATED)]
+)
+def test_many_members_with_dist_info_last(
+    tmp_path: Path, index_server: StartServer, modules: int, compression: int
+) -> None:
     """A central directory bigger than the first request, with .dist-info just before it (as wheel
-    builders write it): the directory request also brings METADATA and RECORD."""
-    files = {f"aaa/module_{number:05d}.py": b"x = 1\n" for number in range(3000)}
+    builders write it): the directory request also brings METADATA and RECORD. The reader asks for
+    a directory of 1.7 MB (25,000 members) a MiB at a time: still one request for all of it."""
+    files = {f"aaa/module_{number:05d}.py": b"x = 1\n" for number in range(modules)}
     files["aaa/payload.bin"] = random.Random(3).randbytes(4 * 1024 * 1024)
-    path = make_wheel(tmp_path, "zzz", "1.0", files, compression=zipfile.ZIP_STORED)
+    path = make_wheel(tmp_path, "zzz", "1.0", files, compression=compression)
     server = index_server(tmp_path)
     with IndexClient(IndexSettings(server.simple_url)) as client:
         file = client.project("zzz").files[0]
         server.reset_counters()
         with client.open_wheel(file) as wheel:
-            assert len(wheel.members) == 3004
+            assert len(wheel.members) == modules + 4
             assert wheel.metadata_bytes().startswith(b"Metadata-Version")
-            assert len(wheel.record()) == 3004
+            assert len(wheel.record()) == modules + 4
     with zipfile.ZipFile(path) as archive:
         directory_size = path.stat().st_size - archive.start_dir
     assert server.request_count("/files/") <= 2

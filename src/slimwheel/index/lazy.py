@@ -181,7 +181,7 @@ class RangeFile(io.RawIOBase):
             sequential = gap_start == self._last_end
             self._readahead = min(self._readahead * 2, self._max_fetch) if sequential else self._min_fetch
             fetch_end = min(self._size, max(gap_end, gap_start + self._readahead))
-            fetch_start = self._read_behind(gap_start)
+            fetch_start, fetch_end = self._around_directory(gap_start, fetch_end)
             data = self._fetch(fetch_start, fetch_end, self._size)
             if data is None:  # the server stopped honouring ranges mid-way
                 return self._read_span(start, end)
@@ -191,16 +191,21 @@ class RangeFile(io.RawIOBase):
         self._evict()
         return data
 
-    def _read_behind(self, gap_start: int) -> int:
-        """Where to start a fetch for ``gap_start``: earlier when it is the central directory's."""
+    def _around_directory(self, gap_start: int, fetch_end: int) -> tuple[int, int]:
+        """Where a fetch for ``gap_start`` starts and ends: for the central directory's first gap,
+        from before it (the last members, dist-info's, sit there) to its end, in one request
+        (the reader asks for the directory a piece at a time)."""
         if self._directory is None:
-            return gap_start
+            return gap_start, fetch_end
         directory_start, directory_size = self._directory
-        if not directory_start <= gap_start < directory_start + directory_size:
-            return gap_start
+        directory_end = directory_start + directory_size
+        if not directory_start <= gap_start < directory_end:
+            return gap_start, fetch_end
         self._directory = None  # only once: later reads are of members, read as asked
-        behind = min(directory_size + 64 * 1024, self._max_memory // 4)
-        return max(0, min(gap_start, directory_start - behind))
+        share = self._max_memory // 4
+        behind = min(directory_size + 64 * 1024, share)
+        start = max(0, min(gap_start, directory_start - behind))
+        return start, min(self._size, max(fetch_end, min(directory_end, gap_start + share)))
 
     def _fetch(self, start: int, end: int, size: int) -> bytes | None:
         """Bytes [start, end), or None when the server sent the whole file instead (now spooled)."""
