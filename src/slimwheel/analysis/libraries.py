@@ -21,6 +21,7 @@ __all__ = [
     "NvidiaProduct",
     "api_library_of",
     "is_driver_library",
+    "is_dynamic_loader",
     "is_system_library",
     "nvidia_product_of",
     "other_makers_of",
@@ -125,7 +126,12 @@ def is_driver_library(soname: str) -> bool:
 def is_system_library(soname: str, glibc: tuple[int, int] | None = None) -> bool:
     """The manylinux whitelist (auditwheel's policy) for the wheel's level ``glibc`` (None: any
     level), or a dynamic loader: what the host provides."""
-    return soname in host_sonames(glibc) or bool(_LOADER.match(soname))
+    return soname in host_sonames(glibc) or is_dynamic_loader(soname)
+
+
+def is_dynamic_loader(soname: str) -> bool:
+    """glibc's dynamic loader (``ld-linux-x86-64.so.2``): in every process, needed or not."""
+    return bool(_LOADER.match(soname))
 
 
 @dataclass(frozen=True)

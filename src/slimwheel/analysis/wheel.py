@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from packaging.utils import canonicalize_name
 
 from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache, _read_members
-from slimwheel.analysis.libraries import is_driver_library, is_system_library, nvidia_product_of
+from slimwheel.analysis.libraries import (
+    is_driver_library,
+    is_dynamic_loader,
+    is_system_library,
+    nvidia_product_of,
+)
 from slimwheel.analysis.model import (
     ElfReport,
     LazyLoad,
@@ -25,6 +30,7 @@ from slimwheel.analysis.model import (
 from slimwheel.analysis.static import _lazy_load_message, _static_code
 from slimwheel.analysis.vendored import _find_vendored
 from slimwheel.catalog.model import Catalog
+from slimwheel.elf import ElfFacts
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
 from slimwheel.names import is_extension_module_name, parse_library_file_name, soname_stem
@@ -99,6 +105,16 @@ def analyse_wheel(
                         _unresolved_message(need.soname, catalog),
                     )
                 )
+        unneeded = _bound_not_needed(facts)
+        if unneeded:
+            findings.append(
+                Finding(
+                    FindingKind.BOUND_NOT_NEEDED,
+                    Severity.WARNING,
+                    item.member.name,
+                    _unneeded_message(unneeded),
+                )
+            )
         findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
         findings += rpath_problems(item.member.name, "RUNPATH", facts.runpath)
         if item.member.name not in vendored:
@@ -220,3 +236,25 @@ def _resolve(
     if is_system_library(soname, glibc):
         return NeededLibrary(soname, Resolution.SYSTEM)
     return NeededLibrary(soname, Resolution.UNRESOLVED)
+
+
+def _bound_not_needed(facts: ElfFacts) -> list[str]:
+    """The libraries whose versions ``facts``'s symbols are bound to (its version needs) but which it
+    has no DT_NEEDED entry for, the dynamic loader aside (it is in every process). The link records
+    both; an entry removed afterwards (``patchelf --remove-needed``) leaves the version need."""
+    needed = set(facts.needed)
+    bound = {need.file for need in facts.version_needs}
+    return sorted(soname for soname in bound - needed if soname and not is_dynamic_loader(soname))
+
+
+def _unneeded_message(sonames: Sequence[str]) -> str:
+    # onnxruntime-gpu 1.14's CUDA provider: its build removed the DT_NEEDED entries of cuBLAS, cuDNN,
+    # cuFFT and the runtime, which its Python code loads by soname (ctypes, RTLD_GLOBAL) first.
+    listed = ", ".join(sonames)
+    they, them, were = ("it", "it", "was") if len(sonames) == 1 else ("they", "them", "were")
+    return (
+        f"binds symbols to {listed} (its version needs) but has no DT_NEEDED entry for {them}: nothing "
+        f"loads {them} for this file, which loads only where {they} {were} loaded first with "
+        f"RTLD_GLOBAL; code that loads {them} by soname finds {them} on the loader's path, not in "
+        "NVIDIA's wheels (check cannot follow that)"
+    )

@@ -39,7 +39,9 @@ from slimwheel.names import soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text"]
 
-CARRIED = frozenset({FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF})
+CARRIED = frozenset(
+    {FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF, FindingKind.BOUND_NOT_NEEDED}
+)
 
 
 @dataclass
