@@ -245,4 +245,8 @@ def test_sonames_the_same_files_miss_for_the_same_reason_share_a_line(
         "2 files (solver/misc/liba.so.1, solver/misc/libb.so.1): needs libelsewhere.so.2, libnowhere.so.3: "
         in both
     )
+    # The words for the sonames agree with how many the line names.
+    assert "nor are they among the host libraries" in both
+    assert "a requirement must install them, or `auditwheel repair` bundle them into the wheel" in both
+    assert "nor is it one of the host libraries" in one
     assert "solver/misc/libc.so.1: needs libthird.so.4: not found" in one

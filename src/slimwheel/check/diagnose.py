@@ -37,7 +37,31 @@ from slimwheel.ldso import (
 )
 from slimwheel.names import soname_stem
 
-__all__ = ["CARRIED", "Diagnosis", "pins_text"]
+__all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
+
+# The words of a not-found message that stand for its one soname, and those for several: repair says
+# once what several sonames share (cuequivariance's extension misses six of torch's libraries).
+_PLURAL_WORDS = (
+    (" installs it in ", " installs them in "),
+    (" loads it first", " loads them first"),
+    ("; nor is it one of the host libraries ", "; nor are they among the host libraries "),
+    (" must install it, ", " must install them, "),
+    (" bundle it into ", " bundle them into "),
+    ("; it is part of ", "; they are part of "),
+    (" ships that soname: ", " ships those sonames: "),
+    (" provides it (", " provides them ("),
+    ("; it is ", "; they are "),
+    (" which may ship it", " which may ship them"),
+)
+
+
+def plural(message: str) -> str:
+    """``message``, written of one soname, with the words that stand for it made plural: for a line
+    that names several sonames missed for the same reason."""
+    for one, several in _PLURAL_WORDS:
+        message = message.replace(one, several)
+    return message
+
 
 CARRIED = frozenset(
     {FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF, FindingKind.BOUND_NOT_NEEDED}

@@ -346,6 +346,8 @@ def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
     found. Files with the same problem share a line (pylibcudf's 129 extensions that each need
     libcudf.so from another wheel: one line, not 129), and so do the sonames that the same files miss
     for the same reason (cuequivariance's extension needs six of torch's libraries: one line, not six)."""
+    from slimwheel.check.diagnose import plural
+
     for label, problems in (
         ("repair introduced", check.introduced),
         ("the input had it too", check.inherited),
@@ -361,6 +363,8 @@ def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
                 sonames_of.setdefault((message, tuple(files)), [])
         for (template, paths), sonames in sonames_of.items():
             message = template.replace(_SONAMES, ", ".join(sonames), 1)
+            if len(sonames) > 1:
+                message = plural(message)
             shown = paths if out.verbose or len(paths) <= _FILES_NAMED else paths[:_FILES_NAMED]
             where = ", ".join(p for p in shown if p)
             if len(shown) < len(paths):
