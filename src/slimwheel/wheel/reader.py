@@ -109,9 +109,9 @@ RECORD_LIMIT = 32 << 20
 RECORD_EXTRA_LINES = 1024
 # A wheel's members are read into a table (about 250 bytes each, and as much again for RECORD), so their
 # number is capped, and so is the central directory's size: a 92 MB zip of a million empty members took
-# 380 MB and 9 s to refuse for having no .dist-info. Real wheels hold tens of thousands (tensorflow 2.21:
-# 24,000 members, a 3 MB directory); at the cap a repair peaks at about 185 MiB (BENCHMARKS.md), and
-# RECORD_LIMIT lists about as many files.
+# 375 MiB and over 6 s to refuse for having no .dist-info. Real wheels hold tens of thousands
+# (tensorflow 2.21: 24,000 members, a 3 MB directory); at the cap a repair peaks at about 180 MiB
+# (BENCHMARKS.md), and RECORD_LIMIT lists about as many files.
 MEMBER_LIMIT = 200_000
 DIRECTORY_LIMIT = 64 << 20
 # A requirement line of real metadata is a name, a few version clauses and a marker: some hundred
@@ -526,7 +526,7 @@ class Wheel:
         RECORD_EXTRA_LINES lines more than the wheel has members; more is a WheelError."""
         if self._record is None:
             most = len(self.members) + RECORD_EXTRA_LINES
-            # Parsed as it is inflated (a RECORD of 250,000 files is 25 MB of text, held twice when
+            # Parsed as it is inflated (a RECORD of 200,000 files is 20 MB of text, held twice when
             # read whole); a line it cannot parse is told only once the member's CRC is known good,
             # so that damage is named as damage.
             with closing(self._limited_content(f"{self._dist_info}/RECORD", RECORD_LIMIT)) as pieces:
