@@ -624,3 +624,40 @@ def test_the_shipped_catalog_knows_what_cuda_toolkit_brings_a_level_down(
         options=RepairOptions(linked_versions={"nvJitLink": "12.4.127"}),
     )
     assert [r.distribution for r in plan.requirements] == added
+
+
+@pytest.mark.parametrize(
+    ("path", "optional", "hinted"),
+    [
+        ("pkg/libs/cutensor.cpython-311-x86_64-linux-gnu.so", {}, True),  # CuPy's binding
+        ("pkg/libs/_cutensor.abi3.so", {}, True),
+        ("pkg/_core.cpython-311-x86_64-linux-gnu.so", {}, False),  # the package's core needs it
+        ("pkg/libs/cutensor.cpython-311-x86_64-linux-gnu.so", {"cutensor": "cutensor"}, False),  # gated
+    ],
+)
+def test_a_library_only_a_binding_named_for_it_needs_gets_a_word_on_optional(
+    path: str, optional: dict[str, str], hinted: bool
+) -> None:
+    """CuPy's cupy_backends/cuda/libs/cutensor is the only file that needs libcutensor.so.2, and
+    CuPy imports it only for cupy.cutensor: repair makes cutensor-cu12 a requirement of every install
+    (it cannot see the import), and says that --optional cutensor would put it behind an extra."""
+    elf = ElfReport(
+        path,
+        1,
+        1,
+        needed=(NeededLibrary("libcutensor.so.2", Resolution.NVIDIA_WHEEL),),
+        installed_path=path,
+        machine="x86_64",
+        extension_module=True,
+    )
+    report = replace(_report(), elf_files=(elf,))
+    plan = _plan(report, optional=optional)
+    words = [w for w in plan.warnings if "named for it" in w]
+    if not hinted:
+        assert words == []
+        return
+    assert words == [
+        f"cutensor-cu12 is now required by every install, though only {path} (named for it) needs "
+        "libcutensor.so.2: if the package imports that only on request, as CuPy does its NCCL and "
+        "cuTENSOR bindings, --optional cutensor puts cutensor-cu12 behind an extra"
+    ]

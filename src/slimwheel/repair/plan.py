@@ -1370,6 +1370,38 @@ def _folders_above(path: str) -> Iterator[str]:
         folder = posixpath.dirname(folder)
 
 
+def _binding_hints(draft: _Draft, report: WheelReport) -> list[str]:
+    """A word on each requirement added for every install whose library only extension modules named
+    for it need (CuPy's ``cupy_backends/cuda/libs/nccl`` and ``cutensor``): bindings that a package
+    often imports only on request, where ``--optional`` keeps the wheel out of a plain install.
+    Repair cannot tell from the files whether it does, so it says so and changes nothing."""
+    modules = {elf.installed_path for elf in report.elf_files if elf.extension_module}
+    libraries = {library.name: library for library in draft.libraries}
+    hints = []
+    for added in draft.added:
+        if added.extra:
+            continue
+        for name in added.library.split(", "):
+            library = libraries.get(name)
+            if library is None or not library.needed_by:
+                continue
+            if all(path in modules and _module_name(path) == name for path in library.needed_by):
+                files = ", ".join(library.needed_by)
+                hints.append(
+                    f"{added.distribution} is now required by every install, though only {files} "
+                    f"(named for it) need{'s' if len(library.needed_by) == 1 else ''} {library.soname}: "
+                    f"if the package imports that only on request, as CuPy does its NCCL and cuTENSOR "
+                    f"bindings, --optional {name} puts {added.distribution} behind an extra"
+                )
+    return hints
+
+
+def _module_name(path: str) -> str:
+    """The module an extension module's file is (``nccl`` for ``libs/nccl.cpython-312-x86_64-linux-
+    gnu.so``, and for ``_nccl.abi3.so``)."""
+    return posixpath.basename(path).split(".", 1)[0].lstrip("_")
+
+
 def plan_repair(
     report: WheelReport,
     catalog: Catalog,
@@ -1441,6 +1473,7 @@ def plan_repair(
             f"--optional {name}: repair adds no requirement for it (the wheel needs no such library, "
             "or already requires its NVIDIA wheel, or an extra of its own brings it)"
         )
+    draft.warnings += _binding_hints(draft, report)
     problems, installable = _conflicts_per_install(
         catalog, existing, report.distribution, draft.roots, brought
     )
