@@ -95,11 +95,12 @@ class CentralEntry(NamedTuple):
 def read_central_directory(
     fileobj: BinaryIO, *, max_size: int | None = None
 ) -> tuple[int, Iterator[CentralEntry]]:
-    """Where the central directory of the zip in ``fileobj`` starts, and its entries, unpacked as the
-    iterator runs from the directory's bytes (read whole now). Raises NoEndRecordError when there is
-    no end record, DirectoryTooLargeError when the directory is over ``max_size`` bytes (nothing of it
-    read), ZipDirectoryError when the records or an entry are damaged (at once, or as the entries are
-    read), OSError when reading fails."""
+    """Where the central directory of the zip in ``fileobj`` starts, and its entries, read and unpacked
+    a piece at a time as the iterator runs (``fileobj`` must stay open until then). Raises
+    NoEndRecordError when there is no end record, DirectoryTooLargeError when the directory is over
+    ``max_size`` bytes (nothing of it read), ZipDirectoryError when the records or an entry are
+    damaged (at once, or as the entries are read), OSError when reading fails (at once, or as the
+    entries are read)."""
     end = _find_end_record(fileobj)
     size, offset, location, zip64 = end
     if max_size is not None and size > max_size:
