@@ -353,7 +353,7 @@ def test_a_host_library_outside_the_policy_is_not_found_and_says_why(
     wheel = make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG)
     errors = _errors(_check(wheel, catalog))[CheckKind.UNRESOLVED]
     (gomp,) = [e for e in errors if "libgomp.so.1" in e]
-    assert "nor is it one of the host libraries manylinux_2_17 lets a wheel count on" in gomp
+    assert "it is not one of the host libraries manylinux_2_17 lets a wheel count on" in gomp
     assert "a requirement must install it, or `auditwheel repair` bundle it" in gomp
     assert not [e for e in errors if "libm.so.6" in e]
     report = _check(wheel, catalog)
@@ -407,7 +407,7 @@ def test_a_frameworks_library_names_the_framework_and_preloaded(
     assert "(--preloaded tensorflow)" in tensorflow
     (other,) = [e for e in errors if "libtorchvision.so" in e]
     assert "--preloaded" not in other
-    assert "nor is it one of the host libraries" in other
+    assert "it is not one of the host libraries" in other
 
 
 def _run_cli(*args: str) -> tuple[int, str, str]:

@@ -237,7 +237,17 @@ def test_sonames_the_same_files_miss_for_the_same_reason_share_a_line(
     members["solver/misc/libc.so.1"] = other.read_bytes()
     wheel = _renamed_solver(tmp_path, elf_zoo, members)
     argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
+    # The three files miss what they miss for one cause, which one line says; -v says each file's.
     assert main([*argv, "--isolated-environment"]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
+    assert len(lines) == 1, lines
+    assert (
+        "3 files (solver/misc/liba.so.1, solver/misc/libb.so.1, solver/misc/libc.so.1): needs "
+        "libelsewhere.so.2, libnowhere.so.3, libthird.so.4 between them: not found (they are not among the "
+        "host libraries manylinux_2_17 lets a wheel count on: a requirement must install them, or "
+        "`auditwheel repair` bundle them into the wheel) [the input had it too]"
+    ) in lines[0]
+    assert main([*argv, "--isolated-environment", "-v"]) == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "[the input had it too]" in line]
     assert len(lines) == 2, lines
     both, one = sorted(lines, key=lambda line: "libelsewhere" not in line)
@@ -246,7 +256,7 @@ def test_sonames_the_same_files_miss_for_the_same_reason_share_a_line(
         in both
     )
     # The words for the sonames agree with how many the line names.
-    assert "nor are they among the host libraries" in both
+    assert "they are not among the host libraries" in both
     assert "a requirement must install them, or `auditwheel repair` bundle them into the wheel" in both
-    assert "nor is it one of the host libraries" in one
+    assert "it is not one of the host libraries" in one
     assert "solver/misc/libc.so.1: needs libthird.so.4: not found" in one

@@ -44,7 +44,7 @@ __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 _PLURAL_WORDS = (
     (" installs it in ", " installs them in "),
     (" loads it first", " loads them first"),
-    ("; nor is it one of the host libraries ", "; nor are they among the host libraries "),
+    ("; it is not one of the host libraries ", "; they are not among the host libraries "),
     (" must install it, ", " must install them, "),
     (" bundle it into ", " bundle them into "),
     ("; it is part of ", "; they are part of "),
@@ -258,6 +258,7 @@ class Diagnosis:
         partial = bool(lookup.versions) and len(check.lookups) > 1
         versions = f" with {pins_text(lookup.versions)}" if partial else ""
         loader = f" when loaded by {lookup.loaded_by[0]}" if lookup.loaded_by else ""
+        cause: str | None = None  # set where nothing the install holds could give it: the same for every file
         if partial and not any(shipped.get(p.distribution, {}).get(p.version) for p in lookup.versions):
             why = "no file of that name in those versions"
         else:
@@ -281,10 +282,12 @@ class Diagnosis:
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
-                why += self._host_hint(soname)
+                cause = self._host_hint(soname)
+                why += cause
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
+            cause = None
         why += self._left_to_host(soname)
         self.findings.append(
             Finding(
@@ -294,6 +297,7 @@ class Diagnosis:
                 f"needs {soname}: not found{versions}{loader} ({why})",
                 soname,
                 lookup.versions,
+                cause=None if cause is None else cause.removeprefix("; ") + self._left_to_host(soname),
             )
         )
 
@@ -314,13 +318,13 @@ class Diagnosis:
             name = framework.distribution
             return (
                 f"; it is {name}'s ({framework.folder}), which this wheel does not require: if "
-                f"`import {name}` runs before this file loads, count on that (--preloaded {name}), "
-                f"else require {name}"
+                f"`import {name}` runs before this wheel's libraries load, count on that (--preloaded "
+                f"{name}), else require {name}"
             )
         glibc = self.tree.glibc
         policy = f"manylinux_{glibc[0]}_{glibc[1]}" if glibc is not None else "manylinux"
         return (
-            f"; nor is it one of the host libraries {policy} lets a wheel count on: a requirement must "
+            f"; it is not one of the host libraries {policy} lets a wheel count on: a requirement must "
             "install it, or `auditwheel repair` bundle it into the wheel"
         )
 

@@ -75,6 +75,7 @@ class CheckProblem:
     path: str
     soname: str | None
     message: str
+    cause: str | None = None  # check's Finding.cause: problems with the same cause have one fix
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -181,7 +182,7 @@ def _staging(out_dir: Path) -> Iterator[Path]:
 
 def _problems(report: CheckReport) -> list[CheckProblem]:
     return [
-        CheckProblem(finding.kind.value, finding.path, finding.soname, finding.message)
+        CheckProblem(finding.kind.value, finding.path, finding.soname, finding.message, finding.cause)
         for finding in report.findings
         if finding.severity is Severity.ERROR
     ]

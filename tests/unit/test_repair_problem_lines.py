@@ -1,0 +1,62 @@
+"""How repair words the problems that keep it from writing a wheel: one line per cause."""
+
+from __future__ import annotations
+
+from slimwheel.cli.repair import _problem_lines
+from slimwheel.repair.pipeline import CheckProblem
+
+_TORCH = (
+    "it is torch's (torch/lib), which this wheel does not require: if `import torch` runs before this "
+    "wheel's libraries load, count on that (--preloaded torch), else require torch"
+)
+
+
+def _torch_problem(path: str, soname: str, searched: str) -> CheckProblem:
+    message = f"needs {soname}: not found (searched {searched}; {_TORCH})"
+    return CheckProblem("unresolved-needed", path, soname, message, _TORCH)
+
+
+def test_one_cause_is_one_line_whatever_each_file_searched() -> None:
+    problems = [
+        _torch_problem("pkg/a.so", "libc10.so", "pkg"),
+        _torch_problem("pkg/a.so", "libtorch.so", "pkg"),
+        _torch_problem("pkg/b.so", "libc10.so", "nvidia/cu13/lib, pkg"),
+        _torch_problem("pkg/b.so", "libtorch.so", "nvidia/cu13/lib, pkg"),
+    ]
+    assert _problem_lines(problems, verbose=False) == [
+        (
+            "2 files (pkg/a.so, pkg/b.so)",
+            "needs libc10.so, libtorch.so: not found (they are torch's (torch/lib), which this wheel does "
+            "not require: if `import torch` runs before this wheel's libraries load, count on that "
+            "(--preloaded torch), else require torch)",
+        )
+    ]
+    # -v: each file's search path, so one line per search path.
+    assert [where for where, _ in _problem_lines(problems, verbose=True)] == ["pkg/a.so", "pkg/b.so"]
+
+
+def test_files_that_miss_different_sonames_for_one_cause_say_between_them() -> None:
+    problems = [
+        _torch_problem("pkg/a.so", "libc10.so", "pkg"),
+        _torch_problem("pkg/b.so", "libtorch_python.so", "pkg"),
+    ]
+    ((where, message),) = _problem_lines(problems, verbose=False)
+    assert where == "2 files (pkg/a.so, pkg/b.so)"
+    assert message.startswith("needs libc10.so, libtorch_python.so between them: not found (they are torch's")
+
+
+def test_problems_without_a_cause_group_by_message_as_before() -> None:
+    elsewhere = (
+        "needs libcudss.so.0: not found (searched pkg; nvidia-cudss-cu12 installs it in nvidia/cu12/lib)"
+    )
+    problems = [
+        CheckProblem("unresolved-needed", "pkg/a.so", "libcudss.so.0", elsewhere),
+        CheckProblem("unresolved-needed", "pkg/b.so", "libcudss.so.0", elsewhere),
+        _torch_problem("pkg/a.so", "libc10.so", "pkg"),
+        CheckProblem("bad-rpath", "pkg/c.so", None, "RPATH '' has an empty entry"),
+    ]
+    assert _problem_lines(problems, verbose=False) == [
+        ("2 files (pkg/a.so, pkg/b.so)", elsewhere),
+        ("pkg/a.so", f"needs libc10.so: not found ({_TORCH})"),
+        ("pkg/c.so", "RPATH '' has an empty entry"),
+    ]
