@@ -15,6 +15,7 @@ from slimwheel.analysis import (
     Confidence,
     FindingKind,
     Resolution,
+    VendoredCopy,
     WheelReport,
     analyse_wheel,
     named_like_copies,
@@ -25,6 +26,7 @@ from slimwheel.cli import main
 from slimwheel.findings import Severity
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
+from tests.support.catalogs import release
 from tests.support.elfbuild import compile_shared
 from tests.support.fixtures_elf import CUDSS_VERSION_STRING, FATBIN_SIZE, RELFATBIN_SIZE, ElfZoo
 from tests.support.providers import build_provider_wheels
@@ -195,6 +197,42 @@ def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
         assert [f.message for f in checked.findings if f.kind is FindingKind.BOUND_NOT_NEEDED] == [
             finding.message
         ]
+
+
+def test_a_copy_named_for_its_release_takes_that_releases_soname(tmp_path: Path) -> None:
+    """legate 26.6 vendors cuFile as auditwheel names it, libcufile-1ecaf17d.so.1.15.1: the file
+    libcufile.so.1.15.1 of cuFile 1.15.1, whose soname is libcufile.so.0. The name gave libcufile.so.1,
+    which no wheel ships, so the copy was kept. Its file version names nvidia-cufile 1.15.1.6, whose
+    soname the copy now takes; a copy of a version no release has stays unmatched."""
+    catalog = Catalog(
+        (release("nvidia-cufile", "1.15.1.6", 13, ("nvidia/cu13/lib/libcufile.so.0",)),
+         release("nvidia-cufile", "1.20.0.107", 13, ("nvidia/cu13/lib/libcufile.so.0",))),
+        origin="test",
+    )  # fmt: skip
+
+    def vendored(file_name: str) -> VendoredCopy:
+        folder = tmp_path / file_name
+        library = compile_shared(
+            folder / file_name, {"gds.c": "int gds(void) { return 1; }\n"}, soname=file_name
+        )
+        extension = compile_shared(
+            folder / "_gds.so",
+            {"ext.c": "extern int gds(void);\nint call(void) { return gds(); }\n"},
+            link=[library],
+            rpath="$ORIGIN/../gds.libs",
+        )
+        members = {"gds/_gds.so": extension.read_bytes(), f"gds.libs/{file_name}": library.read_bytes()}
+        (copy,) = _show(make_wheel(folder, "gds", "1.0", members, tag=TAG), catalog).vendored
+        return copy
+
+    copy = vendored("libcufile-1ecaf17d.so.1.15.1")
+    assert copy.original_soname == "libcufile.so.0"
+    assert copy.identified is not None
+    assert (copy.identified.distribution, copy.identified.version) == ("nvidia-cufile", "1.15.1.6")
+    assert copy.identified.soname == "libcufile.so.0"
+    other = vendored("libcufile-2bcdef01.so.1.9.3")
+    assert other.original_soname == "libcufile.so.1"
+    assert other.identified is None
 
 
 def test_fresh_build_needs_resolve_to_nvidia_wheels(

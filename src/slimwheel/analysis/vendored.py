@@ -97,22 +97,32 @@ def _identify(
             )
             return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
+    file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
+    if file_version and file_version.count(".") < 1:
+        file_version = None  # a major alone says no release
+
+    def of_that_release(provider: LibraryProvider) -> bool:
+        return bool(file_version) and (
+            provider.version == file_version or provider.version.startswith(f"{file_version}.")
+        )
+
     if not providers and parsed is not None:
         # The soname may be a guess from the file name that misses its minor part (libnvrtc-builtins):
         # the library's releases with the same soname major serve, not another major's. MegEngine 1.13
-        # vendors CUDA 10.1's libnvrtc.so.10.1, which no wheel ships; NVRTC 13 is no source of it.
+        # vendors CUDA 10.1's libnvrtc.so.10.1, which no wheel ships; NVRTC 13 is no source of it. A
+        # file named for its release serves whatever its soname: cuFile 1.15.1 is libcufile.so.1.15.1
+        # with soname libcufile.so.0 (legate 26.6 vendors it; auditwheel's name keeps only the file's).
         providers = tuple(
             p
             for p in catalog.providers(name=parsed.stem, include_prereleases=True)
-            if _refines(p.library.soname, original_soname) or _refines(original_soname, p.library.soname)
+            if _refines(p.library.soname, original_soname)
+            or _refines(original_soname, p.library.soname)
+            or of_that_release(p)
         )
     if not providers:
         return None
-    file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
-    if file_version and file_version.count(".") >= 1:
-        by_name = [
-            p for p in providers if p.version == file_version or p.version.startswith(file_version + ".")
-        ]
+    if file_version:
+        by_name = [p for p in providers if of_that_release(p)]
         if by_name:
             return _identified(
                 by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
@@ -188,12 +198,14 @@ def _find_vendored(
             and (
                 identified.confidence is Confidence.EXACT
                 or (identified.by_the_file and identified.soname.startswith(original + "."))
+                or (identified.confidence is Confidence.BY_NAME and not _refines(original, identified.soname))
             )
         ):
             # Only the file name was there to go by (a copy repair drops unread). The same bytes as a
             # release's file carry its soname: triton's libcupti.so.2025.1.1, the toolkit's real file
-            # name, is CUPTI's libcupti.so.12. A file version only refines the guess
-            # (libnvrtc-builtins.so.12.6, not .so.12); a soname that contradicts it is not taken.
+            # name, is CUPTI's libcupti.so.12. A file version refines the guess (libnvrtc-builtins.so.12.6,
+            # not .so.12), and names the release whose soname the guess missed: legate's
+            # libcufile-1ecaf17d.so.1.15.1 is cuFile 1.15.1's libcufile.so.0, not libcufile.so.1.
             original = identified.soname
         stem = parse_library_file_name(original)
         if _is_providers_original(is_provider_wheel, parsed) or (
