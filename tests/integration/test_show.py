@@ -199,6 +199,29 @@ def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
         ]
 
 
+def test_a_soname_the_copy_gives_is_not_matched_to_a_shorter_one(catalog: Catalog, tmp_path: Path) -> None:
+    """cntk-gpu 2.7 vendors CUDA 10.0's libcurand.so.10.0, its SONAME: show matched it to cuRAND 10.4
+    (CUDA 13), whose soname is libcurand.so.10, which a NEEDED of libcurand.so.10.0 does not find. A
+    copy whose own SONAME is libcudss.so.0.7 (the catalog knows libcudss.so.0) is no release's."""
+    library = compile_shared(
+        tmp_path / "old/libcudss.so.0.7",
+        {"old.c": "int cudss_old(void) { return 7; }\n"},
+        soname="libcudss.so.0.7",
+    )
+    extension = compile_shared(
+        tmp_path / "ext/_old.so",
+        {"ext.c": "extern int cudss_old(void);\nint call(void) { return cudss_old(); }\n"},
+        link=[library],
+        rpath="$ORIGIN",
+    )
+    members = {"old/_old.so": extension.read_bytes(), "old/libcudss.so.0.7": library.read_bytes()}
+    report = _show(make_wheel(tmp_path, "old", "1.0", members, tag=TAG), catalog)
+    (copy,) = report.vendored
+    assert copy.original_soname == "libcudss.so.0.7"
+    assert copy.identified is None
+    assert report.projected_size == report.size
+
+
 def test_a_copy_named_for_its_release_takes_that_releases_soname(tmp_path: Path) -> None:
     """legate 26.6 vendors cuFile as auditwheel names it, libcufile-1ecaf17d.so.1.15.1: the file
     libcufile.so.1.15.1 of cuFile 1.15.1, whose soname is libcufile.so.0. The name gave libcufile.so.1,

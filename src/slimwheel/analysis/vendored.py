@@ -79,8 +79,16 @@ def _original_soname(
 
 
 def _identify(
-    catalog: Catalog, record_sha256: str | None, original_soname: str, parsed: LibraryFileName | None
+    catalog: Catalog,
+    record_sha256: str | None,
+    original_soname: str,
+    parsed: LibraryFileName | None,
+    *,
+    said: bool = False,
 ) -> IdentifiedRelease | None:
+    """The NVIDIA release a copy is of: by its sha256, else by its soname, else by its library's name
+    where the soname is a guess the release's refines, or the file's version names the release.
+    ``said``: the copy itself gives ``original_soname`` (its SONAME, its version definitions)."""
     if record_sha256:
         exact = catalog.by_sha256(record_sha256)
         if exact:
@@ -110,13 +118,15 @@ def _identify(
         # The soname may be a guess from the file name that misses its minor part (libnvrtc-builtins):
         # the library's releases with the same soname major serve, not another major's. MegEngine 1.13
         # vendors CUDA 10.1's libnvrtc.so.10.1, which no wheel ships; NVRTC 13 is no source of it. A
-        # file named for its release serves whatever its soname: cuFile 1.15.1 is libcufile.so.1.15.1
-        # with soname libcufile.so.0 (legate 26.6 vendors it; auditwheel's name keeps only the file's).
+        # soname the copy gives is no guess: CUDA 10.0's libcurand.so.10.0 (cntk-gpu 2.7) is not
+        # cuRAND 10.4's libcurand.so.10, which a NEEDED of libcurand.so.10.0 would not find. A file
+        # named for its release serves whatever its soname: cuFile 1.15.1 is libcufile.so.1.15.1 with
+        # soname libcufile.so.0 (legate 26.6 vendors it; auditwheel's name keeps only the file's).
         providers = tuple(
             p
             for p in catalog.providers(name=parsed.stem, include_prereleases=True)
             if _refines(p.library.soname, original_soname)
-            or _refines(original_soname, p.library.soname)
+            or (not said and _refines(original_soname, p.library.soname))
             or of_that_release(p)
         )
     if not providers:
@@ -191,7 +201,7 @@ def _find_vendored(
             continue
         consumers = consumers_of.get(item.member.name, [])
         original, said = _original_soname(item, parsed, consumers)
-        identified = _identify(catalog, record_sha.get(item.member.name), original, parsed)
+        identified = _identify(catalog, record_sha.get(item.member.name), original, parsed, said=said)
         if (
             not said
             and identified is not None

@@ -258,7 +258,7 @@ class Diagnosis:
         partial = bool(lookup.versions) and len(check.lookups) > 1
         versions = f" with {pins_text(lookup.versions)}" if partial else ""
         loader = f" when loaded by {lookup.loaded_by[0]}" if lookup.loaded_by else ""
-        cause: str | None = None  # set where nothing the install holds could give it: the same for every file
+        general: int | None = None  # where the words that hold for every file begin, if they are the rest
         if partial and not any(shipped.get(p.distribution, {}).get(p.version) for p in lookup.versions):
             why = "no file of that name in those versions"
         else:
@@ -282,12 +282,11 @@ class Diagnosis:
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
-                cause = self._host_hint(soname)
-                why += cause
+                general = len(why)  # what follows, from "; ", is the same for every file that misses it
+                why += self._host_hint(soname)
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
-            cause = None
         why += self._left_to_host(soname)
         self.findings.append(
             Finding(
@@ -297,7 +296,7 @@ class Diagnosis:
                 f"needs {soname}: not found{versions}{loader} ({why})",
                 soname,
                 lookup.versions,
-                cause=None if cause is None else cause.removeprefix("; ") + self._left_to_host(soname),
+                cause=None if general is None else why[general:].removeprefix("; "),
             )
         )
 
