@@ -222,6 +222,38 @@ def test_a_soname_the_copy_gives_is_not_matched_to_a_shorter_one(catalog: Catalo
     assert report.projected_size == report.size
 
 
+@pytest.mark.parametrize("runtime", ["libcudart.so.10.2", "libcudart.so.13"])
+def test_the_projected_size_counts_only_copies_the_linked_majors_wheels_replace(
+    runtime: str, catalog: Catalog, tmp_path: Path
+) -> None:
+    """cntk-gpu 2.7 links CUDA 10.0's runtime and vendors NCCL 2, whose soname NCCL's CUDA 13 wheels
+    ship: show counted the copy as droppable, while repair (CUDA 10: no NVIDIA wheels) keeps it. Here
+    a copy of libcudss.so.0 beside CUDA 10.2's runtime stays in the projection; beside CUDA 13's it
+    goes."""
+    cudart = compile_shared(tmp_path / runtime, {"rt.c": "int rt(void) { return 1; }\n"}, soname=runtime)
+    cudss = compile_shared(
+        tmp_path / "libcudss.so.0", {"ss.c": "int ss(void) { return 2; }\n"}, soname="libcudss.so.0"
+    )
+    extension = compile_shared(
+        tmp_path / "_ext.so",
+        {"ext.c": "extern int rt(void);\nextern int ss(void);\nint call(void) { return rt() + ss(); }\n"},
+        link=[cudart, cudss],
+        rpath="$ORIGIN",
+    )
+    members = {
+        "pkg/_ext.so": extension.read_bytes(),
+        f"pkg/{runtime}": cudart.read_bytes(),
+        "pkg/libcudss.so.0": cudss.read_bytes(),
+    }
+    report = _show(make_wheel(tmp_path, "pkg", "1.0", members, tag=TAG), catalog)
+    copies = {copy.original_soname: copy for copy in report.vendored}
+    assert copies["libcudss.so.0"].identified is not None
+    if runtime == "libcudart.so.10.2":
+        assert report.projected_size == report.size
+    else:
+        assert report.projected_size < report.size
+
+
 def test_a_copy_named_for_its_release_takes_that_releases_soname(tmp_path: Path) -> None:
     """legate 26.6 vendors cuFile as auditwheel names it, libcufile-1ecaf17d.so.1.15.1: the file
     libcufile.so.1.15.1 of cuFile 1.15.1, whose soname is libcufile.so.0. The name gave libcufile.so.1,

@@ -20,6 +20,7 @@ from slimwheel.analysis.libraries import (
     api_library_of,
     is_driver_library,
     is_system_library,
+    runtime_majors,
 )
 from slimwheel.analysis.model import (
     Confidence,
@@ -61,4 +62,5 @@ __all__ = [
     "is_system_library",
     "named_like_copies",
     "rpath_problems",
+    "runtime_majors",
 ]

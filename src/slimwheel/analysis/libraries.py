@@ -5,6 +5,7 @@ symbol name belongs to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from slimwheel.names import NameStyle, parse_library_file_name
@@ -25,6 +26,7 @@ __all__ = [
     "is_system_library",
     "nvidia_product_of",
     "other_makers_of",
+    "runtime_majors",
 ]
 
 
@@ -127,6 +129,22 @@ def is_system_library(soname: str, glibc: tuple[int, int] | None = None) -> bool
     """The manylinux whitelist (auditwheel's policy) for the wheel's level ``glibc`` (None: any
     level), or a dynamic loader: what the host provides."""
     return soname in host_sonames(glibc) or is_dynamic_loader(soname)
+
+
+# Libraries whose soname's first number is the CUDA major they come with (libcudart.so.10.2,
+# libcudart.so.11.0, libnvrtc.so.11.2, libcublas.so.12); cuFFT's or cuRAND's are not (libcufft.so.10
+# is in CUDA 10 and 11), nor cuDNN's or NCCL's (their own versions).
+_RUNTIME_STEMS = frozenset({"cudart", "nvrtc", "cublas", "cublasLt"})
+
+
+def runtime_majors(sonames: Iterable[str]) -> set[int]:
+    """The CUDA majors that the runtime libraries among ``sonames`` name (``libcudart.so.10.2``: 10)."""
+    found = set()
+    for soname in sonames:
+        parsed = parse_library_file_name(soname)
+        if parsed and parsed.style is NameStyle.PLAIN and parsed.stem in _RUNTIME_STEMS and parsed.version:
+            found.add(int(parsed.version.split(".")[0]))
+    return found
 
 
 def is_dynamic_loader(soname: str) -> bool:

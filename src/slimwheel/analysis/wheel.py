@@ -16,6 +16,7 @@ from slimwheel.analysis.libraries import (
     is_dynamic_loader,
     is_system_library,
     nvidia_product_of,
+    runtime_majors,
 )
 from slimwheel.analysis.model import (
     ElfReport,
@@ -163,7 +164,24 @@ def analyse_wheel(
             )
         )
 
-    removable = [copy for copy in vendored.values() if copy.identified is not None]
+    # As repair plans: where the files link one CUDA major's runtime, a copy goes only where that
+    # major's wheels ship its soname (cntk-gpu 2.7, CUDA 10: NCCL 2's copy stays, though NCCL 2.32
+    # for CUDA 13 has its soname).
+    linked_majors = runtime_majors(
+        [
+            *(n.soname for elf in elf_reports if elf.path not in vendored for n in elf.needed),
+            *(copy.original_soname for copy in vendored.values()),
+        ]
+    )
+    removable = [
+        copy
+        for copy in vendored.values()
+        if copy.identified is not None
+        and (
+            len(linked_majors) != 1
+            or bool(catalog.providers(soname=copy.identified.soname, cuda_major=min(linked_majors)))
+        )
+    ]
     saved = sum(copy.compressed_size + zip_member_overhead(copy.path) for copy in removable)
     order = {kind: i for i, kind in enumerate(Severity)}
     findings.sort(key=lambda f: (order[f.severity], f.path, f.kind.value))

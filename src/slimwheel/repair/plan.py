@@ -33,12 +33,13 @@ from slimwheel.analysis import (
     WheelReport,
     is_driver_library,
     is_system_library,
+    runtime_majors,
 )
 from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import NameStyle, parse_library_file_name, soname_stem
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -374,22 +375,10 @@ def _choose_major(
     )
 
 
-# Libraries whose soname's first number is the CUDA major they come with (libcudart.so.10.2,
-# libcudart.so.11.0, libnvrtc.so.11.2, libcublas.so.12); cuFFT's or cuRAND's are not (libcufft.so.10
-# is in CUDA 10 and 11), nor cuDNN's or NCCL's (their own versions).
-_RUNTIME_STEMS = frozenset({"cudart", "nvrtc", "cublas", "cublasLt"})
-
-
 def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
     """The CUDA majors the runtime sonames the wheel's files (those it keeps) need or carry name."""
-    found = set()
     names = [n.soname for elf in report.elf_files if elf.path not in dropped for n in elf.needed]
-    names += [copy.original_soname for copy in report.vendored]
-    for soname in names:
-        parsed = parse_library_file_name(soname)
-        if parsed and parsed.style is NameStyle.PLAIN and parsed.stem in _RUNTIME_STEMS and parsed.version:
-            found.add(int(parsed.version.split(".")[0]))
-    return found
+    return runtime_majors([*names, *(copy.original_soname for copy in report.vendored)])
 
 
 _CUDA_CLASSIFIER = re.compile(r"Environment :: GPU :: NVIDIA CUDA :: (\d+)(?:\.\d+)*")
