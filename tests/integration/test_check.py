@@ -562,3 +562,30 @@ def test_a_library_the_packages_code_names_counts_as_loaded_by_it_with_a_warning
     (named_in,) = code
     assert f"as {named_in}, which names it, suggests" in warning.message
     assert "nvidia-cudss-cu13's nvidia/cu13/lib" in warning.message
+
+
+def test_the_table_ends_with_the_errors_by_cause(
+    catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fbgemm-gpu 1.9.0's check lists 103 errors, 89 of them torch's libraries not found from 19
+    files: after the findings, one line says them and the one fix (--preloaded torch)."""
+    members = {}
+    for index, needed in enumerate(
+        (("libc10.so", "libtorch.so"), ("libc10.so",), ("libtorch.so", "libc10.so"))
+    ):
+        extension = compile_shared(
+            tmp_path / f"ext{index}" / "_ops.so", {"e.c": f"int ops{index}(void) {{ return {index}; }}\n"}
+        )
+        for soname in needed:
+            patchelf(extension, "--add-needed", soname)
+        members[f"pkg/_ops{index}.so"] = extension.read_bytes()
+    wheel = make_wheel(tmp_path, "pkg", "1.0", members, tag=TAG)
+    assert main(["check", str(wheel), "--catalog", str(catalog_file), "--cuda", "13"]) == 1
+    out = capsys.readouterr().out
+    assert "The 5 errors by cause:" in out
+    (line,) = [line for line in out.splitlines() if line.startswith("  3 files (")]
+    assert line.startswith(
+        "  3 files (pkg/_ops0.so, pkg/_ops1.so, pkg/_ops2.so): needs libc10.so, libtorch.so between them: "
+        "not found (they are torch's (torch/lib), which this wheel does not require:"
+    )
+    assert "(--preloaded torch)" in line

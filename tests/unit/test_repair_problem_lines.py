@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from slimwheel.cli.repair import _problem_lines
+from slimwheel.check.words import problem_lines
 from slimwheel.repair.pipeline import CheckProblem
 
 _TORCH = (
@@ -23,7 +23,7 @@ def test_one_cause_is_one_line_whatever_each_file_searched() -> None:
         _torch_problem("pkg/b.so", "libc10.so", "nvidia/cu13/lib, pkg"),
         _torch_problem("pkg/b.so", "libtorch.so", "nvidia/cu13/lib, pkg"),
     ]
-    assert _problem_lines(problems, verbose=False) == [
+    assert problem_lines(problems, verbose=False) == [
         (
             "2 files (pkg/a.so, pkg/b.so)",
             "needs libc10.so, libtorch.so: not found (they are torch's (torch/lib), which this wheel does "
@@ -32,7 +32,7 @@ def test_one_cause_is_one_line_whatever_each_file_searched() -> None:
         )
     ]
     # -v: each file's search path, so one line per search path.
-    assert [where for where, _ in _problem_lines(problems, verbose=True)] == ["pkg/a.so", "pkg/b.so"]
+    assert [where for where, _ in problem_lines(problems, verbose=True)] == ["pkg/a.so", "pkg/b.so"]
 
 
 def test_files_that_miss_different_sonames_for_one_cause_say_between_them() -> None:
@@ -40,7 +40,7 @@ def test_files_that_miss_different_sonames_for_one_cause_say_between_them() -> N
         _torch_problem("pkg/a.so", "libc10.so", "pkg"),
         _torch_problem("pkg/b.so", "libtorch_python.so", "pkg"),
     ]
-    ((where, message),) = _problem_lines(problems, verbose=False)
+    ((where, message),) = problem_lines(problems, verbose=False)
     assert where == "2 files (pkg/a.so, pkg/b.so)"
     assert message.startswith("needs libc10.so, libtorch_python.so between them: not found (they are torch's")
 
@@ -55,7 +55,7 @@ def test_problems_without_a_cause_group_by_message_as_before() -> None:
         _torch_problem("pkg/a.so", "libc10.so", "pkg"),
         CheckProblem("bad-rpath", "pkg/c.so", None, "RPATH '' has an empty entry"),
     ]
-    assert _problem_lines(problems, verbose=False) == [
+    assert problem_lines(problems, verbose=False) == [
         ("2 files (pkg/a.so, pkg/b.so)", elsewhere),
         ("pkg/a.so", f"needs libc10.so: not found ({_TORCH})"),
         ("pkg/c.so", "RPATH '' has an empty entry"),

@@ -4,10 +4,29 @@ and the HTML page (``show --html``); each caller escapes and marks it up its own
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from slimwheel.check.model import Lookup
 
-__all__ = ["lookup_words", "search_path_words", "versions_words"]
+__all__ = ["Problem", "lookup_words", "problem_lines", "search_path_words", "versions_words"]
+
+_FILES_NAMED = 3  # files named on a line that many files share (verbose names them all)
+_SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
+
+
+class Problem(Protocol):
+    """What a line of problems is made of: a check Finding, or one of repair's CheckProblems."""
+
+    @property
+    def kind(self) -> object: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def soname(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def cause(self) -> str | None: ...
 
 
 def _same(text: str) -> str:
@@ -72,3 +91,63 @@ def lookup_words(
     if lookup.loaded_by:
         text += f" when loaded by {escape(lookup.loaded_by[0])}"
     return text
+
+
+def problem_lines(
+    problems: Sequence[Problem], *, verbose: bool, rest_named: str = "-v names them"
+) -> list[tuple[str, str]]:
+    """The lines that say ``problems`` (check's findings, repair's refusals): (the files, the
+    problem), in the order the problems come. Files with the same problem share a line, and so do
+    the sonames that the same files miss for the same reason; problems with one cause (a
+    ``Finding.cause``) share a line whatever each file searched, unless ``verbose``. A line names a
+    few files and says where the rest are named (``rest_named``)."""
+    from slimwheel.check.diagnose import plural
+
+    # One entry per line, by the first problem's place: the files, the sonames, and (for a cause)
+    # the (file, soname) pairs seen, to say when not every file misses every soname.
+    groups: dict[tuple[str, ...], tuple[dict[str, None], dict[str, None], set[tuple[str, str]]]] = {}
+    for problem in problems:
+        if problem.cause and problem.soname and not verbose:
+            key: tuple[str, ...] = ("cause", str(problem.kind), problem.cause)
+        elif problem.soname and problem.soname in problem.message:
+            key = ("message", problem.message.replace(problem.soname, _SONAMES, 1))
+        else:
+            key = ("message", problem.message)
+        paths, sonames, pairs = groups.setdefault(key, ({}, {}, set()))
+        paths[problem.path] = None
+        if problem.soname:
+            sonames[problem.soname] = None
+            pairs.add((problem.path, problem.soname))
+    lines: list[tuple[str, list[str]]] = []
+    for key, (paths, sonames, pairs) in groups.items():
+        if key[0] == "cause":
+            missed = sorted(sonames)
+            between = " between them" if len(paths) > 1 and len(pairs) < len(paths) * len(missed) else ""
+            cause = plural(f"; {key[2]}")[2:] if len(missed) > 1 else key[2]  # its words follow a "; "
+            lines.append((f"needs {', '.join(missed)}{between}: not found ({cause})", list(paths)))
+            continue
+        template = key[1]
+        if _SONAMES not in template:
+            lines.append((template, list(paths)))
+            continue
+        place = {path: index for index, path in enumerate(paths)}
+        files_of: dict[str, list[str]] = {}
+        for path, soname in sorted(pairs, key=lambda pair: (place[pair[0]], pair[1])):
+            files_of.setdefault(soname, []).append(path)
+        # By message, the sonames that the same files miss share a line.
+        sonames_of: dict[tuple[str, ...], list[str]] = {}
+        for soname in sonames:
+            sonames_of.setdefault(tuple(files_of[soname]), []).append(soname)
+        for sharing, together in sonames_of.items():
+            text = template.replace(_SONAMES, ", ".join(together), 1)
+            lines.append((plural(text) if len(together) > 1 else text, list(sharing)))
+    said: list[tuple[str, str]] = []
+    for text, files in lines:
+        shown = files if verbose or len(files) <= _FILES_NAMED else files[:_FILES_NAMED]
+        where = ", ".join(p for p in shown if p)
+        if len(shown) < len(files):
+            where += f" and {len(files) - len(shown)} more ({rest_named})"
+        if len(files) > 1:
+            where = f"{len(files)} files ({where})"
+        said.append((where, text))
+    return said

@@ -10,6 +10,7 @@ from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, 
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
     from slimwheel.check import CheckReport, Lookup
@@ -139,8 +140,26 @@ def _render(report: CheckReport, settings: Output) -> None:
         for finding in report.findings:
             findings.add_row(finding.severity.value, escape(finding.path), escape(finding.message))
         out.print(findings)
+    _errors_by_cause(report, out)
     verdict = "[red]fails[/red]" if report.has_errors else "[green]passes[/green]"
     out.print(f"{verdict}: {report.errors} errors, {report.warnings} warnings")
+
+
+def _errors_by_cause(report: CheckReport, out: Console) -> None:
+    """The errors again, files and sonames of one cause on one line, where that says them in fewer
+    lines (fbgemm-gpu 1.9.0: 89 errors of torch's libraries not found, one line on --preloaded torch)."""
+    from rich.markup import escape
+
+    from slimwheel.check.words import problem_lines
+    from slimwheel.findings import Severity
+
+    errors = [finding for finding in report.findings if finding.severity is Severity.ERROR]
+    lines = problem_lines(errors, verbose=False, rest_named="the findings name them")
+    if len(lines) >= len(errors):
+        return
+    out.print(f"The {len(errors)} errors by cause:")
+    for where, message in lines:
+        out.print(f"  {escape(where)}: {escape(message)}" if where else f"  {escape(message)}")
 
 
 def _requirements_table(report: CheckReport, settings: Output) -> Table:

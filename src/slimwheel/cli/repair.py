@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from slimwheel.cli._output import Output
     from slimwheel.repair import EmbeddedLoader, RepairPlan
     from slimwheel.repair.environment import BuildEnvironment
-    from slimwheel.repair.pipeline import CheckProblem, OutputCheck, RepairOutcome, RepairRefusedError
+    from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
     from slimwheel.wheel import Wheel
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
@@ -342,10 +342,6 @@ def _say_refused(refused: RepairRefusedError, out: Output) -> None:
     _say_problems(name, refused.outcome.check, out)
 
 
-_FILES_NAMED = 3  # files named on a line that many files share (-v names them all)
-_SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
-
-
 def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
     """One line per problem: the files, the sonames and why; what repair caused apart from what it
     found. Files with the same problem share a line (pylibcudf's 129 extensions that each need
@@ -353,66 +349,14 @@ def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
     for the same reason (cuequivariance's extension needs six of torch's libraries: one line, not six).
     Problems with one cause, whatever each file searched, share a line unless -v asks for each: fbgemm-gpu's
     17 extensions that need torch's libraries are one line on --preloaded torch, not ten."""
+    from slimwheel.check.words import problem_lines
+
     for label, problems in (
         ("repair introduced", check.introduced),
         ("the input had it too", check.inherited),
     ):
-        for where, message in _problem_lines(problems, verbose=bool(out.verbose)):
+        for where, message in problem_lines(problems, verbose=bool(out.verbose)):
             out.error(f"{name}: {where}: {message} [{label}]" if where else f"{name}: {message} [{label}]")
-
-
-def _problem_lines(problems: Sequence[CheckProblem], *, verbose: bool) -> list[tuple[str, str]]:
-    """The lines that say ``problems``: (the files, the problem), in the order the problems come."""
-    from slimwheel.check.diagnose import plural
-
-    # One entry per line, by the first problem's place: the files, the sonames, and (for a cause)
-    # the (file, soname) pairs seen, to say when not every file misses every soname.
-    groups: dict[tuple[str, ...], tuple[dict[str, None], dict[str, None], set[tuple[str, str]]]] = {}
-    for problem in problems:
-        if problem.cause and problem.soname and not verbose:
-            key: tuple[str, ...] = ("cause", problem.kind, problem.cause)
-        elif problem.soname and problem.soname in problem.message:
-            key = ("message", problem.message.replace(problem.soname, _SONAMES, 1))
-        else:
-            key = ("message", problem.message)
-        paths, sonames, pairs = groups.setdefault(key, ({}, {}, set()))
-        paths[problem.path] = None
-        if problem.soname:
-            sonames[problem.soname] = None
-            pairs.add((problem.path, problem.soname))
-    lines: list[tuple[str, list[str]]] = []
-    for key, (paths, sonames, pairs) in groups.items():
-        if key[0] == "cause":
-            missed = sorted(sonames)
-            between = " between them" if len(paths) > 1 and len(pairs) < len(paths) * len(missed) else ""
-            cause = plural(f"; {key[2]}")[2:] if len(missed) > 1 else key[2]  # its words follow a "; "
-            lines.append((f"needs {', '.join(missed)}{between}: not found ({cause})", list(paths)))
-            continue
-        template = key[1]
-        if _SONAMES not in template:
-            lines.append((template, list(paths)))
-            continue
-        place = {path: index for index, path in enumerate(paths)}
-        files_of: dict[str, list[str]] = {}
-        for path, soname in sorted(pairs, key=lambda pair: (place[pair[0]], pair[1])):
-            files_of.setdefault(soname, []).append(path)
-        # By message, the sonames that the same files miss share a line.
-        sonames_of: dict[tuple[str, ...], list[str]] = {}
-        for soname in sonames:
-            sonames_of.setdefault(tuple(files_of[soname]), []).append(soname)
-        for sharing, together in sonames_of.items():
-            text = template.replace(_SONAMES, ", ".join(together), 1)
-            lines.append((plural(text) if len(together) > 1 else text, list(sharing)))
-    said: list[tuple[str, str]] = []
-    for text, files in lines:
-        shown = files if verbose or len(files) <= _FILES_NAMED else files[:_FILES_NAMED]
-        where = ", ".join(p for p in shown if p)
-        if len(shown) < len(files):
-            where += f" and {len(files) - len(shown)} more (-v names them)"
-        if len(files) > 1:
-            where = f"{len(files)} files ({where})"
-        said.append((where, text))
-    return said
 
 
 def _say_check(outcome: RepairOutcome, settings: Output) -> None:
