@@ -643,6 +643,23 @@ CORPUS: tuple[CorpusWheel, ...] = (
         ),
         cuda_major=12,
     ),
+    CorpusWheel(
+        project="legate",
+        filename="legate-26.6.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+        sha256="74fc878835fcb2e5371799c087b41308931042171c626b390c5689199af3d695",
+        size=87_388_017,
+        vendors=(
+            "cuFile as auditwheel names it, legate.libs/libcufile-1ecaf17d.so.1.15.1: the file "
+            "libcufile.so.1.15.1, soname libcufile.so.0 (not .so.1, as the name suggests), NEEDED by HDF5's "
+            "GDS driver; NCCL from nvidia-nccl-cu13, which liblegate.so's RPATH does not reach"
+        ),
+        install_mb=450,  # nvidia-nccl-cu13, nvidia-cufile, nvidia-cuda-runtime, numpy, h5py
+        must_repair=True,
+        cuda_major=13,
+        adds=("nvidia-cuda-runtime", "nvidia-cufile"),
+        drops=1,
+        no_verify="its extension modules need the NVIDIA driver (libcuda.so.1), which this machine lacks",
+    ),
 )
 
 
