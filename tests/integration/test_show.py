@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import subprocess
 import sys
 from pathlib import Path
@@ -126,33 +127,36 @@ def test_renamed_and_plain_copies_match_exactly_by_sha256(
         assert copy.identified.candidates >= 2
 
 
-def test_a_copy_of_a_soname_no_wheel_ships_is_not_matched_to_another_majors_release(
-    catalog: Catalog, tmp_path: Path
-) -> None:
-    """MegEngine 1.13 vendors CUDA 10.1's libnvrtc.so.10.1, which no NVIDIA wheel ships: show matched
-    it to NVRTC 13 by its name and counted it as droppable, while repair kept it. Here a copy of
-    libcudss.so.9 (the catalog knows libcudss.so.0 and .so.1) is no release's, and nothing is saved."""
-    library = compile_shared(
-        tmp_path / "old/libcudss.so.9",
-        {"old.c": "int cudss_old(void) { return 9; }\n"},
-        soname="libcudss.so.9",
-    )
+def _wheel_vendoring(folder: Path, copy: str) -> Path:
+    """A wheel of ``pkg/_ext.so``, which needs a gcc-built library vendored as ``copy`` (its SONAME:
+    the file's name), found through an RPATH to the copy's folder."""
+    name = posixpath.basename(copy)
+    library = compile_shared(folder / "lib" / name, {"lib.c": "int lib(void) { return 1; }\n"}, soname=name)
     extension = compile_shared(
-        tmp_path / "ext/_old.so",
-        {"ext.c": "extern int cudss_old(void);\nint call(void) { return cudss_old(); }\n"},
+        folder / "ext/_ext.so",
+        {"ext.c": "extern int lib(void);\nint call(void) { return lib(); }\n"},
         link=[library],
-        rpath="$ORIGIN",
+        rpath="$ORIGIN/" + posixpath.relpath(posixpath.dirname(copy), "pkg"),
     )
-    wheel = make_wheel(
-        tmp_path,
-        "old",
-        "1.0",
-        {"old/_old.so": extension.read_bytes(), "old/libcudss.so.9": library.read_bytes()},
-        tag=TAG,
-    )
-    report = _show(wheel, catalog)
+    members = {"pkg/_ext.so": extension.read_bytes(), copy: library.read_bytes()}
+    return make_wheel(folder, "pkg", "1.0", members, tag=TAG)
+
+
+@pytest.mark.parametrize("soname", ["libcudss.so.9", "libcudss.so.0.7"])
+def test_a_copy_of_a_soname_no_wheel_ships_is_no_releases(
+    soname: str, catalog: Catalog, tmp_path: Path
+) -> None:
+    """A copy whose own soname no NVIDIA wheel ships is not matched to a release by its name, and
+    nothing is counted as saved (the catalog knows libcudss.so.0 and .so.1).
+
+    - libcudss.so.9, another major: MegEngine 1.13 vendors CUDA 10.1's libnvrtc.so.10.1, which show
+      matched to NVRTC 13 and counted as droppable, while repair kept it.
+    - libcudss.so.0.7, finer than a shipped soname: cntk-gpu 2.7 vendors CUDA 10.0's
+      libcurand.so.10.0 (its SONAME), which show matched to cuRAND 10.4's libcurand.so.10, which a
+      NEEDED of libcurand.so.10.0 does not find."""
+    report = _show(_wheel_vendoring(tmp_path, f"old/{soname}"), catalog)
     (copy,) = report.vendored
-    assert copy.original_soname == "libcudss.so.9"
+    assert copy.original_soname == soname
     assert copy.identified is None
     assert report.projected_size == report.size
 
@@ -199,29 +203,6 @@ def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
         ]
 
 
-def test_a_soname_the_copy_gives_is_not_matched_to_a_shorter_one(catalog: Catalog, tmp_path: Path) -> None:
-    """cntk-gpu 2.7 vendors CUDA 10.0's libcurand.so.10.0, its SONAME: show matched it to cuRAND 10.4
-    (CUDA 13), whose soname is libcurand.so.10, which a NEEDED of libcurand.so.10.0 does not find. A
-    copy whose own SONAME is libcudss.so.0.7 (the catalog knows libcudss.so.0) is no release's."""
-    library = compile_shared(
-        tmp_path / "old/libcudss.so.0.7",
-        {"old.c": "int cudss_old(void) { return 7; }\n"},
-        soname="libcudss.so.0.7",
-    )
-    extension = compile_shared(
-        tmp_path / "ext/_old.so",
-        {"ext.c": "extern int cudss_old(void);\nint call(void) { return cudss_old(); }\n"},
-        link=[library],
-        rpath="$ORIGIN",
-    )
-    members = {"old/_old.so": extension.read_bytes(), "old/libcudss.so.0.7": library.read_bytes()}
-    report = _show(make_wheel(tmp_path, "old", "1.0", members, tag=TAG), catalog)
-    (copy,) = report.vendored
-    assert copy.original_soname == "libcudss.so.0.7"
-    assert copy.identified is None
-    assert report.projected_size == report.size
-
-
 @pytest.mark.parametrize("runtime", ["libcudart.so.10.2", "libcudart.so.13"])
 def test_the_projected_size_counts_only_copies_the_linked_majors_wheels_replace(
     runtime: str, catalog: Catalog, tmp_path: Path
@@ -266,18 +247,7 @@ def test_a_copy_named_for_its_release_takes_that_releases_soname(tmp_path: Path)
     )  # fmt: skip
 
     def vendored(file_name: str) -> VendoredCopy:
-        folder = tmp_path / file_name
-        library = compile_shared(
-            folder / file_name, {"gds.c": "int gds(void) { return 1; }\n"}, soname=file_name
-        )
-        extension = compile_shared(
-            folder / "_gds.so",
-            {"ext.c": "extern int gds(void);\nint call(void) { return gds(); }\n"},
-            link=[library],
-            rpath="$ORIGIN/../gds.libs",
-        )
-        members = {"gds/_gds.so": extension.read_bytes(), f"gds.libs/{file_name}": library.read_bytes()}
-        (copy,) = _show(make_wheel(folder, "gds", "1.0", members, tag=TAG), catalog).vendored
+        (copy,) = _show(_wheel_vendoring(tmp_path / file_name, f"gds.libs/{file_name}"), catalog).vendored
         return copy
 
     copy = vendored("libcufile-1ecaf17d.so.1.15.1")
