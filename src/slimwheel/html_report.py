@@ -351,11 +351,11 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 def render_html(
     items: Sequence[tuple[WheelReport, RepairOutlook]],
     *,
-    checks: Sequence[CheckReport | None] = (),
+    checks: Sequence[CheckReport | str | None] = (),
     generator: str = "slimwheel",
 ) -> str:
     """One page for the reports of a run, each with its size map and tables; ``checks``, one per item
-    (None: not checked), adds check's tables to its wheel's section."""
+    (None: not checked; a string: why not), adds check's tables to its wheel's section."""
     if checks and len(checks) != len(items):
         raise ValueError(f"{len(checks)} check reports for {len(items)} wheels")
     title = ", ".join(report.filename for report, _ in items) or "no wheel"
@@ -377,7 +377,7 @@ def render_html(
     return "\n".join(parts)
 
 
-def _wheel_section(report: WheelReport, outlook: RepairOutlook, check: CheckReport | None) -> str:
+def _wheel_section(report: WheelReport, outlook: RepairOutlook, check: CheckReport | str | None) -> str:
     sizes = size_map(report, outlook)
     saved = sizes.size_before - sizes.size_after
     share = f" ({100 * saved / sizes.size_before:.0f}% smaller)" if sizes.size_before else ""
@@ -395,7 +395,9 @@ def _wheel_section(report: WheelReport, outlook: RepairOutlook, check: CheckRepo
         parts += [f"<li><code>{_e(line)}</code></li>" for line in outlook.requirements]
         parts.append("</ul>")
     parts += _tables(report, outlook)
-    if check is not None:
+    if isinstance(check, str):
+        parts.append(f'<p class="unchecked">{_e(check)}</p>')
+    elif check is not None:
         parts += _check_tables(check)
     parts.append("</section>")
     return "\n".join(parts)

@@ -267,6 +267,25 @@ def test_a_single_elf_file_gets_the_reports_projection(
     assert _parse(page).rects("before")
 
 
+@pytest.mark.parametrize("tag", ["py3-none-any", "cp312-cp312-win_amd64"])
+def test_a_wheel_check_cannot_place_gets_a_page_that_says_so(
+    tag: str, provider_catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pure wheel (holoscan 5.0.0) or a Windows one (torchvision's win_amd64): show said what it
+    holds, but --html ended in exit 2, passing on check's advice of --platform, which show has not."""
+    wheel = make_wheel(tmp_path, "meta", "1.0", {"meta/__init__.py": b""}, tag=tag)
+    page = tmp_path / "page.html"
+    assert main(["show", str(wheel), "--catalog", str(provider_catalog_file), "--html", str(page)]) == 0
+    capsys.readouterr()
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    tags = tag.rsplit("-", 1)[1]
+    assert (
+        f"check was not run: it simulates glibc's loader on one Linux platform, which this wheel's "
+        f"platform tags ({tags}) and ELF files do not name; `slimwheel check --platform "
+        "manylinux_x86_64` checks it as a Linux wheel"
+    ) in text
+
+
 def test_html_with_json_keeps_stdout_json_and_leaves_no_temporary(
     html_wheel: Path, provider_catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

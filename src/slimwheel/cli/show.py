@@ -111,22 +111,38 @@ def _write_page(args: argparse.Namespace, reports: Sequence[WheelReport], catalo
 
 def _checks(
     args: argparse.Namespace, paths: Sequence[Path], reports: Sequence[WheelReport], catalog: Catalog
-) -> list[CheckReport]:
+) -> list[CheckReport | str]:
     """What ``slimwheel check`` says of each wheel (its defaults: the wheel's platform, every CUDA major
-    its requirements allow), from the analysis already made. As check does, the index is resolved and
-    asked only when a library is left that only a non-NVIDIA requirement (torch...) can provide."""
+    its requirements allow), from the analysis already made; or why it was not run: a wheel for
+    Windows, or one whose tags and files name no platform (a pure ``py3-none-any`` wheel), which
+    check runs on only with ``--platform``, an option show does not have. As check does, the index
+    is resolved and asked only when a library is left that only a non-NVIDIA requirement (torch...)
+    can provide."""
     from slimwheel.check import check_wheel
+    from slimwheel.check.target import platform_of
     from slimwheel.cli._index import index_settings
+    from slimwheel.errors import InputError
     from slimwheel.index.cache import Cache
     from slimwheel.index.dist_files import IndexDistFiles
     from slimwheel.sources import open_source
 
-    checks = []
+    checks: list[CheckReport | str] = []
     with IndexDistFiles(
         lambda: index_settings(args), cache=Cache.default(), refresh=args.refresh
     ) as dist_files:
         for path, report in zip(paths, reports, strict=True):
             with open_source(path) as source:
+                machines = (elf.machine for elf in report.elf_files)
+                try:
+                    platform_of(source.filename, source.platform_tags, machines, None)
+                except InputError:
+                    tags = ", ".join(source.platform_tags) or "none"
+                    checks.append(
+                        "check was not run: it simulates glibc's loader on one Linux platform, which this "
+                        f"wheel's platform tags ({tags}) and ELF files do not name; `slimwheel check "
+                        "--platform manylinux_x86_64` checks it as a Linux wheel"
+                    )
+                    continue
                 checks.append(check_wheel(source, catalog, dist_files=dist_files, report=report))
     return checks
 
