@@ -660,6 +660,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         drops=1,
         no_verify="its extension modules need the NVIDIA driver (libcuda.so.1), which this machine lacks",
     ),
+    CorpusWheel(
+        project="torchao",
+        filename="torchao-0.18.0-cp310-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="6540b148e40ba81cbd4de86392225a076a1591146e9cebb099b3b234ba9feebe",
+        size=3_372_585,
+        vendors=(
+            "a torch extension for CUDA 13 (_C_cutlass_90a, _C_mxfp8) that needs libcudart.so.13 with no "
+            "RPATH and no requirement of torch or the runtime: torch's import loads both"
+        ),
+        install_mb=3000,  # torch 2.11 with its CUDA 13 NVIDIA wheels
+        must_repair=True,
+        options=("--preloaded", "torch"),
+        cuda_major=13,
+        adds=("nvidia-cuda-runtime",),
+    ),
 )
 
 
