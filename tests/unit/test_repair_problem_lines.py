@@ -60,3 +60,34 @@ def test_problems_without_a_cause_group_by_message_as_before() -> None:
         ("pkg/a.so", f"needs libc10.so: not found ({_TORCH})"),
         ("pkg/c.so", "RPATH '' has an empty entry"),
     ]
+
+
+def _host_product(path: str, soname: str, stem: str) -> CheckProblem:
+    cause = (
+        "it is part of TensorRT, and no NVIDIA wheel the catalog knows ships that soname: only TensorRT "
+        f"installed on the host provides it (--exclude {stem} leaves it to the host)"
+    )
+    return CheckProblem(
+        "unresolved-needed", path, soname, f"needs {soname}: not found (searched x; {cause})", cause
+    )
+
+
+def test_a_product_on_the_host_is_one_line_naming_every_exclude() -> None:
+    """onnxruntime-gpu 1.16.3's TensorRT provider needs three TensorRT 8 libraries, each hint naming its
+    own --exclude: one line, which names the three flags."""
+    problems = [
+        _host_product("ort/trt.so", "libnvonnxparser.so.8", "nvonnxparser"),
+        _host_product("ort/trt.so", "libnvinfer.so.8", "nvinfer"),
+        _host_product("ort/trt.so", "libnvinfer_plugin.so.8", "nvinfer_plugin"),
+    ]
+    assert problem_lines(problems, verbose=False) == [
+        (
+            "ort/trt.so",
+            "needs libnvinfer.so.8, libnvinfer_plugin.so.8, libnvonnxparser.so.8: not found (they are part "
+            "of TensorRT, and no NVIDIA wheel the catalog knows ships those sonames: only TensorRT installed "
+            "on the host provides them (--exclude nvinfer --exclude nvinfer_plugin --exclude nvonnxparser "
+            "leave them to the host))",
+        )
+    ]
+    ((_, one),) = problem_lines(problems[:1], verbose=False)
+    assert one.endswith("(--exclude nvonnxparser leaves it to the host))")

@@ -50,6 +50,7 @@ _PLURAL_WORDS = (
     ("; it is part of ", "; they are part of "),
     (" ships that soname: ", " ships those sonames: "),
     (" provides it (", " provides them ("),
+    (" leaves it to the host)", " leave them to the host)"),
     ("; it is ", "; they are "),
     (" which may ship it", " which may ship them"),
 )

@@ -3,6 +3,7 @@ and the HTML page (``show --html``); each caller escapes and marks it up its own
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -12,6 +13,8 @@ __all__ = ["Problem", "lookup_words", "problem_lines", "search_path_words", "ver
 
 _FILES_NAMED = 3  # files named on a line that many files share (verbose names them all)
 _SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
+_FLAGS = "\1"  # where a cause's --exclude flags stood, while the lines are grouped
+_EXCLUDE_FLAG = re.compile(r"--exclude ([\w.+-]+)")
 
 
 class Problem(Protocol):
@@ -106,9 +109,15 @@ def problem_lines(
     # One entry per line, by the first problem's place: the files, the sonames, and (for a cause)
     # the (file, soname) pairs seen, to say when not every file misses every soname.
     groups: dict[tuple[str, ...], tuple[dict[str, None], dict[str, None], set[tuple[str, str]]]] = {}
+    excludes: dict[tuple[str, ...], dict[str, None]] = {}  # a cause's --exclude flags, one per soname
     for problem in problems:
         if problem.cause and problem.soname and not verbose:
-            key: tuple[str, ...] = ("cause", str(problem.kind), problem.cause)
+            # "(--exclude nvinfer leaves it to the host)" names the soname's own flag: the sonames of
+            # one product share the line, which names every flag (TensorRT 8: nvinfer, nvinfer_plugin,
+            # nvonnxparser for onnxruntime-gpu 1.16).
+            flags = _EXCLUDE_FLAG.findall(problem.cause)
+            key: tuple[str, ...] = ("cause", str(problem.kind), _EXCLUDE_FLAG.sub(_FLAGS, problem.cause))
+            excludes.setdefault(key, {}).update(dict.fromkeys(flags))
         elif problem.soname and problem.soname in problem.message:
             key = ("message", problem.message.replace(problem.soname, _SONAMES, 1))
         else:
@@ -124,6 +133,9 @@ def problem_lines(
             missed = sorted(sonames)
             between = " between them" if len(paths) > 1 and len(pairs) < len(paths) * len(missed) else ""
             cause = plural(f"; {key[2]}")[2:] if len(missed) > 1 else key[2]  # its words follow a "; "
+            cause = cause.replace(
+                _FLAGS, " ".join(f"--exclude {stem}" for stem in sorted(excludes.get(key, ())))
+            )
             lines.append((f"needs {', '.join(missed)}{between}: not found ({cause})", list(paths)))
             continue
         template = key[1]
