@@ -162,6 +162,10 @@ def test_without_the_requirement_or_with_a_wrong_rpath_it_fails(
     assert "searched torch/lib" in message
     assert "torchlike installs it in torchlike/lib" in message
     assert "add RPATH '$ORIGIN/../torchlike/lib'" in message
+    # What holds for every file at this depth, whatever it searched: repair's refusal groups by it.
+    (finding,) = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert finding.cause == message.split("(searched torch/lib; ", 1)[1].removesuffix(")")
+    assert finding.cause.startswith("torchlike installs it in torchlike/lib: add RPATH")
 
 
 def test_a_range_that_admits_a_release_that_moved_the_library_fails_for_that_release(

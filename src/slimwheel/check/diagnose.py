@@ -265,6 +265,8 @@ class Diagnosis:
         else:
             searched = ", ".join(folder or "." for folder in check.searched)
             why = f"searched {searched}" if searched else "no RPATH/RUNPATH folder inside site-packages"
+            # What follows, from "; ", is the same for every file that misses it at this depth.
+            general = len(why)
             installs = sorted(
                 {
                     f"{distribution} installs it in {folder}"
@@ -283,7 +285,6 @@ class Diagnosis:
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
-                general = len(why)  # what follows, from "; ", is the same for every file that misses it
                 why += self._host_hint(soname)
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
@@ -297,7 +298,7 @@ class Diagnosis:
                 f"needs {soname}: not found{versions}{loader} ({why})",
                 soname,
                 lookup.versions,
-                cause=None if general is None else why[general:].removeprefix("; "),
+                cause=(why[general:].removeprefix("; ") or None) if general is not None else None,
             )
         )
 
