@@ -80,6 +80,7 @@ class Finding:
     message: str
     soname: str | None = None  # the DT_NEEDED it is about, if any
     versions: tuple[Pin, ...] = ()  # the provider versions it applies to; (): all of them
-    # Why, and what to do, in words that hold for every file it is said of (the message adds where
-    # this file searched): findings of one kind with the same cause have one fix.
+    # Of a soname not found (unresolved-needed): why, and what to do, in words that hold for every
+    # file it is said of (the message adds where this file searched); findings with the same cause
+    # have one fix, and check and repair say them on one line.
     cause: str | None = None

@@ -101,7 +101,7 @@ def problem_lines(
 ) -> list[tuple[str, str]]:
     """The lines that say ``problems`` (check's findings, repair's refusals): (the files, the
     problem), in the order the problems come. Files with the same problem share a line, and so do
-    the sonames that the same files miss for the same reason; problems with one cause (a
+    the sonames that the same files miss for the same reason; sonames not found for one cause (a
     ``Finding.cause``) share a line whatever each file searched, unless ``verbose``. A line names a
     few files and says where the rest are named (``rest_named``)."""
     from slimwheel.check.diagnose import plural
