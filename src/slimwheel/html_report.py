@@ -191,9 +191,9 @@ def size_map(report: WheelReport, outlook: RepairOutlook) -> SizeMap:
                     f"{library} (static)",
                     share,
                     Fate.NVIDIA_STAYS,
-                    f"{elf.path}: {library} linked statically, {symbols} symbols, "
-                    f"~{human_size(symbol_bytes)} of code (~{human_size(share)} in the wheel): stays, "
-                    "only a rebuild removes it",
+                    f"{elf.path}: {library} linked statically, {symbols} API symbols, "
+                    f"{human_size(symbol_bytes)} of code in them, more behind them (at least "
+                    f"~{human_size(share)} in the wheel): stays, only a rebuild removes it",
                 )
             )
         blocks.append(
@@ -495,7 +495,7 @@ def _tables(report: WheelReport, outlook: RepairOutlook) -> list[str]:
         parts.append(
             _table(
                 "NVIDIA code linked statically",
-                ("file", "library", "symbols", "~bytes", "exported", "version strings"),
+                ("file", "library", "API symbols", "their bytes", "exported", "version strings"),
                 [
                     (
                         code.path,

@@ -135,8 +135,8 @@ def analyse_wheel(
                         severity,
                         item.member.name,
                         f"contains {code.library} code statically "
-                        f"({code.symbols} symbols, ~{code.symbol_bytes} bytes"
-                        f"{', exported' if code.exported else ''}); {what}",
+                        f"({code.symbols} API symbols of {code.symbol_bytes} bytes"
+                        f"{', exported' if code.exported else ''}; its internals are not sized); {what}",
                     )
                 )
             for load in loaded:

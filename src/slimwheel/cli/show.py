@@ -193,7 +193,7 @@ def _render(report: WheelReport, settings: Output) -> None:
     if report.static:
         static = settings.table(
             "NVIDIA code linked statically",
-            ("file", "library", "symbols", "~bytes", "exported", "version strings"),
+            ("file", "library", "API symbols", "their bytes", "exported", "version strings"),
         )
         for code in report.static:
             static.add_row(
