@@ -207,7 +207,6 @@ def _find_vendored(
             and identified is not None
             and (
                 identified.confidence is Confidence.EXACT
-                or (identified.by_the_file and identified.soname.startswith(original + "."))
                 or (identified.confidence is Confidence.BY_NAME and not _refines(original, identified.soname))
             )
         ):

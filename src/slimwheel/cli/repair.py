@@ -348,7 +348,7 @@ def _say_problems(name: str, check: OutputCheck, out: Output) -> None:
     libcudf.so from another wheel: one line, not 129), and so do the sonames that the same files miss
     for the same reason (cuequivariance's extension needs six of torch's libraries: one line, not six).
     Problems with one cause, whatever each file searched, share a line unless -v asks for each: fbgemm-gpu's
-    17 extensions that need torch's libraries are one line on --preloaded torch, not ten."""
+    19 files that need torch's libraries are one line on --preloaded torch, not ten."""
     from slimwheel.check.words import problem_lines
 
     for label, problems in (
