@@ -6,6 +6,7 @@ each case names the real wheel that taught it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -535,6 +536,47 @@ def test_requirements_of_two_extras_need_not_agree_but_those_of_one_extra_must()
             RepairError, match="with the extra 'c': no release of nvidia-cudnn-cu12 satisfies"
         ):
             _plan(report, *extra_lines)
+
+
+@pytest.mark.parametrize(
+    ("requires", "linked", "kept"),
+    [
+        # jammi-ai-native-cu12 0.54: ``==12.6.*`` above the floor, the first release shipping the library
+        ("nvidia-cudnn-cu12==9.8.*", {}, True),
+        ("nvidia-cudnn-cu12>9.1.0.70", {}, True),
+        ("nvidia-cudnn-cu12==9.9.*", {}, False),  # no release the range allows ships it
+        ("nvidia-cudnn-cu12<9.1", {}, False),  # only releases below the floor
+        ("nvidia-cudnn-cu12==9.8.*", {"cudnn": "9.1.0.70"}, False),  # the version linked, not a floor
+    ],
+)
+def test_a_range_the_wheel_asks_for_holds_if_it_allows_a_release_at_or_above_a_floor(
+    requires: str, linked: dict[str, str], kept: bool
+) -> None:
+    report = _report("libcudnn.so.9")
+    if not kept:
+        with pytest.raises(
+            RepairError, match=r"the wheel requires nvidia-cudnn-cu12.* but was linked against"
+        ):
+            _plan(report, requires, linked_versions=linked)
+        return
+    plan = _plan(report, requires, linked_versions=linked)
+    assert plan.requirements == ()
+    assert plan.kept_requirements == (requires,)
+
+
+@pytest.mark.parametrize(("gated", "kept"), [("cutensor-cu12==2.7.*", True), ("cutensor-cu12==2.9.*", False)])
+def test_a_range_behind_an_extra_made_hard_holds_if_it_allows_a_release_at_or_above_a_floor(
+    gated: str, kept: bool
+) -> None:
+    """A dropped copy makes the extra's requirement hard, merged with the floor's range (2.0.0, the
+    first release shipping both libraries, up to 2.8.0, which drops one)."""
+    report = _with_copies(linked=True)
+    if not kept:
+        with pytest.raises(RepairError, match=re.escape("the wheel asks for cutensor-cu12==2.9.*")):
+            _plan(report, f'{gated}; extra == "gpu"')
+        return
+    (added,) = _plan(report, f'{gated}; extra == "gpu"').requirements
+    assert added.requirement.startswith("cutensor-cu12==2.7.*")
 
 
 @pytest.mark.parametrize(

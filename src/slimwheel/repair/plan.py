@@ -598,6 +598,7 @@ def _is_version(text: str) -> bool:
 
 # The linked version's source when nothing told it: a floor ``plan_repair``'s ``floors`` may replace.
 _FIRST_RELEASE = "first release"
+_SYMBOLS = "symbols: "  # begins the source of a floor found from the symbols the wheel imports
 
 
 def _linked_version(
@@ -627,7 +628,7 @@ def _linked_version(
             return found.version, f"vendored copy ({found.confidence.value})"
     floor = context.floors.get(provider.distribution)
     if floor is not None:
-        return floor.version, f"symbols: {floor.reason}"
+        return floor.version, f"{_SYMBOLS}{floor.reason}"
     first = _first_release_with(catalog, provider, platform)
     warnings.append(
         f"{name}: the linked version of {provider.distribution} is unknown; assuming {first}, the first "
@@ -967,7 +968,7 @@ def _plan_distribution(
         requirement_text = through[0].text
     elif always:
         for wheel_requirement in always:
-            if not wheel_requirement.requirement.specifier.contains(linked, prereleases=True):
+            if not _admits(wheel_requirement.requirement.specifier, choices, linked, context):
                 raise RepairError(
                     f"the wheel requires {wheel_requirement.text} but was linked against {distribution} "
                     f"{linked}",
@@ -989,7 +990,7 @@ def _plan_distribution(
         for wheel_requirement in gated:  # the author's range still holds once the requirement is hard
             parts = merge_specifiers(parts, wheel_requirement.requirement.specifier)
         requirement_text = f"{distribution}{','.join(parts)}"
-        if not SpecifierSet(",".join(parts)).contains(linked, prereleases=True):
+        if not _admits(SpecifierSet(",".join(parts)), choices, linked, context):
             raise RepairError(
                 f"the wheel asks for {', '.join(w.text for w in gated)} but was linked against "
                 f"{distribution} {linked}",
@@ -1015,6 +1016,32 @@ def _plan_distribution(
                 "(--keep-extras-optional keeps it optional and the vendored copies in)"
             )
     _record_choices(choices, requirement_text, linked, context, draft, optional=optional)
+
+
+def _is_floor(source: str) -> bool:
+    """Whether a linked version's source names only the oldest release that could serve (what the
+    wheel imports, or the first release shipping the library), not the release built against."""
+    return source == _FIRST_RELEASE or source.startswith(_SYMBOLS)
+
+
+def _admits(specifier: SpecifierSet, choices: Sequence[_Choice], linked: str, context: _Context) -> bool:
+    """Whether a range the wheel asks for allows what it was linked against: the version itself, or,
+    where that is a floor (:func:`_is_floor`), a release at or above it that ships each library.
+    jammi-ai-native-cu12 0.54 requires ``nvidia-cublas-cu12==12.6.*``; the oldest release exporting
+    what it imports is 12.0.1.189, which that range leaves out, and repair refused it."""
+    if specifier.contains(linked, prereleases=True):
+        return True
+    if not all(_is_floor(choice.source) for choice in choices):
+        return False
+    floor = Version(linked)
+    paths = {choice.provider.library.path for choice in choices}
+    for release in context.catalog.releases_of(choices[0].provider.distribution):
+        if release.parsed_version < floor or not specifier.contains(release.version, prereleases=True):
+            continue
+        wheel = release.wheel_for(context.platform)
+        if wheel is not None and paths <= {library.path for library in wheel.libraries}:
+            return True
+    return False
 
 
 def _record_choices(
