@@ -19,7 +19,8 @@ import pytest
 
 from slimwheel.analysis import inspect as inspection
 from slimwheel.analysis import static
-from slimwheel.elf import read_elf_file, segment_after_section_headers
+from slimwheel.catalog.exports import read_view
+from slimwheel.elf import keep, read_elf_file, segment_after_section_headers
 from slimwheel.repair import apply
 from slimwheel.repair.plan import ElfEdit
 from slimwheel.wheel import Wheel
@@ -414,3 +415,28 @@ def test_a_big_library_patchelf_moved_is_spooled_at_once_not_viewed_twice(
     assert spooled is not None
     assert spooled == viewed
     assert spooled.rodata_strings == ("cuBLAS 12.4.5",)
+
+
+@pytest.mark.parametrize(("limit", "told"), [(8 << 20, True), (16, False)])
+def test_the_saved_tables_hold_the_relocations_that_tell_the_bound_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, told: bool
+) -> None:
+    """The symbol floors read a file's imports from the tables the analysis saved (4 KiB ends here);
+    with its relocation tables, which imports the loader binds, unless those are over the limit."""
+    monkeypatch.setattr(inspection, "_VIEW_HEAD", 4096)
+    monkeypatch.setattr(inspection, "_VIEW_TAIL", 4096)
+    monkeypatch.setattr(inspection, "_RELOCATIONS_SAVED", limit)
+    monkeypatch.setattr(inspection, "EDIT_ENDS", 4096)  # the saved ends, which would hold it whole
+    monkeypatch.setattr(keep, "EDIT_ENDS", 4096)
+    wheel_path, _edit = _narrow_planning(tmp_path, monkeypatch)
+    with Wheel.open(wheel_path) as wheel:
+        member = wheel.member("moved/libmoved.so")
+        saved = _read_with_cache(wheel, tmp_path / "tables").saved_tables(member)
+        assert saved is not None
+        facts = read_view(saved.open(), where=member.name, symbols=True, defined=False, relocations=True)
+    assert facts is not None
+    assert facts.undefined_symbols
+    relocations = [s for s in facts.sections if s.name.startswith(".rela")]
+    assert relocations
+    assert all(s.offset > 4096 and s.offset + s.size < member.file_size - 4096 for s in relocations)
+    assert (facts.unbound_imports is not None) is told

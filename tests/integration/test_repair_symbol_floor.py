@@ -21,6 +21,7 @@ import pytest
 from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
+from slimwheel.elf import read_elf_file
 from tests.support.elfbuild import compile_shared, find_tool
 from tests.support.index_server import IndexServer
 from tests.support.wheels import make_wheel
@@ -183,6 +184,31 @@ def test_unversioned_imports_of_another_library_do_not_count(
         {f"pkg/{EXTENSION}": extension, "pkg/libbar.so.0": bar.read_bytes()},
         tag=TAG,
     )
+    added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
+    assert added["linked_version"] == "1.1.0"
+    assert "1.0.0 lacks foo_a" in added["version_source"]
+
+
+def test_a_reference_no_relocation_uses_does_not_raise_the_floor(
+    built: Callable[[bool], dict[str, Any]],
+    isolated_env: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """jammi-ai-native-cu12 0.54 lists 30 NCCL functions newer than the NCCL it requires
+    (``ncclCommShrink``) in its dynamic symbols, but no relocation uses them: the loader never looks
+    them up. Here foo_c (1.3.0 on) is referenced only from a section that is not loaded."""
+    releases = built(False)
+    server = index_server(releases["index"])
+    source = (
+        "int foo_a(void);\nint PyInit__ext(void) { return foo_a(); }\n"
+        '__asm__(".section .comment.refs,\\"\\",@progbits\\n.quad foo_c\\n.previous");\n'
+    )
+    built_extension = compile_shared(
+        isolated_env / "unbound" / EXTENSION, {"ext.c": source}, link=[releases["libraries"]["1.1.0"]]
+    )
+    assert "foo_c" in {s.name for s in read_elf_file(built_extension).undefined_symbols}
+    wheel = _wheel(isolated_env, built_extension.read_bytes())
     added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
     assert added["linked_version"] == "1.1.0"
     assert "1.0.0 lacks foo_a" in added["version_source"]

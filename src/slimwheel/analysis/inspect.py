@@ -34,6 +34,7 @@ from slimwheel.elf import (
     known_table_ranges,
     ranges_to_keep,
     read_elf,
+    relocation_ranges,
     scan_symbols,
     segment_after_section_headers,
     table_ranges,
@@ -81,6 +82,9 @@ _PEEK = 64 << 10  # what that check reads: the ELF and program headers
 _SPOOL_MOVED_ABOVE = 128 << 20
 _SMALL_END = 256 << 10  # head and tail kept once the tables' ranges are known
 _EXTRA_LIMIT = 48 << 20  # bytes kept beyond a view's head, tail and segments before spooling instead
+# The relocation tables saved with a member's tables at most: jammi-ai-native-cu12's 198 MB extension
+# has 5.7 MB; a torch library's tens of MB are left out (its bound imports are then not told).
+_RELOCATIONS_SAVED = 8 << 20
 _VIEW_PASSES = 3  # inflating passes of a view that missed a range, before spooling instead
 
 
@@ -300,6 +304,11 @@ def _saving_tables(
     # same name (auditwheel's output) saves beside it, not over it.
     key = hashlib.sha256(f"{member.name}\0{member.file_size}\0{member.crc}".encode()).hexdigest()[:32]
     ranges = edit_ranges(prefix, member.file_size, inspection.facts.sections)
+    # The relocations too, where the content holds them and they are small: the floors read from
+    # these tables which imports are bound (repair.floors).
+    relocations = relocation_ranges(inspection.facts.sections, limit=_RELOCATIONS_SAVED)
+    if not isinstance(content, MemberView) or all(content.has_range(o, n) for o, n in relocations):
+        ranges.extend(relocations)
     saved = SavedRanges.save(member.name, member.file_size, stream, ranges, folder / f"{key}.tables")
     return replace(inspection, saved=saved)
 

@@ -44,6 +44,7 @@ __all__ = [
     "imports_from",
     "oldest_exporting",
     "read_member_elf",
+    "read_view",
 ]
 
 _FORMAT = "slimwheel-exports 1"
@@ -121,7 +122,8 @@ def imports_from(facts: Iterable[ElfFacts], soname: str, *, needed_as: Iterable[
     references are left out: they resolve to nothing when missing, and the file copes
     (``__gmon_start__``). Unversioned references count only from files that need the library and
     bind no version of it (a library without version nodes): whether they come from it is told by
-    what it exports."""
+    what it exports. Nor do references no relocation uses, where the file says which those are
+    (:attr:`~slimwheel.elf.ElfFacts.unbound_imports`): the loader never looks them up."""
     names = {soname, *needed_as}
     versioned: set[tuple[str, str]] = set()
     unversioned: set[str] = set()
@@ -129,8 +131,9 @@ def imports_from(facts: Iterable[ElfFacts], soname: str, *, needed_as: Iterable[
         if names.isdisjoint(file.needed):
             continue
         binds_versions = any(need.file in names for need in file.version_needs)
+        unbound = file.unbound_imports or frozenset()
         for symbol in file.undefined_symbols:
-            if symbol.binding == "weak":
+            if symbol.binding == "weak" or symbol.name in unbound:
                 continue
             if symbol.library in names and symbol.version is not None:
                 versioned.add((symbol.name, symbol.version))
@@ -201,7 +204,7 @@ class IndexExports:
                 where, member.file_size, chunks, head=_VIEW_HEAD, tail=_VIEW_TAIL, keep=ranges_to_keep
             )
         try:
-            facts = _read_view(view, where=where, symbols=True, defined=True)
+            facts = read_view(view, where=where, symbols=True, defined=True)
         except MissingRangeError:  # a table elsewhere: rare
             with client.open_wheel(files[0], max_memory=_REMOTE_MEMORY) as wheel:
                 facts = read_member_elf(wheel, member.name, where=where, symbols=True)
@@ -215,29 +218,45 @@ def read_member_elf(
     where: str,
     symbols: bool,
     defined: bool = True,
+    relocations: bool = False,
     head: int = _VIEW_HEAD,
     tail: int = _VIEW_TAIL,
 ) -> ElfFacts | None:
     """The ELF facts of member ``name`` (with its dynamic symbols when ``symbols``; never ``.symtab``),
     inflating it once while streaming and keeping only ``head`` and ``tail`` bytes and its tables;
     spooled whole only when a table lies elsewhere. None for a member that is not ELF; ElfError for
-    one that does not parse. ``where`` names it in errors; ``defined=False``: only undefined symbols."""
+    one that does not parse. ``where`` names it in errors; ``defined=False``: only undefined symbols;
+    ``relocations``: the relocations too, where the kept bytes hold them (see :func:`read_view`)."""
     try:
         with wheel.member_view(name, head=head, tail=tail, keep=ranges_to_keep) as view:
-            return _read_view(view, where=where, symbols=symbols, defined=defined)
+            return read_view(view, where=where, symbols=symbols, defined=defined, relocations=relocations)
     except MissingRangeError:
         pass
     with wheel.seekable_member(name) as whole:
-        return read_elf(whole, path=where, symbols=symbols, symtab=False, defined=defined)
+        return read_elf(
+            whole, path=where, symbols=symbols, symtab=False, defined=defined, relocations=relocations
+        )
 
 
-def _read_view(view: MemberView, *, where: str, symbols: bool, defined: bool) -> ElfFacts | None:
-    """``read_member_elf``'s read of a view (closed after): None when it is not ELF;
-    MissingRangeError when a table lies outside what it kept."""
+def read_view(
+    view: MemberView, *, where: str, symbols: bool, defined: bool, relocations: bool = False
+) -> ElfFacts | None:
+    """The ELF facts of a member from a view of it (closed after): None when it is not ELF;
+    MissingRangeError when a table lies outside what it kept. The relocations are read only when the
+    view kept them: they are the biggest table, and a file read without them only counts as imports
+    symbols the loader may never look up (``unbound_imports`` is None)."""
     with view:
         stream = cast(BinaryIO, view)
         if stream.read(4) != ELF_MAGIC:
             return None
+        if relocations:
+            stream.seek(0)
+            try:
+                return read_elf(
+                    stream, path=where, symbols=symbols, symtab=False, defined=defined, relocations=True
+                )
+            except MissingRangeError:
+                pass
         stream.seek(0)
         return read_elf(stream, path=where, symbols=symbols, symtab=False, defined=defined)
 

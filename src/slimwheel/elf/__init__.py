@@ -29,6 +29,7 @@ from slimwheel.elf.keep import (
     edit_ranges,
     known_table_ranges,
     ranges_to_keep,
+    relocation_ranges,
     segment_after_section_headers,
     table_ranges,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "read_elf",
     "read_elf_file",
     "read_section",
+    "relocation_ranges",
     "scan_symbols",
     "segment_after_section_headers",
     "table_ranges",

@@ -22,6 +22,8 @@ from slimwheel.elf.format import (
     _SHT_GNU_VERSYM,
     _SHT_NOTE,
     _SHT_PROGBITS,
+    _SHT_REL,
+    _SHT_RELA,
     _SHT_STRTAB,
     _SHT_SYMTAB,
     is_elf,
@@ -32,6 +34,7 @@ __all__ = [
     "edit_ranges",
     "known_table_ranges",
     "ranges_to_keep",
+    "relocation_ranges",
     "segment_after_section_headers",
     "table_ranges",
 ]
@@ -191,6 +194,14 @@ def known_table_ranges(
         and section.size
         and (symbol_table or not (section.kind == _SHT_SYMTAB or section.name == ".strtab"))
     ]
+
+
+def relocation_ranges(sections: Iterable[_SectionLike], *, limit: int) -> list[tuple[int, int]]:
+    """(offset, length) of the relocation tables (``.rela.dyn``, ``.rela.plt``), which tell the
+    imports the loader binds (``read_elf(..., relocations=True)``): all of them when together they
+    take at most ``limit`` bytes, else none, as part of them would tell nothing."""
+    ranges = [(s.offset, s.size) for s in sections if s.kind in (_SHT_RELA, _SHT_REL) and s.size]
+    return ranges if sum(size for _, size in ranges) <= limit else []
 
 
 def edit_ranges(prefix: bytes, size: int, sections: Iterable[_SectionLike]) -> list[tuple[int, int]]:

@@ -15,8 +15,15 @@ from slimwheel.elf.format import (
     _BINDINGS,
     _DT_GNU_HASH,
     _DT_HASH,
+    _DT_JMPREL,
     _DT_NEEDED,
     _DT_NULL,
+    _DT_PLTREL,
+    _DT_PLTRELSZ,
+    _DT_REL,
+    _DT_RELA,
+    _DT_RELASZ,
+    _DT_RELSZ,
     _DT_RPATH,
     _DT_RUNPATH,
     _DT_SONAME,
@@ -135,6 +142,9 @@ class ElfFacts:
     sections: tuple[Section, ...]
     build_id: str | None
     file_size: int
+    # The undefined dynamic symbols no dynamic relocation refers to, which the loader never binds
+    # (``read_elf(..., relocations=True)``); None when the relocations were not read.
+    unbound_imports: frozenset[str] | None = None
 
     def section(self, name: str) -> Section | None:
         for section in self.sections:
@@ -171,24 +181,36 @@ class ElfFacts:
         return any(s.kind == _SHT_SYMTAB for s in self.sections)
 
 
-def read_elf_file(path: str | os.PathLike[str], *, symbols: bool = True) -> ElfFacts:
+def read_elf_file(
+    path: str | os.PathLike[str], *, symbols: bool = True, relocations: bool = False
+) -> ElfFacts:
     """Read ``path``; OSError (missing or unreadable file) propagates, bad bytes raise ElfError."""
     with Path(path).open("rb") as stream:
-        return read_elf(stream, path=os.fspath(path), symbols=symbols)
+        return read_elf(stream, path=os.fspath(path), symbols=symbols, relocations=relocations)
 
 
 def read_elf(
-    stream: BinaryIO, *, path: str, symbols: bool = True, symtab: bool = True, defined: bool = True
+    stream: BinaryIO,
+    *,
+    path: str,
+    symbols: bool = True,
+    symtab: bool = True,
+    defined: bool = True,
+    relocations: bool = False,
 ) -> ElfFacts:
     """Read the facts of the ELF file in ``stream`` (seekable; the file starts at offset 0).
 
     ``path`` only names the file in errors. ``symbols=False`` skips the symbol tables, which are the
     only big reads; ``symtab=False`` only ``.symtab`` (the dynamic symbols are read); ``defined=False``
     reads only the undefined dynamic symbols (what a file imports; a C++ library defines 90,000).
+    ``relocations`` (with ``symbols``) reads the dynamic relocations too, to tell the imports the loader
+    never binds (:attr:`ElfFacts.unbound_imports`).
     OSError from the stream propagates; every problem with the bytes is an ElfError.
     """
     try:
-        return _Parser(stream, path).parse(symbols=symbols, symtab=symtab, defined=defined)
+        return _Parser(stream, path).parse(
+            symbols=symbols, symtab=symtab, defined=defined, relocations=relocations
+        )
     except OSError:
         raise
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
@@ -317,7 +339,9 @@ class _Parser:
 
     # -- headers --------------------------------------------------------------------------------
 
-    def parse(self, *, symbols: bool, symtab: bool = True, defined: bool = True) -> ElfFacts:
+    def parse(
+        self, *, symbols: bool, symtab: bool = True, defined: bool = True, relocations: bool = False
+    ) -> ElfFacts:
         e_type, e_machine = self.read_headers()
         order = self.layout.order
         if e_machine == _EM_PPC64:
@@ -348,9 +372,13 @@ class _Parser:
         exported: tuple[Symbol, ...] = ()
         undefined: tuple[Symbol, ...] = ()
         symbol_table: tuple[Symbol, ...] | None = None
+        unbound: frozenset[str] | None = None
         if symbols:
             version_names = {**need_index, **{i: (None, name) for i, name in def_index.items()}}
-            exported, undefined = self.read_dynamic_symbols(values, dynstr, version_names, defined=defined)
+            bound = self.relocated_symbols(values) if relocations else None
+            exported, undefined, unbound = self.read_dynamic_symbols(
+                values, dynstr, version_names, defined=defined, bound=bound
+            )
             symbol_table = self.read_symtab() if symtab else None
 
         return ElfFacts(
@@ -370,6 +398,7 @@ class _Parser:
             sections=tuple(Section(sh.name, sh.kind, sh.offset, sh.size, sh.flags) for sh in self.shdrs),
             build_id=self.read_build_id(),
             file_size=self.file_size,
+            unbound_imports=unbound,
         )
 
     def read_headers(self) -> tuple[int, int]:
@@ -664,18 +693,21 @@ class _Parser:
         version_names: dict[int, tuple[str | None, str]],
         *,
         defined: bool = True,
-    ) -> tuple[tuple[Symbol, ...], tuple[Symbol, ...]]:
-        """The defined (non-local) and the undefined dynamic symbols; ``version_names``: a version
+        bound: frozenset[int] | None = None,
+    ) -> tuple[tuple[Symbol, ...], tuple[Symbol, ...], frozenset[str] | None]:
+        """The defined (non-local) and the undefined dynamic symbols, and the names of the undefined
+        ones whose index is not in ``bound`` (None without ``bound``); ``version_names``: a version
         index -> (the file a version need names, None for a definition; the version's name)."""
         table = self.dynamic_symbol_table(values, dynstr)
         if table is None:
-            return (), ()
+            return (), (), None if bound is None else frozenset()
         region, strings = table
         strings.load()
         versions = self.read_versym(values, self.symbol_count(region))
         rows = self.symbol_rows(region)
         exported: list[Symbol] = []
         undefined: list[Symbol] = []
+        unbound: set[str] = set()
         for position, (name_offset, info, shndx, size) in enumerate(rows):
             if name_offset == 0 or (not defined and shndx != _SHN_UNDEF):
                 continue
@@ -691,9 +723,42 @@ class _Parser:
             kind = _KINDS.get(info & 0xF, "other")
             if shndx == _SHN_UNDEF:
                 undefined.append(Symbol(name, size, kind, binding, version, shndx, library))
+                if bound is not None and position not in bound:
+                    unbound.add(name)
             else:
                 exported.append(Symbol(name, size, kind, binding, version, shndx))
-        return tuple(exported), tuple(undefined)
+        return tuple(exported), tuple(undefined), None if bound is None else frozenset(unbound)
+
+    def relocated_symbols(self, values: dict[int, int]) -> frozenset[int] | None:
+        """The indexes of the dynamic symbols the dynamic relocations refer to (``.rela.dyn`` and
+        ``.rela.plt``, or their REL forms), read a piece at a time; None when the dynamic section
+        locates none of them in the file (the imports' use is then unknown).
+
+        A symbol no relocation names is never looked up by the loader: jammi-ai-native-cu12 0.54's
+        extension lists 30 newer NCCL functions (``ncclCommShrink``) no relocation uses, left by code
+        its linker removed; counting them put NCCL's floor above the release it was built against."""
+        wide = self.layout.elf_class == 64
+        tables = [(_DT_RELA, _DT_RELASZ, True), (_DT_REL, _DT_RELSZ, False)]
+        if _DT_JMPREL in values:
+            tables.append((_DT_JMPREL, _DT_PLTRELSZ, values.get(_DT_PLTREL, _DT_RELA) == _DT_RELA))
+        found: set[int] = set()
+        read_any = False
+        for address_tag, size_tag, addend in tables:
+            if address_tag not in values or not values.get(size_tag):
+                continue
+            # r_offset, r_info (, r_addend): the symbol index is r_info's high 32 bits, or high 24.
+            entry = struct.Struct(
+                self.layout.order + ("QQq" if addend else "QQ" if wide else "IIi" if addend else "II")
+            )
+            region = self.vaddr_region(values[address_tag], "dynamic relocations", values[size_tag])
+            usable = region.size - region.size % entry.size
+            shift = 32 if wide else 8
+            piece = entry.size * 65536  # a table of millions of entries is never read whole
+            for start in range(0, usable, piece):
+                data = self.read(region.offset + start, min(piece, usable - start), region.what)
+                found.update(row[1] >> shift for row in entry.iter_unpack(data))
+            read_any = True
+        return frozenset(found) if read_any else None
 
     def versym_region(self, values: dict[int, int], count: int) -> _Region | None:
         """The symbol version table for ``count`` dynamic symbols; None when symbols are unversioned."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import TYPE_CHECKING
 
 from slimwheel.catalog.exports import (
     ExportSource,
@@ -18,8 +18,9 @@ from slimwheel.catalog.exports import (
     imports_from,
     oldest_exporting,
     read_member_elf,
+    read_view,
 )
-from slimwheel.elf import ElfFacts, read_elf
+from slimwheel.elf import ElfFacts
 from slimwheel.errors import SlimwheelError
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel.view import MissingRangeError
@@ -102,7 +103,9 @@ def _read_consumers(
         read = _from_saved(saved, where) if saved is not None else None
         try:
             if read is None:
-                read = read_member_elf(wheel, member.name, where=where, symbols=True, defined=False)
+                read = read_member_elf(
+                    wheel, member.name, where=where, symbols=True, defined=False, relocations=True
+                )
         except SlimwheelError:
             continue
         if read is not None:
@@ -111,9 +114,9 @@ def _read_consumers(
 
 
 def _from_saved(saved: SavedRanges, where: str) -> ElfFacts | None:
-    """The facts with dynamic symbols from the tables the analysis saved; None when they lack one."""
+    """The facts with dynamic symbols (and relocations, where kept) from the tables the analysis
+    saved; None when they lack one."""
     try:
-        with saved.open() as view:
-            return read_elf(cast(BinaryIO, view), path=where, symtab=False, defined=False)
+        return read_view(saved.open(), where=where, symbols=True, defined=False, relocations=True)
     except (MissingRangeError, OSError, SlimwheelError):
         return None
