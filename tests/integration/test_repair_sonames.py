@@ -201,6 +201,48 @@ def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_
     assert main(["check", str(result["output"]), "--catalog", str(catalog)]) == 0
 
 
+def test_a_copy_named_by_a_release_file_name_is_known_by_its_soname_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5 ships ``libcudart.so.13.4.36`` (the toolkit's real
+    file name; no release's bytes), which repair does not read: "no NVIDIA wheel ships
+    libcudart.so.13.4.36", and the copy was kept. The name is a release's soname with its version."""
+    release_library = compile_shared(
+        tmp_path / "build" / "release" / "libcupti.so.12",
+        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 26; return 0; }\n"},
+        soname="libcupti.so.12",
+    ).read_bytes()
+    built = compile_shared(
+        tmp_path / "build" / "own" / "libcupti.so.12",
+        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 27; return 0; }\n"},
+        soname="libcupti.so.12",
+    ).read_bytes()
+    release = make_wheel(
+        tmp_path,
+        "nvidia-cuda-cupti-cu12",
+        "12.99.1",
+        {"nvidia/cuda_cupti/lib/libcupti.so.12": release_library},
+        tag="py3-none-manylinux_2_17_x86_64",
+    )
+    catalog = tmp_path / "catalog.json.gz"
+    write_catalog(learn_from_wheels([release]), catalog)
+    (tmp_path / "in").mkdir()
+    copy = "pkg/cupti/libcupti.so.12.99.7"
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", copy: built}, tag=TAG)
+    with Wheel.open(wheel) as opened:
+        unread = named_like_copies(opened, read_catalog(catalog))
+        assert sorted(unread) == [copy]
+        report = analyse_wheel(opened, read_catalog(catalog), unread=unread, jobs=1)
+    (vendored,) = report.vendored
+    assert vendored.original_soname == "libcupti.so.12"
+    assert vendored.identified is not None
+    assert vendored.identified.confidence.value == "by-soname"
+    plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog), "--force")["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == [copy]
+    assert not any("no NVIDIA wheel ships" in line for line in plan["left_alone"])
+
+
 def test_a_cuda_major_the_copies_contradict_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -206,15 +206,17 @@ def _find_vendored(
             not said
             and identified is not None
             and (
-                identified.confidence is Confidence.EXACT
-                or (identified.confidence is Confidence.BY_NAME and not _refines(original, identified.soname))
+                identified.confidence in (Confidence.EXACT, Confidence.BY_NAME)
+                or _refines(original, identified.soname)
             )
         ):
             # Only the file name was there to go by (a copy repair drops unread). The same bytes as a
             # release's file carry its soname: triton's libcupti.so.2025.1.1, the toolkit's real file
             # name, is CUPTI's libcupti.so.12. A file version refines the guess (libnvrtc-builtins.so.12.6,
             # not .so.12), and names the release whose soname the guess missed: legate's
-            # libcufile-1ecaf17d.so.1.15.1 is cuFile 1.15.1's libcufile.so.0, not libcufile.so.1.
+            # libcufile-1ecaf17d.so.1.15.1 is cuFile 1.15.1's libcufile.so.0, not libcufile.so.1. A real
+            # file name is a release's soname and more: onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5's
+            # libcudart.so.13.4.36 is libcudart.so.13, whatever release built it.
             original = identified.soname
         stem = parse_library_file_name(original)
         if _is_providers_original(is_provider_wheel, parsed) or (
