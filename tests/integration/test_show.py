@@ -552,6 +552,49 @@ def test_weak_definitions_of_an_api_are_fallbacks_not_static_code(
     assert [(c.library, c.symbols) for c in report.static] == expected
 
 
+# mistralrs-cuda 0.3.2: a hidden cudaLaunchKernel of 84 bytes (a wrapper of the kind cuda_runtime.h
+# defines inline), in a file that links libcudart.so.12 and calls it.
+_WRAPPER = """
+__attribute__((noinline)) static int cudaLaunchKernel(const int *grid, int n) {
+    int s = 0; for (int i = 0; i < n; i++) s += grid[i] * (i + 3); return s; }
+int launch(const int *grid, int n) { return cudaLaunchKernel(grid, n) + 1; }
+"""
+_CALLER = "int cudaMalloc(void **p, unsigned long n);\nint allocate(void **p) { return cudaMalloc(p, 64); }\n"
+
+
+@pytest.mark.parametrize("wrappers", [1, 6])
+def test_a_few_hidden_functions_of_a_linked_library_are_no_static_code(
+    wrappers: int, catalog: Catalog, tmp_path: Path
+) -> None:
+    cudart = compile_shared(
+        tmp_path / "cudart" / "libcudart.so.12",
+        {"cudart.c": "int cudaMalloc(void **p, unsigned long n) { *p = 0; return (int)n; }\n"},
+        soname="libcudart.so.12",
+    )
+    names = [
+        "cudaLaunchKernel",
+        "cudaMemset",
+        "cudaFree",
+        "cudaEventRecord",
+        "cudaStreamCreate",
+        "cudaMemcpy",
+    ]
+    sources = {
+        f"wrap{i}.c": _WRAPPER.replace("cudaLaunchKernel", name).replace("launch(", f"launch{i}(")
+        for i, name in enumerate(names[:wrappers])
+    }
+    extension = compile_shared(tmp_path / "ext" / "_ext.so", {**sources, "call.c": _CALLER}, link=[cudart])
+    with extension.open("rb") as stream:
+        elf: Any = ELFFile(stream)
+        (symbol,) = elf.get_section_by_name(".symtab").get_symbol_by_name("cudaLaunchKernel")
+        assert symbol["st_info"]["bind"] == "STB_LOCAL"
+        assert symbol["st_size"] > 11
+    wheel = make_wheel(tmp_path, "ext", "1.0", {"ext/_ext.so": extension.read_bytes()}, tag=TAG)
+    report = _show(wheel, catalog)
+    expected = [] if wrappers == 1 else [("cudart", wrappers)]
+    assert [(c.library, c.symbols) for c in report.static] == expected
+
+
 # MSCCL++'s mscclpp_nccl.so (sgl-kernel 0.3.21): NCCL's API implemented on MSCCL++, exported for
 # programs that link NCCL; it dlopens the real NCCL from MSCCLPP_NCCL_LIB_PATH for what it lacks.
 _NCCL_INTERFACE = """

@@ -81,6 +81,9 @@ def _scan_rodata(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...
 # rebuilt". A library all of whose API-named functions are that small is not linked in: a real one has
 # bigger functions (one computing from its arguments is 14 bytes already).
 _STUB_BYTES = 11
+# The most API names a file that links the library may define as its own code and still not hold the
+# library's code (see _static_code).
+_HEADER_WRAPPERS = 4
 
 
 def _fallbacks(symbols: Iterable[Symbol]) -> bool:
@@ -189,7 +192,14 @@ def _static_code(
         # links: wrappers that interpose on it (torch-memory-saver's LD_PRELOAD hooks define cudaMalloc
         # and cudaFree and reach libcudart.so.12's through dlsym); a static link never leaves the
         # library in DT_NEEDED. Neither is the library's code.
-        if _fallbacks(matched.values()) or (library in linked and library not in hidden_code):
+        # Nor are a few hidden functions of a library the file links: wrappers the library's headers
+        # define inline under its API's names (mistralrs-cuda 0.3.2: two local cudaLaunchKernel of 84
+        # bytes beside its NEEDED libcudart; a static cudart defines hundreds).
+        if (
+            _fallbacks(matched.values())
+            or (library in linked and library not in hidden_code)
+            or (library in linked and len(matched) <= _HEADER_WRAPPERS)
+        ):
             continue
         if library in named:
             forwarded[library] = f"lib{library}.so"
