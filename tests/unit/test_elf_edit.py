@@ -318,3 +318,37 @@ def test_planned_from_saved_tables_the_dynstr_is_read_once(tmp_path: Path) -> No
     edited = _edited(library, tmp_path / "edited.so", patch)
     assert read_elf_file(edited).rpath == (wanted,)
     _loads(edited, "user_value", 41)
+
+
+def test_a_needed_entry_no_version_need_names_is_removed_in_place(tmp_path: Path) -> None:
+    """cumm-cu126's extension needs NVRTC's builtins, which NVRTC loads itself and of which it binds
+    nothing: the entry goes, and the file still loads and runs without it."""
+    build, run = tmp_path / "build", tmp_path / "run"
+    dep = _dep(build, "libdep.so.1")
+    over = compile_shared(
+        build / "libover.so.12.6",
+        {"over.c": "int over_value(void) { return 5; }\n"},
+        soname="libover.so.12.6",
+    )
+    user = compile_shared(
+        build / "libuser.so",
+        {"user.c": USER_C},
+        soname="libuser.so",
+        link=[dep, over],
+        flags=["-Wl,--no-as-needed"],
+    )
+    assert "libover.so.12.6" in read_elf_file(user).needed
+    patch = _plan(user, remove_needed=["libover.so.12.6"])
+    assert patch.how == "in place"
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    needed, _rpath, _runpath, files = _pyelftools(edited)
+    assert needed == [n for n in read_elf_file(user).needed if n != "libover.so.12.6"]
+    assert "libdep.so.1" in files
+    assert "libover" not in _readelf(edited)
+    shutil.copy(dep, run / "libdep.so.1")  # libover.so.12.6 is not there: nothing asks for it
+    patchelf(edited, "--set-rpath", "$ORIGIN")
+    _loads(edited, "user_value", 42)
+    # A version need on it: its versions would go unserved, so this module leaves it to patchelf.
+    with pytest.raises(EditUnsupportedError, match="a version need names"):
+        _plan(user, remove_needed=["libdep.so.1"])

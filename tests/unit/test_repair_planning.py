@@ -703,3 +703,56 @@ def test_a_library_only_a_binding_named_for_it_needs_gets_a_word_on_optional(
         "libcutensor.so.2: if the package imports that only on request, as CuPy does its NCCL and "
         "cuTENSOR bindings, --optional cutensor puts cutensor-cu12 behind an extra"
     ]
+
+
+_NVRTC = Catalog(
+    (
+        *CATALOG.releases,
+        _release(
+            "nvidia-cuda-nvrtc-cu12",
+            "12.6.85",
+            12,
+            "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+            "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.6",
+        ),
+        _release(
+            "nvidia-cuda-nvrtc-cu12",
+            "12.8.93",
+            12,
+            "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+            "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.8",
+        ),
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("sonames", "bound", "removed", "upper"),
+    [
+        # cumm-cu126 0.8.2: NVRTC and its builtins, nothing of them bound: the builtins' entry goes.
+        (("libnvrtc.so.12", "libnvrtc-builtins.so.12.6"), False, ("libnvrtc-builtins.so.12.6",), "<13"),
+        # A version of them bound: the file uses them, the need stays and holds the range to 12.6.
+        (("libnvrtc.so.12", "libnvrtc-builtins.so.12.6"), True, (), "<12.8.93"),
+        # Without NVRTC beside them nothing else would load them: left as they are.
+        (("libnvrtc-builtins.so.12.6",), False, (), "<12.8.93"),
+    ],
+)
+def test_a_need_of_nvrtcs_builtins_beside_nvrtc_binding_nothing_of_them_goes(
+    sonames: tuple[str, ...], bound: bool, removed: tuple[str, ...], upper: str
+) -> None:
+    report = _report(*sonames)
+    if bound:
+        (elf,) = report.elf_files
+        versions = (("libnvrtc-builtins.so.12.6", ("libnvrtc-builtins.so.12.6",)),)
+        report = replace(report, elf_files=(replace(elf, version_needs=versions),))
+    plan = plan_repair(
+        report,
+        _NVRTC,
+        requires_dist=(),
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"nvrtc": "12.6.85", "nvrtc-builtins": "12.6.85"}),
+    )
+    (requirement,) = plan.requirements
+    assert requirement.requirement.startswith(f"nvidia-cuda-nvrtc-cu12>=12.6.85,{upper}")
+    (edit,) = plan.edits
+    assert edit.remove_needed == removed

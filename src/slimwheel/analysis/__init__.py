@@ -15,6 +15,7 @@ from __future__ import annotations
 from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache
 from slimwheel.analysis.libraries import (
     DRIVER_LIBRARY_NAMES,
+    LOADED_BY_ITS_LIBRARY,
     LOADS_BY_SONAME,
     SAME_IN_EVERY_MAJOR,
     api_library_of,
@@ -40,6 +41,7 @@ from slimwheel.ldso import rpath_problems
 
 __all__ = [
     "DRIVER_LIBRARY_NAMES",
+    "LOADED_BY_ITS_LIBRARY",
     "LOADS_BY_SONAME",
     "PARALLEL_BYTES",
     "SAME_IN_EVERY_MAJOR",

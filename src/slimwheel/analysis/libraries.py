@@ -14,6 +14,7 @@ from slimwheel.policy import host_sonames
 __all__ = [
     "ALSO_BUILT_BY_OTHERS",
     "DRIVER_LIBRARY_NAMES",
+    "LOADED_BY_ITS_LIBRARY",
     "LOADS_BY_SONAME",
     "SAME_IN_EVERY_MAJOR",
     "STATIC_ONLY",
@@ -83,6 +84,12 @@ LOADS_BY_SONAME = {
     load.soname: load
     for load in (LoadBySoname("libnvrtc.so.13", "libnvrtc-builtins.so.13.*", "nvidia-cuda-nvrtc", "<13.1"),)
 }
+# Libraries another of their release loads itself by soname, by soname stem: NVRTC dlopens the builtins
+# of its own release (``libnvrtc-builtins.so.12.8`` for NVRTC 12.8). A file that needs the builtins
+# directly, binding no version of them, is linked to them for nothing, and that need holds it to one
+# minor release: cumm-cu126 0.8.2's extension needs ``libnvrtc-builtins.so.12.6``, which only NVRTC
+# 12.6's wheels ship, so its requirement stopped at 12.8 and shut out a torch that pins NVRTC 12.8.
+LOADED_BY_ITS_LIBRARY = {"nvrtc-builtins": "nvrtc"}
 _LOADER = re.compile(r"^ld-linux.*\.so\.\d+$|^ld64\.so\.\d+$")
 # API symbol prefixes of NVIDIA's libraries: a defined symbol with one of these means the library's
 # code is linked in. The longest prefix wins (cublasLt before cublas).

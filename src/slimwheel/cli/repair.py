@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from slimwheel.repair import EmbeddedLoader, RepairPlan
     from slimwheel.repair.environment import BuildEnvironment
     from slimwheel.repair.pipeline import OutputCheck, RepairOutcome, RepairRefusedError
+    from slimwheel.repair.plan import ElfEdit
     from slimwheel.wheel import Wheel
 
 HELP = "drop vendored NVIDIA libraries, add Requires-Dist and RPATHs to NVIDIA's wheels, record it all"
@@ -383,6 +384,31 @@ def _warn_plan(plan: RepairPlan, settings: Output) -> None:
         )
 
 
+def _edit_lines(edit: ElfEdit, verb: str) -> list[str]:
+    """The lines (rich markup) that say what ``edit`` does to its file."""
+    from rich.markup import escape
+
+    lines = [
+        f"  {verb} rename    {escape(edit.path)}: NEEDED {escape(old)} -> {escape(new)}"
+        for old, new in edit.replace_needed
+    ]
+    lines += [
+        f"  {verb} remove    {escape(edit.path)}: NEEDED {escape(name)}  "
+        "[dim](its library loads it itself; nothing of it is bound)[/dim]"
+        for name in edit.remove_needed
+    ]
+    if edit.search_path is not None:
+        kind = "RUNPATH" if edit.runpath else "RPATH"
+        why = f"  [dim]({escape(edit.reason)})[/dim]" if edit.reason else ""
+        if edit.search_path:
+            lines.append(
+                f"  {verb} set {kind:<7} {escape(edit.path)}: {escape(':'.join(edit.search_path))}{why}"
+            )
+        else:
+            lines.append(f"  {verb} remove {kind:<7} {escape(edit.path)}{why}")
+    return lines
+
+
 def _render(outcome: RepairOutcome, settings: Output) -> None:
     from rich.markup import escape
 
@@ -400,16 +426,8 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
     for name in plan.drop:
         out.print(f"  {verb} drop      {escape(name)}")
     for edit in plan.edits:
-        for old, new in edit.replace_needed:
-            out.print(f"  {verb} rename    {escape(edit.path)}: NEEDED {escape(old)} -> {escape(new)}")
-        if edit.search_path is not None:
-            kind = "RUNPATH" if edit.runpath else "RPATH"
-            why = f"  [dim]({escape(edit.reason)})[/dim]" if edit.reason else ""
-            if edit.search_path:
-                entries = escape(":".join(edit.search_path))
-                out.print(f"  {verb} set {kind:<7} {escape(edit.path)}: {entries}{why}")
-            else:
-                out.print(f"  {verb} remove {kind:<7} {escape(edit.path)}{why}")
+        for line in _edit_lines(edit, verb):
+            out.print(line)
     for requirement in plan.requirements:
         out.print(
             f"  {verb} require   {escape(requirement.requirement)}  "

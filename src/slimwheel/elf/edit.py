@@ -329,12 +329,15 @@ def plan_edit(
     replace_needed: Sequence[tuple[str, str]] = (),
     search_path: tuple[str, ...] | None = None,
     runpath: bool = False,
+    remove_needed: Sequence[str] = (),
 ) -> ElfPatch:
     """The patch that makes the edit patchelf's ``--replace-needed`` (DT_NEEDED and verneed file
-    names), ``--set-rpath`` (``--force-rpath`` unless ``runpath``) or ``--remove-rpath`` (an empty
-    ``search_path``) would make. EditUnsupportedError when it needs more than this module does."""
+    names), ``--set-rpath`` (``--force-rpath`` unless ``runpath``), ``--remove-rpath`` (an empty
+    ``search_path``) or ``--remove-needed`` (``remove_needed``: DT_NEEDED entries no version need names)
+    would make. EditUnsupportedError when it needs more than this module does."""
     elf = _Elf(stream)
     dynamic = [list(entry) for entry in elf.dynamic]
+    gone = _needed_slots(elf, remove_needed)
     wanted: dict[tuple[str, int], bytes] = {}  # who -> the string it must point to
     for old, new in replace_needed:
         old_bytes, new_bytes = old.encode("utf-8", "surrogateescape"), new.encode("utf-8", "surrogateescape")
@@ -370,6 +373,7 @@ def plan_edit(
         if who not in current or _string_at(elf.dynstr, current[who]) != text
     }
     tags_changed = any(dynamic[i][0] != elf.dynamic[i][0] for i in range(len(dynamic)))
+    removed = [*removed, *gone]
     if not wanted and not removed and not tags_changed:
         return ElfPatch(elf.size, (), (), "unchanged")
     try:
@@ -381,6 +385,21 @@ def plan_edit(
     # .dynstr (26 MB in mxnet-cu112's libmxnet.so) alive while the appended segment makes another.
     grown = _grown_at_end(elf, dynamic, wanted)
     return grown if grown is not None else _appended_segment(elf, dynamic, wanted)
+
+
+def _needed_slots(elf: _Elf, names: Sequence[str]) -> list[int]:
+    """The indexes in ``.dynamic`` of the DT_NEEDED entries naming ``names``; EditUnsupportedError
+    when a version need names one of them too (the versions bound to it would be left unserved)."""
+    wanted = {name.encode("utf-8", "surrogateescape") for name in names}
+    slots = []
+    for value, who in elf.references:
+        if _string_at(elf.dynstr, value) not in wanted:
+            continue
+        if who[0] == "vn_file":
+            raise EditUnsupportedError("a version need names a DT_NEEDED entry to remove")
+        if elf.dynamic[who[1]][0] == _DT_NEEDED:
+            slots.append(who[1])
+    return slots
 
 
 def _in_place(

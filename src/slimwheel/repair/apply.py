@@ -97,6 +97,8 @@ def patchelf_arguments(edit: ElfEdit) -> list[str]:
     arguments: list[str] = []
     for old, new in edit.replace_needed:
         arguments += ["--replace-needed", old, new]  # patchelf renames the verneed File entry too
+    for name in edit.remove_needed:
+        arguments += ["--remove-needed", name]
     if edit.search_path is not None:
         if edit.search_path:
             arguments += ["--set-rpath", ":".join(edit.search_path)]
@@ -172,7 +174,11 @@ def _planned(
 
     def plan(view: MemberView) -> ElfPatch:
         return plan_edit(
-            view, replace_needed=edit.replace_needed, search_path=edit.search_path, runpath=edit.runpath
+            view,
+            replace_needed=edit.replace_needed,
+            search_path=edit.search_path,
+            runpath=edit.runpath,
+            remove_needed=edit.remove_needed,
         )
 
     if saved is not None:

@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from slimwheel._version import __version__
 from slimwheel.analysis import (
+    LOADED_BY_ITS_LIBRARY,
     LOADS_BY_SONAME,
     SAME_IN_EVERY_MAJOR,
     Confidence,
@@ -39,7 +40,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import soname_stem
+from slimwheel.names import parse_library_file_name, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -105,10 +106,12 @@ class ElfEdit:
     search_path: tuple[str, ...] | None = None  # None: leave RPATH/RUNPATH alone
     runpath: bool = False  # write DT_RUNPATH instead of DT_RPATH
     reason: str = ""  # why the search path changes where it is not plain (a DT_RUNPATH made a DT_RPATH)
+    # DT_NEEDED entries that go: libraries another of their release loads itself (see _overlinked)
+    remove_needed: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.replace_needed) or self.search_path is not None
+        return bool(self.replace_needed) or self.search_path is not None or bool(self.remove_needed)
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,34 @@ class _Need:
         return not self.needed_by
 
 
+def _overlinked(
+    elf: ElfReport, copies: Mapping[str, VendoredCopy], dropped: Collection[str]
+) -> tuple[str, ...]:
+    """The DT_NEEDED entries of ``elf`` that repair removes: a library another of its release loads
+    itself (``LOADED_BY_ITS_LIBRARY``: NVRTC its builtins), needed beside that library, with no version
+    of it bound (nothing imported from it), and served by an NVIDIA wheel or a copy that is dropped.
+    Kept, the need would hold the requirement to the one minor release that ships that soname."""
+
+    def stem(soname: str) -> str | None:
+        parsed = parse_library_file_name(soname)
+        return parsed.stem if parsed else None
+
+    stems = {stem(needed.soname) for needed in elf.needed}
+    bound = {file for file, _names in elf.version_needs}
+    removed = []
+    for needed in elf.needed:
+        loader = LOADED_BY_ITS_LIBRARY.get(stem(needed.soname) or "")
+        if loader is None or loader not in stems or needed.soname in bound:
+            continue
+        copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
+        served = needed.resolution is Resolution.NVIDIA_WHEEL or (
+            needed.resolution is Resolution.VENDORED and copy is not None and copy.path in dropped
+        )
+        if served:
+            removed.append(needed.soname)
+    return tuple(removed)
+
+
 def _needs(report: WheelReport, dropped: set[str], on_request: Collection[str] = ()) -> dict[str, _Need]:
     """The NVIDIA sonames the files that stay need, with the dropped copies that served them; and
     the copies in ``on_request`` (dropped, though nothing links them: ``--force``), whose NVIDIA wheel
@@ -227,7 +258,10 @@ def _needs(report: WheelReport, dropped: set[str], on_request: Collection[str] =
     for elf in report.elf_files:
         if elf.path in dropped:
             continue
+        overlinked = _overlinked(elf, copies, dropped)
         for needed in elf.needed:
+            if needed.soname in overlinked:
+                continue  # the edit removes it
             if needed.resolution is Resolution.VENDORED:
                 copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
                 if copy is None or copy.path not in dropped:
@@ -1347,10 +1381,12 @@ def _edits(
         if elf.path in draft.drop or elf.error:
             continue
         renames = []
+        removed = _overlinked(elf, copies, draft.drop)
         for needed in elf.needed:
             copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
             if (
-                needed.resolution is Resolution.VENDORED
+                needed.soname not in removed
+                and needed.resolution is Resolution.VENDORED
                 and copy is not None
                 and copy.path in draft.drop
                 and needed.soname != copy.original_soname
@@ -1370,7 +1406,7 @@ def _edits(
         if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
             why = "empty or relative entries dropped: glibc resolves them against the current directory"
-        edit = ElfEdit(elf.path, tuple(renames), search, runpath, why)
+        edit = ElfEdit(elf.path, tuple(renames), search, runpath, why, removed)
         if edit.changes_anything:
             edits.append(edit)
     return edits
