@@ -91,3 +91,34 @@ def test_a_product_on_the_host_is_one_line_naming_every_exclude() -> None:
     ]
     ((_, one),) = problem_lines(problems[:1], verbose=False)
     assert one.endswith("(--exclude nvonnxparser leaves it to the host))")
+
+
+def _in_folder(path: str, soname: str, wheel: str, folder: str = "nvidia/cu13/lib") -> CheckProblem:
+    cause = f"{wheel} installs it in {folder}"
+    message = f"needs {soname}: not found (no RPATH/RUNPATH folder inside site-packages; {cause})"
+    return CheckProblem("unresolved-needed", path, soname, message, cause)
+
+
+def test_the_wheels_that_install_sonames_in_one_folder_share_a_line() -> None:
+    """moreau-cuda13 0.4.1: two files miss seven sonames of six CUDA 13 wheels, all of them installed in
+    nvidia/cu13/lib (six lines before); a soname of another folder keeps its own line."""
+    problems = [
+        _in_folder("m/a.so", "libcudart.so.13", "nvidia-cuda-runtime"),
+        _in_folder("m/a.so", "libcublas.so.13", "nvidia-cublas"),
+        _in_folder("m/a.so", "libcublasLt.so.13", "nvidia-cublas"),
+        _in_folder("m/b.so", "libcudart.so.13", "nvidia-cuda-runtime"),
+        _in_folder("m/b.so", "libcublas.so.13", "nvidia-cublas"),
+        _in_folder("m/b.so", "libcublasLt.so.13", "nvidia-cublas"),
+        _in_folder("m/b.so", "libcudnn.so.9", "nvidia-cudnn-cu13", "nvidia/cudnn/lib"),
+    ]
+    assert problem_lines(problems, verbose=False) == [
+        (
+            "2 files (m/a.so, m/b.so)",
+            "needs libcublas.so.13, libcublasLt.so.13, libcudart.so.13: not found (nvidia-cublas, "
+            "nvidia-cuda-runtime install them in nvidia/cu13/lib)",
+        ),
+        ("m/b.so", "needs libcudnn.so.9: not found (nvidia-cudnn-cu13 installs it in nvidia/cudnn/lib)"),
+    ]
+    # One wheel, several of its sonames: it installs them.
+    ((_, one),) = problem_lines(problems[1:3], verbose=False)
+    assert one.endswith("(nvidia-cublas installs them in nvidia/cu13/lib)")

@@ -4,7 +4,7 @@ and the HTML page (``show --html``); each caller escapes and marks it up its own
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from slimwheel.check.model import Lookup
@@ -15,6 +15,10 @@ _FILES_NAMED = 3  # files named on a line that many files share (verbose names t
 _SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
 _FLAGS = "\1"  # where a cause's --exclude flags stood, while the lines are grouped
 _EXCLUDE_FLAG = re.compile(r"--exclude ([\w.+-]+)")
+_DISTRIBUTIONS = "\2"  # where the distributions stood in a cause that only says where they install
+# A cause that only says which wheel installs the soname where: CUDA 13's wheels share one folder, so
+# moreau-cuda13 0.4.1's files, which miss seven sonames of six wheels there, take one line.
+_INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+)")
 
 
 class Problem(Protocol):
@@ -96,6 +100,27 @@ def lookup_words(
     return text
 
 
+def _shared_cause(cause: str) -> tuple[str, list[str], str | None]:
+    """A cause with what differs between the sonames that share it left out: the --exclude flag of
+    each (the sonames of one product share the line, which names every flag: TensorRT 8's nvinfer,
+    nvinfer_plugin and nvonnxparser for onnxruntime-gpu 1.16), and the wheel that installs it, where
+    the cause only says where (CUDA 13's wheels share one folder). Then the flags and the wheel."""
+    flags = _EXCLUDE_FLAG.findall(cause)
+    cause = _EXCLUDE_FLAG.sub(_FLAGS, cause)
+    installs = _INSTALLS_IN.fullmatch(cause)
+    if installs is None:
+        return cause, flags, None
+    return f"{_DISTRIBUTIONS} installs it in {installs[2]}", flags, installs[1]
+
+
+def _named_again(cause: str, excludes: Mapping[str, None], wheels: Mapping[str, None]) -> str:
+    """A shared cause (:func:`_shared_cause`) with the flags and wheels of all its sonames."""
+    cause = cause.replace(_FLAGS, " ".join(f"--exclude {stem}" for stem in sorted(excludes)))
+    if len(wheels) > 1:
+        cause = cause.replace(f"{_DISTRIBUTIONS} installs ", f"{_DISTRIBUTIONS} install ")
+    return cause.replace(_DISTRIBUTIONS, ", ".join(sorted(wheels)))
+
+
 def problem_lines(
     problems: Sequence[Problem], *, verbose: bool, rest_named: str = "-v names them"
 ) -> list[tuple[str, str]]:
@@ -109,15 +134,15 @@ def problem_lines(
     # One entry per line, by the first problem's place: the files, the sonames, and (for a cause)
     # the (file, soname) pairs seen, to say when not every file misses every soname.
     groups: dict[tuple[str, ...], tuple[dict[str, None], dict[str, None], set[tuple[str, str]]]] = {}
-    excludes: dict[tuple[str, ...], dict[str, None]] = {}  # a cause's --exclude flags, one per soname
+    # Per cause, the words that differ between the sonames sharing it: --exclude flags, wheels.
+    named: dict[tuple[str, ...], tuple[dict[str, None], dict[str, None]]] = {}
     for problem in problems:
         if problem.cause and problem.soname and not verbose:
-            # "(--exclude nvinfer leaves it to the host)" names the soname's own flag: the sonames of
-            # one product share the line, which names every flag (TensorRT 8: nvinfer, nvinfer_plugin,
-            # nvonnxparser for onnxruntime-gpu 1.16).
-            flags = _EXCLUDE_FLAG.findall(problem.cause)
-            key: tuple[str, ...] = ("cause", str(problem.kind), _EXCLUDE_FLAG.sub(_FLAGS, problem.cause))
-            excludes.setdefault(key, {}).update(dict.fromkeys(flags))
+            cause, flags, wheel = _shared_cause(problem.cause)
+            key: tuple[str, ...] = ("cause", str(problem.kind), cause)
+            excludes, wheels = named.setdefault(key, ({}, {}))
+            excludes.update(dict.fromkeys(flags))
+            wheels.update(dict.fromkeys([wheel] if wheel else []))
         elif problem.soname and problem.soname in problem.message:
             key = ("message", problem.message.replace(problem.soname, _SONAMES, 1))
         else:
@@ -133,9 +158,7 @@ def problem_lines(
             missed = sorted(sonames)
             between = " between them" if len(paths) > 1 and len(pairs) < len(paths) * len(missed) else ""
             cause = plural(f"; {key[2]}")[2:] if len(missed) > 1 else key[2]  # its words follow a "; "
-            cause = cause.replace(
-                _FLAGS, " ".join(f"--exclude {stem}" for stem in sorted(excludes.get(key, ())))
-            )
+            cause = _named_again(cause, *named[key])
             lines.append((f"needs {', '.join(missed)}{between}: not found ({cause})", list(paths)))
             continue
         template = key[1]
