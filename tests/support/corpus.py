@@ -675,6 +675,24 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=13,
         adds=("nvidia-cuda-runtime",),
     ),
+    CorpusWheel(
+        project="jammi-ai-native-cu12",
+        filename="jammi_ai_native_cu12-0.54.0-cp39-abi3-manylinux_2_28_x86_64.whl",
+        sha256="7eef85cbfe9d55d1579cf1548e525699300b65582bfe6bdba88dac80dd25c84a",
+        size=69_665_899,
+        vendors=(
+            "nothing vendored; a Rust extension requiring nvidia-*-cu12==12.6.* and "
+            "nvidia-nccl-cu12==2.23.4.*, "
+            "whose dynamic symbols list 30 NCCL functions newer than 2.23 (ncclCommShrink) that no "
+            "relocation uses: repair refused it (exit 2), taking 2.30.3 for NCCL's floor, and 12.0.1.189, "
+            "the oldest cuBLAS exporting what it imports, as at odds with ==12.6.*"
+        ),
+        install_mb=1500,  # cuBLAS, cuRAND, NVRTC and cudart 12.6, NCCL 2.23
+        must_repair=True,
+        cuda_major=12,
+        adds=(),
+        no_verify="its extension needs the NVIDIA driver (libcuda.so.1), which this machine lacks",
+    ),
 )
 
 
