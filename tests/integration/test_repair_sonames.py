@@ -152,18 +152,16 @@ def test_an_icd_loader_is_nvidias_only_where_the_copy_says_so(
         assert named_like_copies(opened, read_catalog(catalog)) == {}
 
 
-def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_it_matches(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """triton 3.9.0 ships CUPTI as ``libcupti.so``, ``libcupti.so.12`` and ``libcupti.so.2025.1.1``
-    (the toolkit's real file name), loaded by path. A copy repair drops is not read, so its name was all
-    repair had: "no NVIDIA wheel ships libcupti.so.2025.1.1", and --force kept that one copy. Its
-    bytes are a release's file, and carry that file's soname."""
-    library = compile_shared(
-        tmp_path / "build" / "libcupti.so.12",
-        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 26; return 0; }\n"},
-        soname="libcupti.so.12",
+def _cupti(folder: Path, version: int) -> bytes:
+    """A CUPTI-like ``libcupti.so.12`` whose cuptiGetVersion gives ``version``."""
+    source = f"int cuptiGetVersion(unsigned *v) {{ *v = {version}; return 0; }}\n"
+    return compile_shared(
+        folder / "libcupti.so.12", {"cupti.c": source}, soname="libcupti.so.12"
     ).read_bytes()
+
+
+def _cupti_catalog(tmp_path: Path, library: bytes) -> Path:
+    """A catalog learned from one nvidia-cuda-cupti-cu12 wheel (12.99.1) that ships ``library``."""
     release = make_wheel(
         tmp_path,
         "nvidia-cuda-cupti-cu12",
@@ -173,6 +171,18 @@ def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_
     )
     catalog = tmp_path / "catalog.json.gz"
     write_catalog(learn_from_wheels([release]), catalog)
+    return catalog
+
+
+def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_it_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """triton 3.9.0 ships CUPTI as ``libcupti.so``, ``libcupti.so.12`` and ``libcupti.so.2025.1.1``
+    (the toolkit's real file name), loaded by path. A copy repair drops is not read, so its name was all
+    repair had: "no NVIDIA wheel ships libcupti.so.2025.1.1", and --force kept that one copy. Its
+    bytes are a release's file, and carry that file's soname."""
+    library = _cupti(tmp_path / "build", 26)
+    catalog = _cupti_catalog(tmp_path, library)
     (tmp_path / "in").mkdir()
     copies = ["pkg/cupti/libcupti.so.12", "pkg/cupti/libcupti.so.2025.1.1"]
     wheel = make_wheel(
@@ -207,25 +217,8 @@ def test_a_copy_named_by_a_release_file_name_is_known_by_its_soname_unread(
     """onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5 ships ``libcudart.so.13.4.36`` (the toolkit's real
     file name; no release's bytes), which repair does not read: "no NVIDIA wheel ships
     libcudart.so.13.4.36", and the copy was kept. The name is a release's soname with its version."""
-    release_library = compile_shared(
-        tmp_path / "build" / "release" / "libcupti.so.12",
-        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 26; return 0; }\n"},
-        soname="libcupti.so.12",
-    ).read_bytes()
-    built = compile_shared(
-        tmp_path / "build" / "own" / "libcupti.so.12",
-        {"cupti.c": "int cuptiGetVersion(unsigned *v) { *v = 27; return 0; }\n"},
-        soname="libcupti.so.12",
-    ).read_bytes()
-    release = make_wheel(
-        tmp_path,
-        "nvidia-cuda-cupti-cu12",
-        "12.99.1",
-        {"nvidia/cuda_cupti/lib/libcupti.so.12": release_library},
-        tag="py3-none-manylinux_2_17_x86_64",
-    )
-    catalog = tmp_path / "catalog.json.gz"
-    write_catalog(learn_from_wheels([release]), catalog)
+    catalog = _cupti_catalog(tmp_path, _cupti(tmp_path / "build" / "release", 26))
+    built = _cupti(tmp_path / "build" / "own", 27)  # other bytes: no release's file
     (tmp_path / "in").mkdir()
     copy = "pkg/cupti/libcupti.so.12.99.7"
     wheel = make_wheel(tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", copy: built}, tag=TAG)
