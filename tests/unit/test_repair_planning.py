@@ -756,3 +756,35 @@ def test_a_need_of_nvrtcs_builtins_beside_nvrtc_binding_nothing_of_them_goes(
     assert requirement.requirement.startswith(f"nvidia-cuda-nvrtc-cu12>=12.6.85,{upper}")
     (edit,) = plan.edits
     assert edit.remove_needed == removed
+
+
+@pytest.mark.parametrize(
+    ("distribution", "major"),
+    [
+        ("bagua-cuda117", 11),  # links only NCCL (CUDA 11, 12 and 13 wheels ship libnccl.so.2)
+        ("pkg-cu12", 12),
+        ("pkg-cuda12x", 12),
+        ("pkg-cuda-11-1", 11),
+        ("pkg-cu130", None),  # no CUDA 13 wheel ships it: the name is no reason to pick it
+        ("pkg", None),
+        ("pkg-cu11-cu12", None),  # two majors: no word
+    ],
+)
+def test_the_distributions_name_tells_the_major_where_nothing_else_does(
+    distribution: str, major: int | None
+) -> None:
+    report = replace(_report("libnvToolsExt.so.1"), distribution=distribution)
+    if major is None:
+        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide"):
+            _plan(report)
+    else:
+        assert _plan(report).cuda_major == major
+    # Any other word comes first: the classifiers', as the wheel's requirements'.
+    claimed = plan_repair(
+        report,
+        CATALOG,
+        requires_dist=(),
+        dist_info="pkg-1.0.dist-info",
+        classifiers=("Environment :: GPU :: NVIDIA CUDA :: 12.4",),
+    )
+    assert claimed.cuda_major == 12

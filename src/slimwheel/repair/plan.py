@@ -326,10 +326,12 @@ def _choose_major(
     claimed: set[int],
     linked: set[int],
     warnings: list[str],
+    named: int | None = None,
 ) -> int | None:
     """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs. Where several
     fit: the one the wheel's requirements admit, else the one its identified copies were made for,
-    else the one its classifiers claim (``claimed``), each only when it is one.
+    else the one its classifiers claim (``claimed``), each only when it is one, else the one its
+    distribution's name names (``named``: bagua-cuda117, which links only NCCL, ``libnccl.so.2``).
 
     ``linked``: the majors the wheel's runtime sonames name (``_majors_linked``). One of them decides,
     whatever wheels ship its other sonames: cupy-cuda102 12.3.0 links ``libcudart.so.10.2`` and
@@ -394,6 +396,8 @@ def _choose_major(
         return next(iter(identified))
     if len(claimed) == 1 and claimed <= possible:  # ctranslate2 3.24: "NVIDIA CUDA :: 11.0" ... "11.8"
         return next(iter(claimed))
+    if named is not None and named in possible:
+        return named
     listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
     if all(soname_stem(s) in SAME_IN_EVERY_MAJOR for s in by_soname):
         # Any major's copy serves (OpenMM's OpenCL plugins): the newest, as check's advice names.
@@ -416,6 +420,15 @@ def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
 
 
 _CUDA_CLASSIFIER = re.compile(r"Environment :: GPU :: NVIDIA CUDA :: (\d+)(?:\.\d+)*")
+# A CUDA version in a distribution's name, as projects name their builds: -cu12, -cu128, -cuda117,
+# -cuda12x, -cuda-12, -cuda-11-1 (major, then the minor's digits or an "x").
+_CUDA_IN_NAME = re.compile(r"(?:^|-)(?:cu|cuda-?)(1\d)(?:\d|-\d+|x)?(?=-|$)")
+
+
+def _major_named(distribution: str) -> int | None:
+    """The one CUDA major a distribution's name names (``bagua-cuda117``: 11), or None."""
+    majors = {int(match[1]) for match in _CUDA_IN_NAME.finditer(canonicalize_name(distribution))}
+    return next(iter(majors)) if len(majors) == 1 else None
 
 
 def _majors_claimed(classifiers: Sequence[str]) -> set[int]:
@@ -1495,6 +1508,7 @@ def plan_repair(
         claimed=claimed,
         linked=linked,
         warnings=draft.warnings,
+        named=_major_named(report.distribution),
     )
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
