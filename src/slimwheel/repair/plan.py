@@ -40,7 +40,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import parse_library_file_name, soname_stem
+from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -228,16 +228,11 @@ def _overlinked(
     itself (``LOADED_BY_ITS_LIBRARY``: NVRTC its builtins), needed beside that library, with no version
     of it bound (nothing imported from it), and served by an NVIDIA wheel or a copy that is dropped.
     Kept, the need would hold the requirement to the one minor release that ships that soname."""
-
-    def stem(soname: str) -> str | None:
-        parsed = parse_library_file_name(soname)
-        return parsed.stem if parsed else None
-
-    stems = {stem(needed.soname) for needed in elf.needed}
+    stems = {soname_stem(needed.soname) for needed in elf.needed}
     bound = {file for file, _names in elf.version_needs}
     removed = []
     for needed in elf.needed:
-        loader = LOADED_BY_ITS_LIBRARY.get(stem(needed.soname) or "")
+        loader = LOADED_BY_ITS_LIBRARY.get(soname_stem(needed.soname))
         if loader is None or loader not in stems or needed.soname in bound:
             continue
         copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
