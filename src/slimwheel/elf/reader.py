@@ -747,9 +747,8 @@ class _Parser:
             if address_tag not in values or not values.get(size_tag):
                 continue
             # r_offset, r_info (, r_addend): the symbol index is r_info's high 32 bits, or high 24.
-            entry = struct.Struct(
-                self.layout.order + ("QQq" if addend else "QQ" if wide else "IIi" if addend else "II")
-            )
+            fields = ("QQq" if addend else "QQ") if wide else ("IIi" if addend else "II")
+            entry = struct.Struct(self.layout.order + fields)
             region = self.vaddr_region(values[address_tag], "dynamic relocations", values[size_tag])
             usable = region.size - region.size % entry.size
             shift = 32 if wide else 8
