@@ -693,6 +693,44 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=(),
         no_verify="its extension needs the NVIDIA driver (libcuda.so.1), which this machine lacks",
     ),
+    CorpusWheel(
+        project="sipppy-backend-cuda",
+        filename="sipppy_backend_cuda-0.1.4-cp310-abi3-manylinux_2_28_x86_64.whl",
+        sha256="d658388c003dfa32cf8280163bfd9432ad141d2a3428070b64c5eae9dd462838",
+        size=138_290_916,
+        vendors=(
+            "nothing vendored; a Rust extension of 166 MB linked by lld, which leaves no spare DT_NULL in "
+            ".dynamic, needing libcublas.so.13 and libcudart.so.13 with no RPATH and no requirement: the "
+            "new RPATH went to patchelf (325 MB peak)"
+        ),
+        install_mb=800,  # cuBLAS 13 and cudart 13
+        must_repair=True,
+        cuda_major=13,
+        adds=("nvidia-cublas", "nvidia-cuda-runtime"),
+        edits=("sipp_backend_cuda/_native.abi3.so",),
+        max_growth=32 << 10,
+        no_verify="its extension needs the NVIDIA driver (libcuda.so.1), which this machine lacks",
+    ),
+    CorpusWheel(
+        project="polars-fastembed-cuda",
+        filename="polars_fastembed_cuda-0.1.17-py3-none-manylinux_2_17_x86_64.whl",
+        sha256="7293ae99cdf6a366a89febf79ef4f31580d784f22721a4952962a48093adbd8b",
+        size=40_270_391,
+        vendors=(
+            "onnxruntime 1.23 and its CUDA provider, sstripped (no section headers), the provider needing "
+            "cuBLAS, cudart, cuDNN and cuFFT 12 with no RPATH and no requirement: patchelf refuses such "
+            "a file, and repair exited 2"
+        ),
+        install_mb=1400,  # cuBLAS, cuDNN, cuFFT and cudart 12
+        must_repair=True,
+        cuda_major=12,
+        adds=("nvidia-cublas-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12", "nvidia-cufft-cu12"),
+        edits=("polars_fastembed_cuda/libs/libonnxruntime_providers_cuda.so",),
+        no_verify=(
+            "its libraries need glibc 2.38 (GLIBC_2.38 symbol versions), though it is tagged manylinux_2_17; "
+            "this machine has 2.36"
+        ),
+    ),
 )
 
 

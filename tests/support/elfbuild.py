@@ -192,6 +192,34 @@ def strip_section_headers(source: Path, target: Path) -> Path:
     return target
 
 
+def without_spare_dynamic_slots(path: Path) -> Path:
+    """Shrinks ``.dynamic`` (its section header and PT_DYNAMIC) to its entries and one DT_NULL, in
+    place: the layout lld writes (Rust's linker since 1.90; sipppy-backend-cuda 0.1.4's 166 MB
+    ``_native.abi3.so``), where GNU ld and gold leave spare DT_NULL slots. 64-bit little-endian."""
+    data = bytearray(path.read_bytes())
+    wide, header = _elf_header(data)
+    assert wide, "64-bit only"
+    phoff, shoff, phentsize, phnum, shentsize, shnum = header[4], header[5], *header[8:12]
+    shdr, phdr, dyn = struct.Struct("<IIQQQQIIQQ"), struct.Struct("<IIQQQQQQ"), struct.Struct("<qQ")
+    size = 0
+    for index in range(shnum):
+        fields = list(shdr.unpack_from(data, shoff + index * shentsize))
+        if fields[1] != 6:  # SHT_DYNAMIC
+            continue
+        entries = [dyn.unpack_from(data, fields[4] + at) for at in range(0, fields[5], dyn.size)]
+        size = ([tag for tag, _ in entries].index(0) + 1) * dyn.size
+        fields[5] = size
+        shdr.pack_into(data, shoff + index * shentsize, *fields)
+    assert size, "no .dynamic section"
+    for index in range(phnum):
+        fields = list(phdr.unpack_from(data, phoff + index * phentsize))
+        if fields[0] == 2:  # PT_DYNAMIC
+            fields[5] = fields[6] = size
+            phdr.pack_into(data, phoff + index * phentsize, *fields)
+    path.write_bytes(bytes(data))
+    return path
+
+
 class _Swapper:
     """Rewrites the structures a loader or reader decodes from little to big endian in place."""
 

@@ -20,6 +20,7 @@ from slimwheel.elf import (
     Section,
     Symbol,
     VersionNeed,
+    dynamic_tables,
     is_elf,
     read_elf,
     read_elf_file,
@@ -665,3 +666,39 @@ def test_imports_no_relocation_names_are_unbound(tmp_path: Path) -> None:
     assert not {"ncclAllReduce", "ncclGroupEnd"} & facts.unbound_imports
     assert ours(library)["unbound"] == oracle(library)["unbound"]
     assert read_elf_file(library).unbound_imports is None  # not asked: not read
+
+
+@pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
+@pytest.mark.parametrize("hash_style", ["gnu", "sysv"])
+def test_dynamic_tables_are_where_the_sections_say(tmp_path: Path, hash_style: str) -> None:
+    """``dynamic_tables`` finds .dynamic, .dynstr, .dynsym (sized by either hash table) and the
+    version tables as the loader does, with no section header read: where pyelftools finds them
+    through the section headers."""
+    dep = compile_shared(
+        tmp_path / "libdep.so.1", {"dep.c": "int dep(void) { return 1; }\n"}, version_nodes={"DEP_1": ["dep"]}
+    )
+    library = compile_shared(
+        tmp_path / "libuser.so",
+        {"user.c": "int dep(void);\nint user(void) { return dep(); }\n"},
+        soname="libuser.so",
+        link=[dep],
+        version_nodes={"USER_1": ["user"]},
+        flags=[f"-Wl,--hash-style={hash_style}"],
+    )
+    with library.open("rb") as stream:
+        tables = dynamic_tables(stream, path=str(library))
+        elf = ELFFile(stream)
+
+        def where(name: str) -> tuple[int, int]:
+            section = elf.get_section_by_name(name)
+            assert section is not None
+            return section["sh_offset"], section["sh_size"]
+
+        assert tables.dynamic == where(".dynamic")
+        assert tables.strings == where(".dynstr")
+        assert tables.strings_address == elf.get_section_by_name(".dynstr")["sh_addr"]  # type: ignore[index]
+        assert tables.symbols == where(".dynsym")
+        assert tables.version_needs is not None
+        assert tables.version_needs[::2] == (where(".gnu.version_r")[0], 1)
+        assert tables.version_definitions is not None
+        assert tables.version_definitions[::2] == (where(".gnu.version_d")[0], 2)  # the file's own, USER_1

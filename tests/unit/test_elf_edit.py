@@ -17,7 +17,13 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 from slimwheel.elf import EDIT_ENDS, edit_ranges, read_elf_file
 from slimwheel.elf.edit import EditUnsupportedError, ElfPatch, plan_edit
 from slimwheel.wheel.view import SavedRanges
-from tests.support.elfbuild import compile_shared, find_tool, patchelf, strip_section_headers
+from tests.support.elfbuild import (
+    compile_shared,
+    find_tool,
+    patchelf,
+    strip_section_headers,
+    without_spare_dynamic_slots,
+)
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
 
@@ -202,6 +208,78 @@ def test_new_rpath_in_a_spare_dynamic_slot(tmp_path: Path) -> None:
     _loads(edited, "user_value", 42)
 
 
+@pytest.mark.parametrize("runpath", [False, True])
+def test_a_new_search_path_without_a_spare_dynamic_slot_moves_dynamic_and_loads(
+    tmp_path: Path, runpath: bool
+) -> None:
+    """lld leaves no spare DT_NULL in ``.dynamic``: a search path the file lacks needs a new entry.
+    The table, one entry longer and with spare slots, goes into the appended segment with
+    ``.dynstr``, in a writable segment (glibc before 2.35 writes into ``.dynamic``); PT_DYNAMIC and
+    the section header point at it. patchelf made this edit before, holding the file whole in memory
+    twice over (325 MB for sipppy-backend-cuda's 166 MB library)."""
+    build, deps, run = tmp_path / "build", tmp_path / "deps", tmp_path / "run"
+    _dep(deps, "libdep.so.1")
+    user = without_spare_dynamic_slots(_user(build, _dep(build, "libdep.so.1")))
+    before = read_elf_file(user)
+    assert before.rpath == ()
+    with user.open("rb") as stream:
+        size = ELFFile(stream).get_section_by_name(".dynamic")["sh_size"]  # type: ignore[index]
+    patch = _plan(user, search_path=("$ORIGIN/../deps",), runpath=runpath)
+    assert patch.how == "appended segment"
+    assert len(patch.abandoned) == 2  # the old .dynstr and .dynamic
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert (facts.runpath if runpath else facts.rpath) == ("$ORIGIN/../deps",)
+    assert facts.needed == before.needed
+    assert _pyelftools(edited)[2 if runpath else 1] == ["$ORIGIN/../deps"]
+    assert f"Library {'runpath' if runpath else 'rpath'}: [$ORIGIN/../deps]" in _readelf(edited)
+    with edited.open("rb") as stream:
+        elf = ELFFile(stream)
+        dynamic = elf.get_section_by_name(".dynamic")
+        assert isinstance(dynamic, DynamicSection)
+        assert dynamic["sh_size"] > size  # one entry more, and spare slots
+        segments = list(elf.iter_segments())
+        pt_dynamic = next(s for s in segments if s["p_type"] == "PT_DYNAMIC")
+        assert pt_dynamic["p_vaddr"] == dynamic["sh_addr"]
+        assert pt_dynamic["p_offset"] == dynamic["sh_offset"]
+        holder = [s for s in segments if s["p_type"] == "PT_LOAD" and s.section_in_segment(dynamic)]
+        assert len(holder) == 1
+        assert holder[0]["p_flags"] & 2  # PF_W
+    _loads(edited, "user_value", 42)  # libdep.so.1 is found only through the new entry
+    # The spare slots serve later edits in place: the search path removed, then set again.
+    removal = _plan(edited, search_path=())
+    assert removal.how == "in place"
+    bare = _edited(edited, tmp_path / "libuser-bare.so", removal)
+    assert read_elf_file(bare).rpath == read_elf_file(bare).runpath == ()
+    assert _plan(bare, search_path=("$ORIGIN/../deps",)).how == "in place"
+
+
+def test_a_removed_need_frees_the_slot_a_new_search_path_takes(tmp_path: Path) -> None:
+    """Where a DT_NEEDED goes (NVRTC's builtins) as a search path comes, the freed entry serves the
+    new one: no spare DT_NULL is needed, and patchelf is not either."""
+    build, deps, run = tmp_path / "build", tmp_path / "deps", tmp_path / "run"
+    _dep(deps, "libdep.so.1")
+    extra = _dep(build, "libextra.so.1")
+    user = compile_shared(
+        build / "libuser.so",
+        {"user.c": USER_C},
+        soname="libuser.so",
+        link=[_dep(build, "libdep.so.1"), extra],
+        flags=["-Wl,--no-as-needed"],
+    )
+    without_spare_dynamic_slots(user)
+    assert "libextra.so.1" in read_elf_file(user).needed
+    patch = _plan(user, search_path=("$ORIGIN/../deps",), remove_needed=["libextra.so.1"])
+    run.mkdir()
+    edited = _edited(user, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert facts.rpath == ("$ORIGIN/../deps",)
+    assert "libextra.so.1" not in facts.needed
+    assert "[libextra.so.1]" not in _readelf(edited)
+    _loads(edited, "user_value", 42)
+
+
 def test_tail_merged_string_is_not_rewritten_under_another_reader(tmp_path: Path) -> None:
     build = tmp_path / "build"
     dep_long = "libdep.so.1"
@@ -232,12 +310,45 @@ def test_remove_rpath_and_unchanged_edit(tmp_path: Path) -> None:
     assert facts.needed == read_elf_file(user).needed
 
 
-def test_no_section_headers_is_left_to_patchelf(tmp_path: Path) -> None:
-    build = tmp_path / "build"
+@pytest.mark.parametrize("spare_slots", [True, False])
+def test_a_file_without_section_headers_is_edited_through_its_dynamic_tags(
+    tmp_path: Path, spare_slots: bool
+) -> None:
+    """``sstrip`` removes the section headers (onnxruntime's CUDA provider in polars-fastembed-cuda
+    0.1.17); patchelf refuses such a file. The tables are found as the loader finds them (PT_DYNAMIC,
+    DT_STRTAB, DT_SYMTAB sized by the hash table, DT_VERNEED): a shorter NEEDED is renamed in place,
+    the version need with it, and a search path goes to an appended segment, with ``.dynamic`` too
+    where it has no spare slot."""
+    build, deps, run = tmp_path / "build", tmp_path / "deps-in-a-folder-with-a-long-name", tmp_path / "run"
+    _dep(deps, "libdep.so.1")
     user = _user(build, _dep(build, DEP_NAME))
-    stripped = strip_section_headers(user, tmp_path / "stripped.so")
-    with pytest.raises(EditUnsupportedError):
-        _plan(stripped, replace_needed=[(DEP_NAME, "libdep.so.1")])
+    if not spare_slots:
+        without_spare_dynamic_slots(user)
+    stripped = strip_section_headers(user, tmp_path / "stripped" / "libuser.so")
+    tool = find_tool("patchelf")
+    if tool is not None:
+        refused = subprocess.run(
+            [tool, "--print-rpath", str(stripped)], capture_output=True, text=True, check=False
+        )
+        assert refused.returncode != 0
+        assert "section header" in refused.stderr
+    rename = _plan(stripped, replace_needed=[(DEP_NAME, "libdep.so.1")])
+    assert rename.how == "in place"
+    renamed = _edited(stripped, tmp_path / "renamed.so", rename)
+    facts = read_elf_file(renamed)
+    assert facts.needed[0] == "libdep.so.1"
+    assert [need.file for need in facts.version_needs if "DEP_1" in need.names] == ["libdep.so.1"]
+    wanted = f"$ORIGIN/../{deps.name}"
+    patch = _plan(renamed, search_path=(wanted,))
+    assert patch.how == "appended segment"
+    run.mkdir()
+    edited = _edited(renamed, run / "libuser.so", patch)
+    facts = read_elf_file(edited)
+    assert facts.sections == ()
+    assert facts.rpath == (wanted,)
+    assert facts.needed[0] == "libdep.so.1"
+    assert f"Library rpath: [{wanted}]" in _readelf(edited)
+    _loads(edited, "user_value", 42)  # libdep.so.1 is found only through the new entry
 
 
 def test_same_result_as_patchelf(tmp_path: Path) -> None:

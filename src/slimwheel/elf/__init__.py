@@ -33,16 +33,28 @@ from slimwheel.elf.keep import (
     segment_after_section_headers,
     table_ranges,
 )
-from slimwheel.elf.reader import ElfFacts, Section, Symbol, VersionNeed, read_elf, read_elf_file, read_section
+from slimwheel.elf.reader import (
+    DynamicTables,
+    ElfFacts,
+    Section,
+    Symbol,
+    VersionNeed,
+    dynamic_tables,
+    read_elf,
+    read_elf_file,
+    read_section,
+)
 from slimwheel.elf.scan import exports_any, scan_symbols
 
 __all__ = [
     "EDIT_ENDS",
     "ELF_MAGIC",
+    "DynamicTables",
     "ElfFacts",
     "Section",
     "Symbol",
     "VersionNeed",
+    "dynamic_tables",
     "edit_ranges",
     "exports_any",
     "is_elf",

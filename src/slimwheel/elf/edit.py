@@ -17,14 +17,17 @@ Three ways, cheapest first:
 * **Grown at the end** (a shared library whose ``.dynstr`` ends the file, in its topmost PT_LOAD,
   where an earlier patchelf put it): the new strings go after it, and that segment, DT_STRSZ and the
   section header grow by them.
-* **Appended segment** (a shared library without PT_INTERP, when a string does not fit): a new
-  read-only PT_LOAD at the end of the file holds the program header table (one entry longer) and a
+* **Appended segment** (a shared library without PT_INTERP, when a string or an entry does not fit):
+  a new read-only PT_LOAD at the end of the file holds the program header table (one entry longer) and a
   copy of ``.dynstr`` with the new strings after it; DT_STRTAB/DT_STRSZ and the ``.dynstr`` section
-  header point there. The old ``.dynstr`` stays where it was, unused. This is what patchelf does,
-  minus moving other sections.
+  header point there. The old ``.dynstr`` stays where it was, unused. Where a new entry finds no
+  spare DT_NULL in ``.dynamic`` (lld leaves none: Rust's default linker since 1.90), the table, one
+  entry longer and with spare slots, goes there too, PT_DYNAMIC and its section header point at
+  it, and the segment is writable, as the table it replaces (glibc before 2.35 writes into it).
+  This is what patchelf does, minus moving other sections.
 
-Anything else (no section headers, two search-path entries, no spare DT_NULL slot when one must be
-added, an executable) raises :class:`EditUnsupportedError`; the caller then uses patchelf.
+Anything else (no section headers, two search-path entries, an executable) raises
+:class:`EditUnsupportedError`; the caller then uses patchelf.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import BinaryIO, Protocol, cast
 
 from slimwheel._io import overwrite
 from slimwheel.elf.format import (
@@ -54,18 +57,23 @@ from slimwheel.elf.format import (
     _layout,
     is_elf,
 )
+from slimwheel.elf.reader import dynamic_tables
+from slimwheel.errors import ElfError
 
 __all__ = ["EditUnsupportedError", "ElfPatch", "Patch", "plan_edit"]
 
 _PT_INTERP = 3
+_PT_DYNAMIC = 2
 _PT_PHDR = 6
 _PF_R = 4
+_PF_W = 2
 _ET_DYN = 3
 # Dynamic tags whose value is an offset into .dynstr (besides NEEDED, SONAME, RPATH, RUNPATH).
 _DT_STRING_TAGS = frozenset({_DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH, 0x7FFFFFFD, 0x7FFFFFFF})
 _DT_MORE_STRING_TAGS = frozenset({0x6FFFFEFA, 0x6FFFFEFB, 0x6FFFFEFC})  # CONFIG, DEPAUDIT, AUDIT
 _MAX_TABLE = 64 << 20  # refuse to read a dynamic symbol table bigger than this (patchelf then)
 _TRAILING_LIMIT = 4096  # the most bytes after a .dynstr that ends the file that it may grow over
+_SPARE_SLOTS = 4  # DT_NULL entries after the end of a moved .dynamic, so that later edits fit in place
 
 
 class _Seekable(Protocol):
@@ -202,40 +210,82 @@ class _Elf:
         self.ehdr = list(layout.ehdr.unpack(_read(stream, 16, layout.ehdr.size)))
         e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _ = self.ehdr
         self.e_type = e_type
-        if not shoff or not shnum or shnum >= 0xFF00 or phnum >= 0xFFFF:
-            raise EditUnsupportedError("no section headers (or extended numbering)")
-        if phentsize != layout.phdr.size or shentsize != layout.shdr.size:
+        if shnum >= 0xFF00 or phnum >= 0xFFFF:
+            raise EditUnsupportedError("extended section or program header numbering")
+        if phentsize != layout.phdr.size or (shnum and shentsize != layout.shdr.size):
             raise EditUnsupportedError("unusual header entry sizes")
         self.phdrs = [self._phdr(f) for f in layout.phdr.iter_unpack(_read(stream, phoff, phnum * phentsize))]
-        self.shdr_offset = shoff
-        self.shdrs = [_Shdr(f) for f in layout.shdr.iter_unpack(_read(stream, shoff, shnum * shentsize))]
-        dynamic = [i for i, s in enumerate(self.shdrs) if s.kind == _SHT_DYNAMIC]
-        if len(dynamic) != 1:
-            raise EditUnsupportedError("not exactly one .dynamic section")
-        self.dynamic_section = self.shdrs[dynamic[0]]
-        self.dynstr_index = self.dynamic_section.link
-        if not 0 < self.dynstr_index < len(self.shdrs):
-            raise EditUnsupportedError(".dynamic links no string table")
-        self.dynstr_section = self.shdrs[self.dynstr_index]
-        self.dynamic_offset = self.dynamic_section.offset
-        count = self.dynamic_section.size // layout.dyn.size
+        self.shdr_offset = shoff if shnum else 0
+        self.shdrs = (
+            [_Shdr(f) for f in layout.shdr.iter_unpack(_read(stream, shoff, shnum * shentsize))]
+            if self.shdr_offset
+            else []
+        )
+        self.dynamic_index = self.dynstr_index = -1  # section indexes; -1 without section headers
+        if self.shdrs:
+            self._tables_from_sections()
+        else:
+            self._tables_from_tags(stream)
+        count = self.dynamic_size // layout.dyn.size
         raw = _read(stream, self.dynamic_offset, count * layout.dyn.size)
         self.dynamic = [list(entry) for entry in layout.dyn.iter_unpack(raw)]
-        self.dynstr = _read(stream, self.dynstr_section.offset, self.dynstr_section.size)
+        self.dynstr = _read(stream, self.dynstr_offset, self.dynstr_size)
         # The bytes after .dynstr up to the end of the file, where they are few (else None): where
         # they are all zeros, a .dynstr that ends the file may grow over them.
-        after = self.size - (self.dynstr_section.offset + self.dynstr_section.size)
+        after = self.size - (self.dynstr_offset + self.dynstr_size)
         self.after_dynstr = _read(stream, self.size - after, after) if 0 <= after <= _TRAILING_LIMIT else None
         values: dict[int, int] = {}
         for tag, value in self.dynamic:
             if tag == _DT_NULL:
                 break
             values.setdefault(tag, value)
-        if values.get(_DT_STRTAB) != self.dynstr_section.fields[3] or values.get(_DT_STRSZ) != len(
-            self.dynstr
-        ):
+        if values.get(_DT_STRTAB) != self.dynstr_address or values.get(_DT_STRSZ) != len(self.dynstr):
             raise EditUnsupportedError("DT_STRTAB/DT_STRSZ do not match the .dynstr section")
         self.references, self.name_offsets = self._references(stream)
+
+    def _tables_from_sections(self) -> None:
+        dynamic = [i for i, s in enumerate(self.shdrs) if s.kind == _SHT_DYNAMIC]
+        if len(dynamic) != 1:
+            raise EditUnsupportedError("not exactly one .dynamic section")
+        self.dynamic_index = dynamic[0]
+        section = self.shdrs[self.dynamic_index]
+        self.dynamic_offset, self.dynamic_size = section.offset, section.size
+        self.dynstr_index = section.link
+        if not 0 < self.dynstr_index < len(self.shdrs):
+            raise EditUnsupportedError(".dynamic links no string table")
+        strings = self.shdrs[self.dynstr_index]
+        self.dynstr_address, self.dynstr_offset, self.dynstr_size = (
+            strings.fields[3],
+            strings.offset,
+            strings.size,
+        )
+        self.symbol_tables = [
+            (s.kind, s.offset, s.size, s.info)
+            for index, s in enumerate(self.shdrs)
+            if s.link == self.dynstr_index
+            and index != self.dynstr_index
+            and s.kind not in (_SHT_DYNAMIC, _SHT_NOBITS)
+        ]
+
+    def _tables_from_tags(self, stream: _Seekable) -> None:
+        """Without section headers (``sstrip``), the tables are where the loader finds them."""
+        try:
+            # The reader only seeks and reads, as everything here does.
+            tables = dynamic_tables(cast("BinaryIO", stream), path="<edited file>")
+        except ElfError as error:
+            raise EditUnsupportedError(error.reason) from error
+        if tables.symbols is None:
+            raise EditUnsupportedError("no section headers, and no hash table to size .dynsym by")
+        self.dynamic_offset, self.dynamic_size = tables.dynamic
+        self.dynstr_address = tables.strings_address
+        self.dynstr_offset, self.dynstr_size = tables.strings
+        self.symbol_tables = [(_SHT_DYNSYM, *tables.symbols, 0)]
+        for kind, table in (
+            (_SHT_GNU_VERNEED, tables.version_needs),
+            (_SHT_GNU_VERDEF, tables.version_definitions),
+        ):
+            if table is not None:
+                self.symbol_tables.append((kind, *table))
 
     def _phdr(self, f: tuple[int, ...]) -> _Phdr:
         if self.wide:
@@ -266,37 +316,36 @@ class _Elf:
         for index, (tag, value) in enumerate(self.dynamic[: self.first_null]):
             if tag in _DT_STRING_TAGS or tag in _DT_MORE_STRING_TAGS:
                 refs.append((value, ("dyn", index)))
-        for index, section in enumerate(self.shdrs):
-            if section.link != self.dynstr_index or index == self.dynstr_index:
-                continue
-            if section.kind == _SHT_DYNAMIC:
-                continue
-            if section.kind == _SHT_DYNSYM:
-                if section.size > _MAX_TABLE:
+        for kind, offset, size, count in self.symbol_tables:
+            if kind == _SHT_DYNSYM:
+                if size > _MAX_TABLE:
                     raise EditUnsupportedError(".dynsym is too big to check here")
-                table = _read(stream, section.offset, section.size)
+                table = _read(stream, offset, size)
                 usable = len(table) - len(table) % self.layout.sym.size
                 names.extend(row[0] for row in self.layout.sym.iter_unpack(memoryview(table)[:usable]))
-            elif section.kind == _SHT_GNU_VERNEED:
-                refs += self._verneed(stream, section, names)
-            elif section.kind == _SHT_GNU_VERDEF:
-                self._verdef(stream, section, names)
-            elif section.kind != _SHT_NOBITS:
-                raise EditUnsupportedError(f"section type {section.kind:#x} also uses .dynstr")
+            elif kind == _SHT_GNU_VERNEED:
+                refs += self._verneed(stream, offset, size, count, names)
+            elif kind == _SHT_GNU_VERDEF:
+                self._verdef(stream, offset, size, count, names)
+            else:
+                raise EditUnsupportedError(f"section type {kind:#x} also uses .dynstr")
         return refs, array("Q", sorted(names))
 
     def _verneed(
-        self, stream: _Seekable, section: _Shdr, names: array[int]
+        self, stream: _Seekable, offset: int, size: int, count: int, names: array[int]
     ) -> list[tuple[int, tuple[str, int]]]:
-        data = _read(stream, section.offset, section.size)
         refs: list[tuple[int, tuple[str, int]]] = []
         position = 0
-        for _ in range(section.info):
-            _version, count, file_name, aux, following = self.layout.verneed.unpack_from(data, position)
-            refs.append((file_name, ("vn_file", section.offset + position + 4)))
+        for _ in range(count):
+            _version, entries, file_name, aux, following = self._entry(
+                stream, offset, size, position, "verneed"
+            )
+            refs.append((file_name, ("vn_file", offset + position + 4)))
             aux_position = position + aux
-            for _ in range(count):
-                _hash, _flags, _other, name, aux_next = self.layout.vernaux.unpack_from(data, aux_position)
+            for _ in range(entries):
+                _hash, _flags, _other, name, aux_next = self._entry(
+                    stream, offset, size, aux_position, "vernaux"
+                )
                 names.append(name)
                 if not aux_next:
                     break
@@ -306,14 +355,15 @@ class _Elf:
             position += following
         return refs
 
-    def _verdef(self, stream: _Seekable, section: _Shdr, names: array[int]) -> None:
-        data = _read(stream, section.offset, section.size)
+    def _verdef(self, stream: _Seekable, offset: int, size: int, count: int, names: array[int]) -> None:
         position = 0
-        for _ in range(section.info):
-            _v, _flags, _ndx, count, _hash, aux, following = self.layout.verdef.unpack_from(data, position)
+        for _ in range(count):
+            _v, _flags, _ndx, entries, _hash, aux, following = self._entry(
+                stream, offset, size, position, "verdef"
+            )
             aux_position = position + aux
-            for _ in range(count):
-                name, aux_next = self.layout.verdaux.unpack_from(data, aux_position)
+            for _ in range(entries):
+                name, aux_next = self._entry(stream, offset, size, aux_position, "verdaux")
                 names.append(name)
                 if not aux_next:
                     break
@@ -321,6 +371,14 @@ class _Elf:
             if not following:
                 break
             position += following
+
+    def _entry(self, stream: _Seekable, offset: int, size: int, position: int, kind: str) -> tuple[int, ...]:
+        """One entry of a version table of ``size`` bytes at ``offset``, read alone: without section
+        headers, the table's size is only known to run to the end of its segment."""
+        entry = getattr(self.layout, kind)
+        if position < 0 or position + entry.size > size:
+            raise EditUnsupportedError(f"a {kind} entry runs past the end of its table")
+        return tuple(entry.unpack(_read(stream, offset + position, entry.size)))
 
 
 def plan_edit(
@@ -358,11 +416,11 @@ def plan_edit(
             joined = ":".join(search_path).encode("utf-8", "surrogateescape")
             if slots:
                 slot = slots[0]
+            elif (slot := elf.first_null) + 1 < len(dynamic) or gone:
+                dynamic[slot] = [tag, -1]  # a new entry: it points nowhere yet (a removal ends the table)
             else:
-                slot = elf.first_null
-                if slot + 1 >= len(dynamic):
-                    raise EditUnsupportedError(".dynamic has no spare DT_NULL slot for a new search path")
-                dynamic[slot] = [tag, -1]  # a new entry: it points nowhere yet
+                # No spare DT_NULL (lld leaves none): the table grows, in an appended segment.
+                dynamic.insert(slot, [tag, -1])
             dynamic[slot][0] = tag
             wanted[("dyn", slot)] = joined
     # What already points at its new string needs nothing.
@@ -372,19 +430,22 @@ def plan_edit(
         for who, text in wanted.items()
         if who not in current or _string_at(elf.dynstr, current[who]) != text
     }
-    tags_changed = any(dynamic[i][0] != elf.dynamic[i][0] for i in range(len(dynamic)))
+    grows = len(dynamic) > len(elf.dynamic)
+    tags_changed = grows or any(entry[0] != old[0] for entry, old in zip(dynamic, elf.dynamic, strict=True))
     removed = [*removed, *gone]
     if not wanted and not removed and not tags_changed:
         return ElfPatch(elf.size, (), (), "unchanged")
-    try:
-        return _in_place(elf, dynamic, wanted, removed)
-    except EditUnsupportedError:
-        if removed:
-            raise  # removing never needs room; whatever failed, patchelf decides
-    # Out of the except block: the exception's traceback would keep _in_place's copies of a big
-    # .dynstr (26 MB in mxnet-cu112's libmxnet.so) alive while the appended segment makes another.
-    grown = _grown_at_end(elf, dynamic, wanted)
-    return grown if grown is not None else _appended_segment(elf, dynamic, wanted)
+    if not grows:
+        try:
+            return _in_place(elf, dynamic, wanted, removed)
+        except EditUnsupportedError:
+            pass
+        # Out of the except block: the exception's traceback would keep _in_place's copies of a big
+        # .dynstr (26 MB in mxnet-cu112's libmxnet.so) alive while the appended segment makes another.
+        grown = None if removed else _grown_at_end(elf, dynamic, wanted)
+        if grown is not None:
+            return grown
+    return _appended_segment(elf, dynamic, wanted, removed)
 
 
 def _needed_slots(elf: _Elf, names: Sequence[str]) -> list[int]:
@@ -437,13 +498,9 @@ def _in_place(
         if who[0] == "dyn":
             dynamic[who[1]][1] = offset
     patches = [
-        Patch(elf.dynstr_section.offset + low, bytes(table[low:high]))
-        for low, high in changed
-        if table is not None
+        Patch(elf.dynstr_offset + low, bytes(table[low:high])) for low, high in changed if table is not None
     ]
-    for index in sorted(removed, reverse=True):
-        del dynamic[index]
-        dynamic.append([_DT_NULL, 0])
+    _without(dynamic, removed)
     patches += _dynamic_patches(elf, dynamic)
     patches += [
         Patch(who[1], elf.layout.u32.pack(offset)) for who, offset in placed.items() if who[0] == "vn_file"
@@ -534,6 +591,20 @@ def _repointed(
     """The patches that point each reader in ``wanted`` at its string, at ``offsets`` in a .dynstr
     of ``table_size`` bytes (at address ``moved_to`` where the table moved): .dynamic's entries,
     DT_STRSZ (and DT_STRTAB), and verneed's file names."""
+    _point(dynamic, wanted, offsets, table_size, moved_to=moved_to)
+    return [*_dynamic_patches(elf, dynamic), *_file_name_patches(elf, wanted, offsets)]
+
+
+def _point(
+    dynamic: list[list[int]],
+    wanted: dict[tuple[str, int], bytes],
+    offsets: dict[bytes, int],
+    table_size: int,
+    *,
+    moved_to: int | None = None,
+) -> None:
+    """Points ``dynamic``'s entries in ``wanted`` at their strings, and DT_STRSZ (and DT_STRTAB, to
+    ``moved_to``) at the table (see ``_repointed``)."""
     for who, text in wanted.items():
         if who[0] == "dyn":
             dynamic[who[1]][1] = offsets[text]
@@ -542,22 +613,36 @@ def _repointed(
             entry[1] = moved_to
         elif entry[0] == _DT_STRSZ:
             entry[1] = table_size
-    patches = _dynamic_patches(elf, dynamic)
-    patches += [
+
+
+def _file_name_patches(
+    elf: _Elf, wanted: dict[tuple[str, int], bytes], offsets: dict[bytes, int]
+) -> list[Patch]:
+    return [
         Patch(who[1], elf.layout.u32.pack(offsets[text]))
         for who, text in wanted.items()
         if who[0] == "vn_file"
     ]
-    return patches
 
 
-def _dynstr_header(elf: _Elf, size: int, *, moved_to: tuple[int, int] | None = None) -> Patch:
-    """The ``.dynstr`` section header with ``size``, and (address, file offset) ``moved_to``."""
-    fields = list(elf.dynstr_section.fields)
+def _without(dynamic: list[list[int]], removed: Sequence[int]) -> None:
+    """Takes the entries at ``removed`` out of ``dynamic``, the later ones moving up, the table
+    keeping its length with DT_NULL at the end."""
+    for index in sorted(removed, reverse=True):
+        del dynamic[index]
+        dynamic.append([_DT_NULL, 0])
+
+
+def _header(elf: _Elf, index: int, *, size: int, moved_to: tuple[int, int] | None = None) -> list[Patch]:
+    """Section header ``index`` (``.dynstr``'s, ``.dynamic``'s) with ``size``, and (address, file
+    offset) ``moved_to``; none for a file without section headers (-1)."""
+    if index < 0:
+        return []
+    fields = list(elf.shdrs[index].fields)
     fields[5] = size
     if moved_to is not None:
         fields[3], fields[4] = moved_to
-    return Patch(elf.shdr_offset + elf.dynstr_index * elf.layout.shdr.size, elf.layout.shdr.pack(*fields))
+    return [Patch(elf.shdr_offset + index * elf.layout.shdr.size, elf.layout.shdr.pack(*fields))]
 
 
 def _grown_at_end(
@@ -568,8 +653,7 @@ def _grown_at_end(
     repairs: pycolmap-cuda12 4.2.1's ``_core`` has an 8 MB ``.dynstr`` there). The file grows by
     the strings alone, not by a copy of the table and the program headers. None when the table
     does not end the file so (then it is copied to an appended segment)."""
-    section = elf.dynstr_section
-    start, end = section.offset, section.offset + section.size
+    start, end = elf.dynstr_offset, elf.dynstr_offset + elf.dynstr_size
     loads = [p for p in elf.phdrs if p.kind == _PT_LOAD]
     holding = [p for p in loads if p.offset <= start and end <= p.offset + p.filesz]
     if elf.e_type != _ET_DYN or len(holding) != 1:
@@ -580,7 +664,9 @@ def _grown_at_end(
         return None  # .bss after it, or another segment above it in memory
     # Nothing the file holds may lie after the table: no section, segment or section header.
     shdr_end = elf.shdr_offset + len(elf.shdrs) * elf.layout.shdr.size
-    others = [s for s in elf.shdrs if s is not section and s.kind != _SHT_NOBITS and s.size]
+    others = [
+        s for i, s in enumerate(elf.shdrs) if i != elf.dynstr_index and s.kind != _SHT_NOBITS and s.size
+    ]
     if shdr_end > end or any(s.offset + s.size > end for s in others):
         return None
     if any(p is not segment and p.filesz and p.offset + p.filesz > end for p in elf.phdrs):
@@ -588,7 +674,7 @@ def _grown_at_end(
     if elf.after_dynstr is None or elf.after_dynstr.strip(b"\0"):
         return None  # something nothing here names follows it: not overwritten
     added, offsets = _new_strings(elf.dynstr, wanted)
-    table_size = section.size + len(added)
+    table_size = elf.dynstr_size + len(added)
     tail = max(0, min(len(added), elf.size - end))  # bytes after the table inside the file, unused
     patches = [Patch(end, added[:tail])] if tail else []
     patches += _repointed(elf, dynamic, wanted, offsets, table_size)
@@ -598,17 +684,27 @@ def _grown_at_end(
     )
     index = next(i for i, p in enumerate(elf.phdrs) if p is segment)
     patches.append(Patch(elf.ehdr[4] + index * elf.layout.phdr.size, elf.pack_phdr(grown)))
-    patches.append(_dynstr_header(elf, table_size))
+    patches += _header(elf, elf.dynstr_index, size=table_size)
     appended = (added[tail:],) if len(added) > tail else ()
     return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "grown at the end")
 
 
-def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes]) -> ElfPatch:
+def _appended_segment(
+    elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[str, int], bytes], removed: Sequence[int] = ()
+) -> ElfPatch:
+    """The edit with a copy of ``.dynstr`` and the new strings in a new PT_LOAD at the end, with the
+    program headers. Where ``dynamic`` is longer than the file's ``.dynamic`` (a new entry and no
+    spare DT_NULL: lld's output), the new table goes there too, with spare slots for later edits,
+    and PT_DYNAMIC and the section header point at it; the segment is then writable, as the
+    table it replaces: glibc before 2.35 writes the relocated addresses into ``.dynamic``."""
     if elf.e_type != _ET_DYN or any(p.kind == _PT_INTERP for p in elf.phdrs):
         raise EditUnsupportedError("only shared libraries get an appended segment here")
     loads = [i for i, p in enumerate(elf.phdrs) if p.kind == _PT_LOAD]
     if not loads:
         raise EditUnsupportedError("no PT_LOAD segment")
+    moves_dynamic = len(dynamic) > len(elf.dynamic)
+    if moves_dynamic and sum(p.kind == _PT_DYNAMIC for p in elf.phdrs) != 1:
+        raise EditUnsupportedError("not exactly one PT_DYNAMIC")
     layout = elf.layout
     word = layout.word_size
     align = max([elf.phdrs[i].align for i in loads] + [0x1000])
@@ -622,23 +718,53 @@ def _appended_segment(elf: _Elf, dynamic: list[list[int]], wanted: dict[tuple[st
     phdr_size = phnum * layout.phdr.size
     dynstr_at = phdr_size  # .dynstr needs no alignment
     segment_size = dynstr_at + table_size
-    new_load = _Phdr(_PT_LOAD, _PF_R, start, vaddr, vaddr, segment_size, segment_size, align)
+    _point(dynamic, wanted, offsets, table_size, moved_to=vaddr + dynstr_at)
+    _without(dynamic, removed)
+    patches = _file_name_patches(elf, wanted, offsets)
+    abandoned = [(elf.dynstr_offset, elf.dynstr_size)]
+    tables: tuple[bytes, ...] = ()
+    moved: tuple[int, int] | None = None  # where the new .dynamic lies in the segment, and its size
+    if moves_dynamic:
+        table = b"".join(layout.dyn.pack(*entry) for entry in [*dynamic, *[[_DT_NULL, 0]] * _SPARE_SLOTS])
+        dynamic_at = (segment_size + word - 1) // word * word
+        tables = (bytes(dynamic_at - segment_size), table)
+        moved = (dynamic_at, len(table))
+        segment_size = dynamic_at + len(table)
+        patches += _header(
+            elf, elf.dynamic_index, size=len(table), moved_to=(vaddr + dynamic_at, start + dynamic_at)
+        )
+        abandoned.append((elf.dynamic_offset, elf.dynamic_size))
+    else:
+        patches += _dynamic_patches(elf, dynamic)
+    flags = _PF_R | (_PF_W if moves_dynamic else 0)
+    new_load = _Phdr(_PT_LOAD, flags, start, vaddr, vaddr, segment_size, segment_size, align)
     phdrs = list(elf.phdrs)
     phdrs.insert(loads[-1] + 1, new_load)  # PT_LOADs stay sorted by address
-    phdrs = [
-        _Phdr(_PT_PHDR, p.flags, start, vaddr, vaddr, phdr_size, phdr_size, p.align)
-        if p.kind == _PT_PHDR
-        else p
-        for p in phdrs
-    ]
+    phdrs = [_moved(p, start, vaddr, phdr_size, dynamic=moved) for p in phdrs]
     headers = b"".join([bytes(start - elf.size), *(elf.pack_phdr(p) for p in phdrs)])
-    appended = (headers, elf.dynstr, added)
-    patches = _repointed(elf, dynamic, wanted, offsets, table_size, moved_to=vaddr + dynstr_at)
+    appended = (headers, elf.dynstr, added, *tables)
     ehdr = list(elf.ehdr)
     ehdr[4], ehdr[9] = start, phnum  # e_phoff, e_phnum
     patches.append(Patch(16, layout.ehdr.pack(*ehdr)))
-    patches.append(_dynstr_header(elf, table_size, moved_to=(vaddr + dynstr_at, start + dynstr_at)))
-    old_table = ((elf.dynstr_section.offset, elf.dynstr_section.size),)
-    return ElfPatch(
-        elf.size, tuple(sorted(patches, key=lambda p: p.offset)), appended, "appended segment", old_table
+    patches += _header(
+        elf, elf.dynstr_index, size=table_size, moved_to=(vaddr + dynstr_at, start + dynstr_at)
     )
+    return ElfPatch(
+        elf.size,
+        tuple(sorted(patches, key=lambda p: p.offset)),
+        appended,
+        "appended segment",
+        tuple(abandoned),
+    )
+
+
+def _moved(p: _Phdr, start: int, vaddr: int, phdr_size: int, *, dynamic: tuple[int, int] | None) -> _Phdr:
+    """Program header ``p`` once the appended segment (at file offset ``start``, address ``vaddr``)
+    holds the program headers, and, where it moved, the dynamic table (its offset in the segment
+    and its size)."""
+    if p.kind == _PT_PHDR:
+        return _Phdr(_PT_PHDR, p.flags, start, vaddr, vaddr, phdr_size, phdr_size, p.align)
+    if p.kind == _PT_DYNAMIC and dynamic is not None:
+        at, size = dynamic
+        return _Phdr(_PT_DYNAMIC, p.flags, start + at, vaddr + at, vaddr + at, size, size, p.align)
+    return p

@@ -70,10 +70,12 @@ from slimwheel.elf.format import (
 from slimwheel.errors import ElfError
 
 __all__ = [
+    "DynamicTables",
     "ElfFacts",
     "Section",
     "Symbol",
     "VersionNeed",
+    "dynamic_tables",
     "read_elf",
     "read_elf_file",
     "read_section",
@@ -216,6 +218,56 @@ def read_elf(
     except (struct.error, IndexError, ValueError, OverflowError, UnicodeError) as exc:
         # A safety net only: every known inconsistency is reported precisely before it gets here.
         raise ElfError(path, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class DynamicTables:
+    """Where the tables of the dynamic section lie in the file, (file offset, size) each, found as
+    the loader finds them: through PT_DYNAMIC, the dynamic tags and PT_LOAD, never the section
+    headers (which ``sstrip`` removes: onnxruntime's CUDA provider in polars-fastembed-cuda 0.1.17).
+    A version table's size runs to the end of its segment: its entries say where it ends."""
+
+    dynamic: tuple[int, int]
+    strings_address: int  # DT_STRTAB
+    strings: tuple[int, int]
+    symbols: tuple[int, int] | None  # None: no DT_SYMTAB, or no hash table that tells its size
+    version_needs: tuple[int, int, int] | None  # and DT_VERNEEDNUM
+    version_definitions: tuple[int, int, int] | None  # and DT_VERDEFNUM
+
+
+def dynamic_tables(stream: BinaryIO, *, path: str) -> DynamicTables:
+    """The :class:`DynamicTables` of the ELF file in ``stream``; ElfError when it has no PT_DYNAMIC or
+    no string table, or when a tag points outside every PT_LOAD."""
+    parser = _Parser(stream, path)
+    try:
+        parser.read_headers()
+        parser.shdrs = []  # as the loader sees the file
+        dynamic = parser.read_dynamic()
+        segment = next(ph for ph in parser.phdrs if ph.kind == _PT_DYNAMIC) if dynamic else None
+        values = dynamic.values if dynamic else {}
+        if segment is None or _DT_STRTAB not in values or _DT_STRSZ not in values:
+            raise parser.corrupt("no PT_DYNAMIC with DT_STRTAB and DT_STRSZ")
+        strings = parser.vaddr_region(values[_DT_STRTAB], "DT_STRTAB", values[_DT_STRSZ])
+        symbols = parser.dynamic_symbol_table(values, _StringTable(parser, strings, eager=False))
+
+        def version_table(tag: int, count_tag: int, what: str) -> tuple[int, int, int] | None:
+            if tag not in values:
+                return None
+            region = parser.vaddr_region(values[tag], what)
+            return region.offset, region.size, values.get(count_tag, 0)
+
+        needs = version_table(_DT_VERNEED, _DT_VERNEEDNUM, "DT_VERNEED")
+        definitions = version_table(_DT_VERDEF, _DT_VERDEFNUM, "DT_VERDEF")
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise ElfError(path, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
+    return DynamicTables(
+        dynamic=(segment.offset, segment.filesz),
+        strings_address=values[_DT_STRTAB],
+        strings=(strings.offset, strings.size),
+        symbols=None if symbols is None else (symbols[0].offset, symbols[0].size),
+        version_needs=needs,
+        version_definitions=definitions,
+    )
 
 
 def read_section(

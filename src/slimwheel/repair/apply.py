@@ -15,9 +15,8 @@ the deflate blocks around the edits and copies every other compressed bit of the
 (``slimwheel.wheel.splice``): the member keeps its size and costs an inflate, not a deflate; where
 that cannot be (no zlib shared library, a stored member) the content is deflated whole by
 ``WheelWriter.add_stream``. A 1 GB library is never in memory or on disk whole. A member whose edit
-would change nothing is copied raw. Only what that module cannot do (no section headers, no spare
-DT_NULL slot for a new search path, both RPATH and RUNPATH, an executable that needs room) is
-copied out to a scratch file for patchelf.
+would change nothing is copied raw. Only what that module cannot do (no section headers, both RPATH
+and RUNPATH, an executable that needs room) is copied out to a scratch file for patchelf.
 
 The input's RECORD must vouch for what goes into the output, or the wheel is refused (WheelError,
 exit 2, naming the member and what is wrong): before anything is read, every file must have exactly
