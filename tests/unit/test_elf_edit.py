@@ -148,6 +148,12 @@ def test_rpath_that_does_not_fit_goes_to_an_appended_segment_and_loads(tmp_path:
     run = tmp_path / "run"
     run.mkdir()
     edited = _edited(user, run / "libuser.so", patch)
+    # The old table, which nothing reads now, is zeros (as patchelf fills it with 'X'): kept, its
+    # copy would grow a wheel by the table's compressed size.
+    offset, size = patch.abandoned[0]
+    with edited.open("rb") as stream:
+        stream.seek(offset)
+        assert stream.read(size) == bytes(size)
     facts = read_elf_file(edited)
     assert facts.runpath == (wanted,)
     assert facts.rpath == ()
@@ -255,28 +261,31 @@ def test_a_new_search_path_without_a_spare_dynamic_slot_moves_dynamic_and_loads(
     assert _plan(bare, search_path=("$ORIGIN/../deps",)).how == "in place"
 
 
-def test_a_removed_need_frees_the_slot_a_new_search_path_takes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra", ["libextra.so.1", "libextra-0123abcd.so.1.2.3"])
+def test_a_removed_need_frees_the_slot_a_new_search_path_takes(tmp_path: Path, extra: str) -> None:
     """Where a DT_NEEDED goes (NVRTC's builtins) as a search path comes, the freed entry serves the
-    new one: no spare DT_NULL is needed, and patchelf is not either."""
+    new one: no spare DT_NULL is needed, and patchelf is not either; and the removed name's bytes,
+    which nothing reads any more, hold the new string where it fits: the file keeps its size
+    (cumm-cu117 0.6.3 grew by a copy of .dynstr, 12 KB of a 2.1 MB wheel)."""
     build, deps, run = tmp_path / "build", tmp_path / "deps", tmp_path / "run"
     _dep(deps, "libdep.so.1")
-    extra = _dep(build, "libextra.so.1")
     user = compile_shared(
         build / "libuser.so",
         {"user.c": USER_C},
         soname="libuser.so",
-        link=[_dep(build, "libdep.so.1"), extra],
+        link=[_dep(build, "libdep.so.1"), _dep(build, extra)],
         flags=["-Wl,--no-as-needed"],
     )
     without_spare_dynamic_slots(user)
-    assert "libextra.so.1" in read_elf_file(user).needed
-    patch = _plan(user, search_path=("$ORIGIN/../deps",), remove_needed=["libextra.so.1"])
+    assert extra in read_elf_file(user).needed
+    patch = _plan(user, search_path=("$ORIGIN/../deps",), remove_needed=[extra])
+    assert patch.how == ("in place" if len(extra) >= len("$ORIGIN/../deps") else "appended segment")
     run.mkdir()
     edited = _edited(user, run / "libuser.so", patch)
     facts = read_elf_file(edited)
     assert facts.rpath == ("$ORIGIN/../deps",)
-    assert "libextra.so.1" not in facts.needed
-    assert "[libextra.so.1]" not in _readelf(edited)
+    assert extra not in facts.needed
+    assert f"[{extra}]" not in _readelf(edited)
     _loads(edited, "user_value", 42)
 
 

@@ -73,6 +73,7 @@ _DT_STRING_TAGS = frozenset({_DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH, 0x7
 _DT_MORE_STRING_TAGS = frozenset({0x6FFFFEFA, 0x6FFFFEFB, 0x6FFFFEFC})  # CONFIG, DEPAUDIT, AUDIT
 _MAX_TABLE = 64 << 20  # refuse to read a dynamic symbol table bigger than this (patchelf then)
 _TRAILING_LIMIT = 4096  # the most bytes after a .dynstr that ends the file that it may grow over
+_ZEROED_LIMIT = 1 << 20  # an abandoned .dynstr up to this size is zeroed (a patch of that many bytes)
 _SPARE_SLOTS = 4  # DT_NULL entries after the end of a moved .dynamic, so that later edits fit in place
 
 
@@ -469,6 +470,9 @@ def _in_place(
     table: bytearray | None = None  # the edited .dynstr, copied at the first change (tens of MB)
     changed: list[tuple[int, int]] = []  # byte ranges of .dynstr rewritten or taken
     current = {who: value for value, who in elf.references}
+    # A removed entry reads nothing: its string's bytes are room (NVRTC's builtins' name, 38 bytes in
+    # cumm-cu117, takes the new search path).
+    gone = frozenset(("dyn", index) for index in removed)
     by_text: dict[bytes, list[tuple[str, int]]] = {}
     for who, text in wanted.items():
         by_text.setdefault(text, []).append(who)
@@ -477,7 +481,7 @@ def _in_place(
         offsets = {current[who] for who in owners if who in current}
         for offset in sorted(offsets):
             old = _string_at(elf.dynstr, offset)
-            if len(text) > len(old) or not _only_readers(elf, offset, len(old), set(owners)):
+            if len(text) > len(old) or not _only_readers(elf, offset, len(old), set(owners), gone):
                 continue
             table = bytearray(elf.dynstr) if table is None else table
             table[offset : offset + len(old) + 1] = text + b"\0" * (len(old) + 1 - len(text))
@@ -489,7 +493,7 @@ def _in_place(
             needle = text + b"\0"
             at = _existing(elf.dynstr if table is None else table, needle, changed)
             if at < 0:
-                at = _unread_run(elf, len(needle), changed)
+                at = _unread_run(elf, len(needle), changed, gone)
                 table = bytearray(elf.dynstr) if table is None else table
                 table[at : at + len(needle)] = needle
                 changed.append((at, at + len(needle)))
@@ -508,7 +512,9 @@ def _in_place(
     return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), (), "in place")
 
 
-def _only_readers(elf: _Elf, offset: int, length: int, owners: set[tuple[str, int]]) -> bool:
+def _only_readers(
+    elf: _Elf, offset: int, length: int, owners: set[tuple[str, int]], gone: frozenset[tuple[str, int]]
+) -> bool:
     """Whether every reference that reads any byte of the string at ``offset`` is one of ``owners``
     pointing exactly at it: a reference reads from where it points to the next NUL, so any that
     starts between the NUL before this string and this string's own NUL reads some of its bytes."""
@@ -518,6 +524,8 @@ def _only_readers(elf: _Elf, offset: int, length: int, owners: set[tuple[str, in
     if first < len(names) and names[first] <= offset + length:
         return False  # a name (nothing here rewrites it) reads some of these bytes
     for value, who in elf.references:
+        if who in gone:
+            continue
         if start <= value <= offset + length and (value != offset or who not in owners):
             return False
     return True
@@ -532,12 +540,15 @@ def _existing(table: bytes | bytearray, needle: bytes, changed: list[tuple[int, 
     return at
 
 
-def _unread_run(elf: _Elf, length: int, changed: list[tuple[int, int]]) -> int:
+def _unread_run(
+    elf: _Elf, length: int, changed: list[tuple[int, int]], gone: frozenset[tuple[str, int]] = frozenset()
+) -> int:
     """The first ``length`` bytes of .dynstr that no reference reads (nor the ``changed`` ranges,
-    nor byte 0, the empty string), found by walking the references in order of offset: each reads
-    from where it points to the next NUL. EditUnsupportedError when there is no such run."""
+    nor byte 0, the empty string), found by walking the references in order of offset (those of the
+    ``gone`` entries aside): each reads from where it points to the next NUL. EditUnsupportedError
+    when there is no such run."""
     dynstr = elf.dynstr
-    starts = heapq.merge(elf.name_offsets, sorted(value for value, _ in elf.references))
+    starts = heapq.merge(elf.name_offsets, sorted(value for value, who in elf.references if who not in gone))
     covered = heapq.merge(
         ((value, end + 1) for value in starts if (end := dynstr.find(b"\0", value)) >= 0),
         sorted(changed),
@@ -722,6 +733,11 @@ def _appended_segment(
     _without(dynamic, removed)
     patches = _file_name_patches(elf, wanted, offsets)
     abandoned = [(elf.dynstr_offset, elf.dynstr_size)]
+    if elf.dynstr_size <= _ZEROED_LIMIT:
+        # Nothing reads the old table now. Zeros, as patchelf's 'X's, deflate to nothing: kept, its
+        # copy in the segment would grow the wheel by the table's compressed size (12 KB of
+        # cumm-cu117's 2.1 MB).
+        patches.append(Patch(elf.dynstr_offset, bytes(elf.dynstr_size)))
     tables: tuple[bytes, ...] = ()
     moved: tuple[int, int] | None = None  # where the new .dynamic lies in the segment, and its size
     if moves_dynamic:
