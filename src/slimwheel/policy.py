@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from slimwheel.platforms import glibc_of_tag
 
-__all__ = ["PolicyUnavailableError", "host_sonames", "manylinux_level"]
+__all__ = ["PolicyUnavailableError", "host_sonames", "level_allowing", "manylinux_level", "versions_beyond"]
 
 
 class PolicyUnavailableError(RuntimeError):
@@ -46,6 +46,61 @@ def _whitelists() -> tuple[tuple[tuple[int, int], frozenset[str]], ...]:
         major, minor = name.removeprefix("manylinux_").split("_")[:2]
         found.append(((int(major), int(minor)), frozenset(policy.get("lib_whitelist", ()))))
     return tuple(sorted(found))
+
+
+@lru_cache(maxsize=1)
+def _symbol_versions() -> tuple[tuple[tuple[int, int], Mapping[str, Mapping[str, frozenset[str]]]], ...]:
+    """(glibc version, {architecture: {prefix: versions}}) per manylinux policy, oldest first: the
+    symbol versions a wheel of that level may need from the host (``GLIBC``: ``2.17``...)."""
+    policies = json.loads(_policy_file().read_text(encoding="utf-8"))
+    found = []
+    for policy in policies:
+        name = str(policy.get("name", ""))
+        if not name.startswith("manylinux_"):
+            continue
+        major, minor = name.removeprefix("manylinux_").split("_")[:2]
+        versions = {
+            arch: {prefix: frozenset(names) for prefix, names in prefixes.items()}
+            for arch, prefixes in policy.get("symbol_versions", {}).items()
+        }
+        found.append(((int(major), int(minor)), versions))
+    return tuple(sorted(found, key=lambda item: item[0]))
+
+
+# The names ELF readers give machines, where auditwheel's policy names them otherwise.
+_POLICY_ARCHITECTURES = {"i386": "i686", "arm": "armv7l"}
+
+
+def versions_beyond(glibc: tuple[int, int], machine: str, needed: Iterable[str]) -> tuple[str, ...]:
+    """Of the symbol versions a file needs from the host's libraries (``GLIBC_2.38``,
+    ``GLIBCXX_3.4.32``), those the manylinux policy of level ``glibc`` does not allow on ``machine``:
+    pip installs its wheel on hosts whose libraries may lack them, and there it does not load.
+    A version no policy names (``GLIBC_PRIVATE``, a prefix the policy does not police) is not judged."""
+    policies = _symbol_versions()
+    arch = _POLICY_ARCHITECTURES.get(machine, machine)
+    fitting = [versions for level, versions in policies if level <= glibc] or [policies[0][1]]
+    allowed = fitting[-1].get(arch, {})
+    known: dict[str, set[str]] = {}
+    for _, versions in policies:
+        for prefix, names in versions.get(arch, {}).items():
+            known.setdefault(prefix, set()).update(names)
+    beyond = []
+    for name in dict.fromkeys(needed):
+        prefix, _, version = name.partition("_")
+        if version in known.get(prefix, ()) and version not in allowed.get(prefix, ()):
+            beyond.append(name)
+    return tuple(beyond)
+
+
+def level_allowing(machine: str, needed: Iterable[str]) -> tuple[int, int] | None:
+    """The oldest manylinux level whose policy allows every symbol version in ``needed`` (those no
+    policy names aside) on ``machine``; None when no policy does."""
+    arch = _POLICY_ARCHITECTURES.get(machine, machine)
+    names = list(needed)
+    for level, _ in _symbol_versions():
+        if not versions_beyond(level, arch, names):
+            return level
+    return None
 
 
 def host_sonames(glibc: tuple[int, int] | None = None) -> frozenset[str]:

@@ -24,6 +24,7 @@ from slimwheel.analysis import (
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import check_wheel
 from slimwheel.cli import main
+from slimwheel.elf import read_elf_file
 from slimwheel.findings import Severity
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
@@ -49,6 +50,18 @@ def catalog_file(provider_catalog_file: Path) -> Path:
 def _show(wheel: Path, catalog: Catalog) -> WheelReport:
     with Wheel.open(wheel) as opened:
         return analyse_wheel(opened, catalog)
+
+
+def _one_warning_check_repeats(wheel: Path, catalog: Catalog, kind: FindingKind, path: str) -> str:
+    """The message of the one ``kind`` finding show makes about ``wheel``, a warning about ``path``,
+    which check makes too, word for word (it bears on loading)."""
+    (finding,) = [f for f in _show(wheel, catalog).findings if f.kind is kind]
+    assert finding.severity is Severity.WARNING
+    assert finding.path == path
+    with Wheel.open(wheel) as opened:
+        checked = check_wheel(opened, catalog)
+    assert [f.message for f in checked.findings if f.kind is kind] == [finding.message]
+    return finding.message
 
 
 def _kinds(report: WheelReport) -> dict[str, set[FindingKind]]:
@@ -184,23 +197,44 @@ def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
         wheel = make_wheel(
             tmp_path / folder, "ort", "1.0", {"ort/provider.so": provider.read_bytes()}, tag=TAG
         )
-        report = _show(wheel, catalog)
-        found = [f for f in report.findings if f.kind is FindingKind.BOUND_NOT_NEEDED]
         if folder == "linked":
-            assert found == []
+            assert not [f for f in _show(wheel, catalog).findings if f.kind is FindingKind.BOUND_NOT_NEEDED]
             continue
-        (finding,) = found
-        assert finding.severity is Severity.WARNING
-        assert finding.path == "ort/provider.so"
-        assert finding.message.startswith(
+        message = _one_warning_check_repeats(wheel, catalog, FindingKind.BOUND_NOT_NEEDED, "ort/provider.so")
+        assert message.startswith(
             "binds symbols to libcublas.so.11 (its version needs) but has no DT_NEEDED entry for it: "
             "nothing loads it for this file, which loads only where it was loaded first with RTLD_GLOBAL"
         )
-        with Wheel.open(wheel) as opened:  # check says it too: it is about loading
-            checked = check_wheel(opened, catalog)
-        assert [f.message for f in checked.findings if f.kind is FindingKind.BOUND_NOT_NEEDED] == [
-            finding.message
-        ]
+
+
+def test_host_symbol_versions_newer_than_the_tag_promises_are_a_warning(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """polars-fastembed-cuda 0.1.17 is tagged manylinux_2_17 and its libraries need GLIBC_2.38: pip
+    installs it on hosts where they do not load. A library that calls memfd_create (GLIBC_2.27) is
+    fine under manylinux_2_28, and not under manylinux2014; show and check say so, naming the level
+    it needs (auditwheel's policy, read as data)."""
+    source = '#define _GNU_SOURCE\n#include <sys/mman.h>\nint make(void) { return memfd_create("x", 0); }\n'
+    library = compile_shared(tmp_path / "libmemfd.so", {"memfd.c": source})
+    if "GLIBC_2.27" not in {name for need in read_elf_file(library).version_needs for name in need.names}:
+        pytest.skip("this glibc binds memfd_create to another version")
+    for platform in ("manylinux_2_28_x86_64", "manylinux2014_x86_64", "linux_x86_64"):
+        (tmp_path / platform).mkdir()
+        wheel = make_wheel(
+            tmp_path / platform,
+            "memfd",
+            "1.0",
+            {"memfd/libmemfd.so": library.read_bytes()},
+            tag=f"py3-none-{platform}",
+        )
+        if platform != "manylinux2014_x86_64":  # allowed, or no tag that promises a glibc
+            assert not [f for f in _show(wheel, catalog).findings if f.kind is FindingKind.NEWER_THAN_TAG]
+            continue
+        message = _one_warning_check_repeats(wheel, catalog, FindingKind.NEWER_THAN_TAG, "memfd/libmemfd.so")
+        assert message.startswith(
+            "needs GLIBC_2.27 (libc.so.6), newer than its tag manylinux2014_x86_64 promises (glibc 2.17): "
+        )
+        assert "tag it manylinux_2_27 (auditwheel repair does)" in message
 
 
 @pytest.mark.parametrize("runtime", ["libcudart.so.10.2", "libcudart.so.13"])

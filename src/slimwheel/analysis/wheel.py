@@ -35,7 +35,8 @@ from slimwheel.elf import ElfFacts
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
 from slimwheel.names import is_extension_module_name, parse_library_file_name, soname_stem
-from slimwheel.policy import manylinux_level
+from slimwheel.platforms import glibc_of_tag
+from slimwheel.policy import level_allowing, manylinux_level, versions_beyond
 from slimwheel.sources import ArchiveSource
 
 __all__ = ["analyse_wheel", "zip_member_overhead"]
@@ -74,6 +75,7 @@ def analyse_wheel(
         for library in facts.libraries
     }
     glibc = manylinux_level(wheel.platform_tags)  # the host libraries a wheel may use depend on its level
+    oldest_tag = _oldest_manylinux_tag(wheel.platform_tags)
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
         by_name.setdefault(posixpath.basename(item.member.name), item)
@@ -114,6 +116,15 @@ def analyse_wheel(
                     Severity.WARNING,
                     item.member.name,
                     _unneeded_message(unneeded),
+                )
+            )
+        if glibc is not None and (beyond := _beyond_tag(facts, glibc)):
+            findings.append(
+                Finding(
+                    FindingKind.NEWER_THAN_TAG,
+                    Severity.WARNING,
+                    item.member.name,
+                    _beyond_tag_message(beyond, facts.machine, oldest_tag, glibc),
                 )
             )
         findings += rpath_problems(item.member.name, "RPATH", facts.rpath)
@@ -263,6 +274,52 @@ def _bound_not_needed(facts: ElfFacts) -> list[str]:
     needed = set(facts.needed)
     bound = {need.file for need in facts.version_needs}
     return sorted(soname for soname in bound - needed if soname and not is_dynamic_loader(soname))
+
+
+def _beyond_tag(facts: ElfFacts, glibc: tuple[int, int]) -> dict[str, list[str]]:
+    """The symbol versions ``facts`` needs from the host's libraries that the manylinux policy of
+    ``glibc`` does not allow, each with the libraries it is needed from: a copy the wheel bundles
+    under its own name is not the host's."""
+    beyond: dict[str, list[str]] = {}
+    for need in facts.version_needs:
+        if need.file and is_system_library(need.file, glibc):
+            for name in versions_beyond(glibc, facts.machine, need.names):
+                beyond.setdefault(name, []).append(need.file)
+    return beyond
+
+
+def _newest_per_prefix(names: Iterable[str]) -> list[str]:
+    """``GLIBC_2.38`` of ``GLIBC_2.34`` and ``GLIBC_2.38``: the newest version of each prefix,
+    which implies the others; names whose version is not a number stay."""
+    newest: dict[str, tuple[tuple[int, ...], str]] = {}
+    others = []
+    for name in names:
+        prefix, _, version = name.partition("_")
+        parts = version.split(".")
+        if not all(part.isdigit() for part in parts):
+            others.append(name)
+        elif prefix not in newest or newest[prefix][0] < tuple(map(int, parts)):
+            newest[prefix] = (tuple(map(int, parts)), name)
+    return [name for _, name in newest.values()] + others
+
+
+def _oldest_manylinux_tag(platform_tags: Sequence[str]) -> str:
+    levels = sorted((level, tag) for tag in platform_tags if (level := glibc_of_tag(tag)) is not None)
+    return levels[0][1] if levels else ""
+
+
+def _beyond_tag_message(
+    beyond: Mapping[str, Sequence[str]], machine: str, tag: str, glibc: tuple[int, int]
+) -> str:
+    # polars-fastembed-cuda 0.1.17: tagged manylinux_2_17, its libraries need GLIBC_2.38.
+    needs = ", ".join(f"{name} ({', '.join(beyond[name])})" for name in _newest_per_prefix(beyond))
+    level = level_allowing(machine, beyond)
+    fix = f"tag it manylinux_{level[0]}_{level[1]} (auditwheel repair does)" if level else "tag it for them"
+    return (
+        f"needs {needs}, newer than its tag {tag} promises (glibc {glibc[0]}.{glibc[1]}): pip installs "
+        f"the wheel on hosts whose libraries lack them, where this file does not load; {fix}, or build "
+        "it against an older glibc"
+    )
 
 
 def _unneeded_message(sonames: Sequence[str]) -> str:

@@ -65,7 +65,13 @@ def plural(message: str) -> str:
 
 
 CARRIED = frozenset(
-    {FindingKind.BUNDLED_DRIVER, FindingKind.CORRUPT_ELF, FindingKind.NOT_ELF, FindingKind.BOUND_NOT_NEEDED}
+    {
+        FindingKind.BUNDLED_DRIVER,
+        FindingKind.CORRUPT_ELF,
+        FindingKind.NOT_ELF,
+        FindingKind.BOUND_NOT_NEEDED,
+        FindingKind.NEWER_THAN_TAG,
+    }
 )
 
 
