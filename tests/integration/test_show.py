@@ -29,7 +29,7 @@ from slimwheel.findings import Severity
 from slimwheel.names import NameStyle
 from slimwheel.wheel import Wheel
 from tests.support.catalogs import release
-from tests.support.elfbuild import compile_shared
+from tests.support.elfbuild import compile_shared, find_tool
 from tests.support.fixtures_elf import CUDSS_VERSION_STRING, FATBIN_SIZE, RELFATBIN_SIZE, ElfZoo
 from tests.support.providers import build_provider_wheels
 from tests.support.wheels import make_wheel
@@ -205,6 +205,38 @@ def test_symbols_bound_to_a_library_the_file_does_not_need_are_a_warning(
             "binds symbols to libcublas.so.11 (its version needs) but has no DT_NEEDED entry for it: "
             "nothing loads it for this file, which loads only where it was loaded first with RTLD_GLOBAL"
         )
+
+
+@pytest.mark.parametrize("stripped", [False, True])
+def test_a_static_cudart_is_found_by_its_symbols_or_by_its_strings(
+    catalog: Catalog, tmp_path: Path, stripped: bool
+) -> None:
+    """nvcc links cudart statically by default. With its symbols hidden (``--exclude-libs``) and
+    ``.symtab`` stripped, as in desilofhe-cu130 1.17.0's module, no API symbol tells it; the strings
+    only its code holds do (``CODE_MARKERS``): show says the code is there, with no symbols to size."""
+    nvcc, strip = find_tool("nvcc"), find_tool("strip")
+    if nvcc is None or strip is None:
+        pytest.skip("needs nvcc and strip")
+    source = tmp_path / "devices.cu"
+    source.write_text(
+        "#include <cuda_runtime.h>\n__global__ void kernel(int *x) { *x = 1; }\n"
+        'extern "C" int devices(void) { int n = 0; cudaGetDeviceCount(&n); kernel<<<1, 1>>>(0); return n; }\n'
+    )
+    library = tmp_path / "libdevices.so"
+    build = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--exclude-libs,ALL", "-o", str(library)]
+    subprocess.run([*build, str(source)], check=True, capture_output=True)
+    if stripped:
+        subprocess.run([strip, "--strip-all", str(library)], check=True)
+    (tmp_path / "wheel").mkdir()
+    files = {"devices/libdevices.so": library.read_bytes()}
+    report = _show(make_wheel(tmp_path / "wheel", "devices", "1.0", files, tag=TAG), catalog)
+    (code,) = report.static
+    assert (code.path, code.library) == ("devices/libdevices.so", "cudart")
+    assert (code.symbols == 0) is stripped
+    (finding,) = [f for f in report.findings if f.kind is FindingKind.STATIC_NVIDIA]
+    assert finding.severity is Severity.INFO
+    stripped_words = "its symbols are stripped: strings only its code holds are in .rodata"
+    assert (stripped_words in finding.message) is stripped
 
 
 def test_host_symbol_versions_newer_than_the_tag_promises_are_a_warning(

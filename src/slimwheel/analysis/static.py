@@ -46,6 +46,13 @@ _LIBRARY_FILE_NAME = re.compile(
     rb"nccl|nvrtc|nvJitLink|cupti|nvjpeg|cudart|npp|nvshmem)[a-z_]*\.so\b"
 )
 _RODATA_SCAN_LIMIT = 64 * 1024 * 1024
+# Strings only a library's own code holds, by library: where its symbols were stripped (hidden, and no
+# .symtab), they still tell that its code is linked in. A static cudart keeps its error strings and the
+# name of its shared-memory files (desilofhe-cu130 1.17.0: nvcc's default static link, stripped).
+CODE_MARKERS: dict[str, tuple[bytes, ...]] = {
+    "cudart": (b"startup failure in cuda runtime\0", b"/cudart.shm.%"),
+}
+_MARKED = "code:"  # how a marker's library is written among the .rodata strings
 
 
 _RODATA_PIECE = 1 << 20  # .rodata is scanned this much at a time: a 60 MB one is never copied whole
@@ -53,8 +60,9 @@ _VERSION_OVERLAP = 256  # longer than any version string: a string the cut split
 
 
 def _scan_rodata(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...]:
-    """The NVIDIA version strings in ``.rodata`` (``"cuDNN 8.9.2"``) and the NVIDIA library file names
-    it holds, as ``lib<library>.so`` (``"libnvrtc.so"``)."""
+    """The NVIDIA version strings in ``.rodata`` (``"cuDNN 8.9.2"``), the NVIDIA library file names
+    it holds, as ``lib<library>.so`` (``"libnvrtc.so"``), and the libraries whose ``CODE_MARKERS`` it
+    holds, as ``code:<library>``."""
     section = facts.section(".rodata")
     if section is None or section.size == 0:
         return ()
@@ -70,6 +78,11 @@ def _scan_rodata(stream: BinaryIO, facts: ElfFacts, name: str) -> tuple[str, ...
             f"{m[1].decode()} {m[2].decode()}" for m in _VERSION_STRING.finditer(piece) if m.start() < cut
         )
         found.update(f"lib{m[1].decode()}.so" for m in _LIBRARY_FILE_NAME.finditer(piece) if m.start() < cut)
+        found.update(
+            f"{_MARKED}{library}"
+            for library, markers in CODE_MARKERS.items()
+            if any(piece.find(marker, 0, cut + len(marker) - 1) >= 0 for marker in markers)
+        )
         start += cut
     return tuple(sorted(found))
 
@@ -220,6 +233,9 @@ def _static_code(
                 version_strings=strings,
             )
         )
+    static += [
+        found for found in _stripped_code(item, {*code, *shims, *tables, *linked}) if not own(found.library)
+    ]
     loaded = [
         LazyLoad(
             path=item.member.name,
@@ -235,9 +251,22 @@ def _static_code(
     return static, loaded
 
 
+def _stripped_code(item: _ElfMember, known: set[str]) -> list[StaticCode]:
+    """The libraries whose ``CODE_MARKERS`` the file's ``.rodata`` holds and that nothing else
+    accounts for (``known``: their symbols, a shim, DT_NEEDED): their code is there, its symbols
+    stripped."""
+    marked = {s.removeprefix(_MARKED) for s in item.rodata_strings if s.startswith(_MARKED)}
+    return [
+        StaticCode(
+            item.member.name, library, 0, 0, exported=False, version_strings=_version_strings(item, library)
+        )
+        for library in sorted(marked - known)
+    ]
+
+
 def _version_strings(item: _ElfMember, library: str) -> tuple[str, ...]:
     """The version strings of ``library`` in the file's ``.rodata`` (``"NCCL 2.21.5"``)."""
-    versions = (s for s in item.rodata_strings if not s.startswith("lib"))
+    versions = (s for s in item.rodata_strings if not s.startswith(("lib", _MARKED)))
     return tuple(s for s in versions if s.lower().startswith(library.lower()[:4]))
 
 

@@ -145,9 +145,7 @@ def analyse_wheel(
                         FindingKind.STATIC_NVIDIA,
                         severity,
                         item.member.name,
-                        f"contains {code.library} code statically "
-                        f"({code.symbols} API symbols of {code.symbol_bytes} bytes"
-                        f"{', exported' if code.exported else ''}; its internals are not sized); {what}",
+                        f"contains {code.library} code statically ({_sized(code)}); {what}",
                     )
                 )
             for load in loaded:
@@ -274,6 +272,13 @@ def _bound_not_needed(facts: ElfFacts) -> list[str]:
     needed = set(facts.needed)
     bound = {need.file for need in facts.version_needs}
     return sorted(soname for soname in bound - needed if soname and not is_dynamic_loader(soname))
+
+
+def _sized(code: StaticCode) -> str:
+    if not code.symbols:
+        return "its symbols are stripped: strings only its code holds are in .rodata"
+    exported = ", exported" if code.exported else ""
+    return f"{code.symbols} API symbols of {code.symbol_bytes} bytes{exported}; its internals are not sized"
 
 
 def _beyond_tag(facts: ElfFacts, glibc: tuple[int, int]) -> dict[str, list[str]]:
