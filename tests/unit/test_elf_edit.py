@@ -437,6 +437,11 @@ def test_planned_from_saved_tables_the_dynstr_is_read_once(tmp_path: Path) -> No
     assert beyond < 1.2, f"held {beyond:.1f} times .dynstr beyond the saved bytes"
     edited = _edited(library, tmp_path / "edited.so", patch)
     assert read_elf_file(edited).rpath == (wanted,)
+    # The old table is zeros, written by pieces of one buffer, and not among the bytes the output's
+    # analysis keeps (nothing reads them).
+    assert edited.read_bytes()[dynstr.offset : dynstr.offset + dynstr.size] == bytes(dynstr.size)
+    assert len({id(p.data) for p in patch.patches if len(p.data) == 1 << 20}) == 1
+    assert not [r for r in patch.written if dynstr.offset <= r[0] < dynstr.offset + dynstr.size]
     _loads(edited, "user_value", 41)
 
 
