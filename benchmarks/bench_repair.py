@@ -72,6 +72,8 @@ if TYPE_CHECKING:
 # pycolmap-cuda12 4.2.1 (cp311, 70 MiB): requires cuda-toolkit[cudart,curand] without an RPATH into
 # their folders; repair sets one on _core (174 MB), whose 8 MB .dynstr an earlier patchelf left at the
 # end of the file, where it grows (it was copied to an appended segment: +0.4 MiB).
+# sipppy-backend-cuda 0.1.4 (abi3, 132 MiB): a 166 MB Rust extension linked by lld, no spare DT_NULL in
+# .dynamic, gets an RPATH: .dynamic moves to the appended segment with .dynstr (patchelf's edit before).
 # pynvvideocodec 2.2.4 (cp311, 26 MiB): drops auditwheel's copy of cudart 12.3 and renames NEEDED in its
 # two extensions; with --pad-files it is the wheel of very many files (memory that grows per member).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
@@ -103,6 +105,7 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         frozenset({0}),
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*", "--exclude", "libnccl*"),
     ),
+    "sipppy-backend-cuda": ((), frozenset({0}), ("--exclude", "libcu*")),
     "libcuvs-cu12": (
         ("--preloaded", "librmm-cu12", "--preloaded", "libkvikio-cu12", "--preloaded", "rapids-logger"),
         frozenset({0}),
