@@ -3,7 +3,9 @@ pyelftools and ``readelf -d``, and the edited library is loaded in a fresh proce
 
 from __future__ import annotations
 
+import random
 import shutil
+import struct
 import subprocess
 import sys
 import tracemalloc
@@ -477,3 +479,41 @@ def test_a_needed_entry_no_version_need_names_is_removed_in_place(tmp_path: Path
     # A version need on it: its versions would go unserved, so this module leaves it to patchelf.
     with pytest.raises(EditUnsupportedError, match="a version need names"):
         _plan(user, remove_needed=["libdep.so.1"])
+
+
+def test_a_damaged_file_without_section_headers_is_refused_not_misedited(tmp_path: Path) -> None:
+    """The tables of a file without section headers are found through its dynamic tags, which a
+    damaged or hostile file may point anywhere: each of 400 files with bytes of its headers and
+    dynamic tables changed is planned, or refused with one of the errors repair turns to patchelf,
+    never another exception, and never slowly (a version table's count runs to 65,536 at most)."""
+    build = tmp_path / "build"
+    user = _user(build, _dep(build, DEP_NAME))
+    stripped = strip_section_headers(user, tmp_path / "stripped.so").read_bytes()
+    dynamic = next(
+        (offset, size)
+        for kind, _flags, offset, _v, _p, size, _m, _a in struct.iter_unpack(
+            "<IIQQQQQQ", stripped[64 : 64 + 56 * int.from_bytes(stripped[56:58], "little")]
+        )
+        if kind == 2
+    )
+    targets = [*range(64 + 56 * 12), *range(dynamic[0], dynamic[0] + dynamic[1])]
+    rng = random.Random(20261206)
+    planned = refused = 0
+    for _ in range(400):
+        data = bytearray(stripped)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.choice(targets)] = rng.randrange(256)
+        damaged = tmp_path / "damaged.so"
+        damaged.write_bytes(bytes(data))
+        try:
+            _plan(
+                damaged,
+                replace_needed=[(DEP_NAME, "libdep.so.1")],
+                search_path=("$ORIGIN/../a/longer/folder",),
+            )
+        except (EditUnsupportedError, struct.error, ValueError):
+            refused += 1
+        else:
+            planned += 1
+    assert planned
+    assert refused

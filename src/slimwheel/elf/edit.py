@@ -48,6 +48,7 @@ from slimwheel.elf.format import (
     _DT_SONAME,
     _DT_STRSZ,
     _DT_STRTAB,
+    _MAX_VERSION_ENTRIES,
     _PT_LOAD,
     _SHT_DYNAMIC,
     _SHT_DYNSYM,
@@ -192,6 +193,10 @@ class _Shdr:
 
 
 def _read(stream: _Seekable, offset: int, size: int) -> bytes:
+    # A damaged header may name any offset and size: checked against the file's end before reading
+    # (a read of 2**60 bytes would allocate them first).
+    if offset < 0 or size < 0 or offset + size > stream.seek(0, 2):
+        raise EditUnsupportedError(f"a table at {offset} ({size} bytes) runs past the end of the file")
     stream.seek(offset)
     data = stream.read(size)
     if data is None or len(data) != size:
@@ -345,7 +350,7 @@ class _Elf:
     ) -> list[tuple[int, tuple[str, int]]]:
         refs: list[tuple[int, tuple[str, int]]] = []
         position = 0
-        for _ in range(count):
+        for _ in range(min(count, _MAX_VERSION_ENTRIES)):
             _version, entries, file_name, aux, following = self._entry(
                 stream, offset, size, position, "verneed"
             )
@@ -366,7 +371,7 @@ class _Elf:
 
     def _verdef(self, stream: _Seekable, offset: int, size: int, count: int, names: array[int]) -> None:
         position = 0
-        for _ in range(count):
+        for _ in range(min(count, _MAX_VERSION_ENTRIES)):
             _v, _flags, _ndx, entries, _hash, aux, following = self._entry(
                 stream, offset, size, position, "verdef"
             )
