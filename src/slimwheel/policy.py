@@ -15,7 +15,14 @@ from pathlib import Path
 
 from slimwheel.platforms import glibc_of_tag
 
-__all__ = ["PolicyUnavailableError", "host_sonames", "level_allowing", "manylinux_level", "versions_beyond"]
+__all__ = [
+    "PolicyUnavailableError",
+    "host_sonames",
+    "level_allowing",
+    "manylinux_level",
+    "oldest_manylinux_tag",
+    "versions_beyond",
+]
 
 
 class PolicyUnavailableError(RuntimeError):
@@ -118,5 +125,11 @@ def host_sonames(glibc: tuple[int, int] | None = None) -> frozenset[str]:
 def manylinux_level(platform_tags: Iterable[str]) -> tuple[int, int] | None:
     """The glibc a wheel promises to run on: the oldest its manylinux tags name (a wheel tagged
     ``manylinux_2_17`` and ``manylinux_2_28`` installs on 2.17), None when it has none."""
-    levels = [level for level in map(glibc_of_tag, platform_tags) if level is not None]
+    oldest = oldest_manylinux_tag(platform_tags)
+    return oldest[0] if oldest else None
+
+
+def oldest_manylinux_tag(platform_tags: Iterable[str]) -> tuple[tuple[int, int], str] | None:
+    """The manylinux tag that promises the oldest glibc, with that glibc; None when there is none."""
+    levels = [(level, tag) for tag in platform_tags if (level := glibc_of_tag(tag)) is not None]
     return min(levels) if levels else None

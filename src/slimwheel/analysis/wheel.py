@@ -35,8 +35,7 @@ from slimwheel.elf import ElfFacts
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.ldso import rpath_problems
 from slimwheel.names import is_extension_module_name, parse_library_file_name, soname_stem
-from slimwheel.platforms import glibc_of_tag
-from slimwheel.policy import level_allowing, manylinux_level, versions_beyond
+from slimwheel.policy import level_allowing, oldest_manylinux_tag, versions_beyond
 from slimwheel.sources import ArchiveSource
 
 __all__ = ["analyse_wheel", "zip_member_overhead"]
@@ -74,8 +73,8 @@ def analyse_wheel(
         for facts in release.wheels
         for library in facts.libraries
     }
-    glibc = manylinux_level(wheel.platform_tags)  # the host libraries a wheel may use depend on its level
-    oldest_tag = _oldest_manylinux_tag(wheel.platform_tags)
+    # The host libraries a wheel may use, and the symbol versions, depend on its oldest tag's level.
+    glibc, oldest_tag = oldest_manylinux_tag(wheel.platform_tags) or (None, "")
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
         by_name.setdefault(posixpath.basename(item.member.name), item)
@@ -306,11 +305,6 @@ def _newest_per_prefix(names: Iterable[str]) -> list[str]:
         elif prefix not in newest or newest[prefix][0] < tuple(map(int, parts)):
             newest[prefix] = (tuple(map(int, parts)), name)
     return [name for _, name in newest.values()] + others
-
-
-def _oldest_manylinux_tag(platform_tags: Sequence[str]) -> str:
-    levels = sorted((level, tag) for tag in platform_tags if (level := glibc_of_tag(tag)) is not None)
-    return levels[0][1] if levels else ""
 
 
 def _beyond_tag_message(

@@ -20,14 +20,17 @@ Three ways, cheapest first:
 * **Appended segment** (a shared library without PT_INTERP, when a string or an entry does not fit):
   a new read-only PT_LOAD at the end of the file holds the program header table (one entry longer) and a
   copy of ``.dynstr`` with the new strings after it; DT_STRTAB/DT_STRSZ and the ``.dynstr`` section
-  header point there. The old ``.dynstr`` stays where it was, unused. Where a new entry finds no
+  header point there. The old ``.dynstr`` stays where it was, zeroed: nothing reads it. Where a new
+  entry finds no
   spare DT_NULL in ``.dynamic`` (lld leaves none: Rust's default linker since 1.90), the table, one
   entry longer and with spare slots, goes there too, PT_DYNAMIC and its section header point at
   it, and the segment is writable, as the table it replaces (glibc before 2.35 writes into it).
   This is what patchelf does, minus moving other sections.
 
-Anything else (no section headers, two search-path entries, an executable) raises
-:class:`EditUnsupportedError`; the caller then uses patchelf.
+A file without section headers (``sstrip``) is edited the same ways, its tables found as the loader
+finds them (:func:`slimwheel.elf.dynamic_tables`). Anything else (both a DT_RPATH and a DT_RUNPATH,
+an executable that needs room, a damaged header) raises :class:`EditUnsupportedError`; the caller
+then uses patchelf.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol, cast
 
@@ -519,9 +522,7 @@ def _in_place(
     ]
     _without(dynamic, removed)
     patches += _dynamic_patches(elf, dynamic)
-    patches += [
-        Patch(who[1], elf.layout.u32.pack(offset)) for who, offset in placed.items() if who[0] == "vn_file"
-    ]
+    patches += _file_name_patches(elf, placed)
     return ElfPatch(elf.size, tuple(sorted(patches, key=lambda p: p.offset)), (), "in place")
 
 
@@ -616,7 +617,7 @@ def _repointed(
     of ``table_size`` bytes (at address ``moved_to`` where the table moved): .dynamic's entries,
     DT_STRSZ (and DT_STRTAB), and verneed's file names."""
     _point(dynamic, wanted, offsets, table_size, moved_to=moved_to)
-    return [*_dynamic_patches(elf, dynamic), *_file_name_patches(elf, wanted, offsets)]
+    return [*_dynamic_patches(elf, dynamic), *_file_name_patches(elf, _placed(wanted, offsets))]
 
 
 def _point(
@@ -639,14 +640,18 @@ def _point(
             entry[1] = table_size
 
 
-def _file_name_patches(
-    elf: _Elf, wanted: dict[tuple[str, int], bytes], offsets: dict[bytes, int]
-) -> list[Patch]:
+def _file_name_patches(elf: _Elf, placed: Mapping[tuple[str, int], int]) -> list[Patch]:
+    """The patches that point verneed's file names among ``placed`` (reader -> offset in .dynstr)."""
     return [
-        Patch(who[1], elf.layout.u32.pack(offsets[text]))
-        for who, text in wanted.items()
-        if who[0] == "vn_file"
+        Patch(who[1], elf.layout.u32.pack(offset)) for who, offset in placed.items() if who[0] == "vn_file"
     ]
+
+
+def _placed(
+    wanted: Mapping[tuple[str, int], bytes], offsets: Mapping[bytes, int]
+) -> dict[tuple[str, int], int]:
+    """Where each reader in ``wanted`` points once its string is at ``offsets``."""
+    return {who: offsets[text] for who, text in wanted.items()}
 
 
 def _without(dynamic: list[list[int]], removed: Sequence[int]) -> None:
@@ -744,7 +749,7 @@ def _appended_segment(
     segment_size = dynstr_at + table_size
     _point(dynamic, wanted, offsets, table_size, moved_to=vaddr + dynstr_at)
     _without(dynamic, removed)
-    patches = _file_name_patches(elf, wanted, offsets)
+    patches = _file_name_patches(elf, _placed(wanted, offsets))
     abandoned = [(elf.dynstr_offset, elf.dynstr_size)]
     # Nothing reads the old table now. Zeros, as patchelf's 'X's, deflate to nothing: kept, its copy in
     # the segment would grow the wheel by the table's compressed size (12 KB of cumm-cu117's 2.1 MB,
