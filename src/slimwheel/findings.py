@@ -30,6 +30,8 @@ class FindingKind(enum.Enum):
     DLOPEN_NVIDIA = "dlopen-nvidia"  # trampolines that load an NVIDIA library at run time (info)
     # symbols bound to a library (a version need) the file has no DT_NEEDED for: loaded by others only
     BOUND_NOT_NEEDED = "bound-not-needed"
+    # an NVIDIA library needed that nothing is imported from (over-linking: no -Wl,--as-needed)
+    UNUSED_NEEDED = "unused-needed"
     # symbol versions of host libraries (GLIBC_2.38) newer than the wheel's manylinux tag promises
     NEWER_THAN_TAG = "newer-than-tag"
     BUNDLED_DRIVER = "bundled-driver"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
-from slimwheel.analysis.libraries import api_library_of
+from slimwheel.analysis.libraries import api_library_of, nvidia_product_of
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_rodata
 from slimwheel.elf import (
@@ -38,6 +38,7 @@ from slimwheel.elf import (
     scan_symbols,
     segment_after_section_headers,
     table_ranges,
+    unversioned_imports,
 )
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
@@ -101,6 +102,7 @@ class _Inspection:
     # checked its CRC-32: apply then copies the member raw without inflating it again.
     digest: bytes | None = None
     extension_module: bool = False  # see _is_extension_module
+    foreign_imports: bool | None = None  # see _imports_from_unknown_libraries
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,25 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     if scan_strings and (suspicious or (cheap and (facts.fatbin_size > 0 or bool(libraries)))):
         strings = _scan_rodata(stream, facts, name)
     extension = _is_extension_module(stream, facts, name)
-    return _Inspection(facts, exported, internal, strings, extension_module=extension)
+    foreign = _imports_from_unknown_libraries(stream, facts, name)
+    return _Inspection(
+        facts, exported, internal, strings, extension_module=extension, foreign_imports=foreign
+    )
+
+
+# The Python C API (PyLong_Type, _Py_Dealloc): what an extension module imports from the interpreter,
+# bound to no version, and which no NVIDIA library defines.
+_INTERPRETER_API = re.compile(r"_?Py[A-Z_]")
+
+
+def _imports_from_unknown_libraries(stream: BinaryIO, facts: ElfFacts, name: str) -> bool | None:
+    """Whether the file imports symbols bound to no version, the interpreter's aside: those may come
+    from any library it needs. None where it needs no NVIDIA library bound to no version of it, the
+    only case the answer serves (an unused DT_NEEDED: see analysis.wheel), so the table is not read."""
+    bound = {need.file for need in facts.version_needs}
+    if not any(soname not in bound and nvidia_product_of(soname) for soname in facts.needed):
+        return None
+    return any(not _INTERPRETER_API.match(symbol) for symbol in unversioned_imports(stream, facts, path=name))
 
 
 def _is_extension_module(stream: BinaryIO, facts: ElfFacts, name: str) -> bool:
@@ -336,7 +356,12 @@ def _inspect_rewrite(view: io.RawIOBase, name: str, rewrite: _Rewrite) -> _Inspe
     )
     extension = _is_extension_module(stream, facts, name)
     return _Inspection(
-        facts, exported, rewrite.internal_api, rewrite.rodata_strings, extension_module=extension
+        facts,
+        exported,
+        rewrite.internal_api,
+        rewrite.rodata_strings,
+        extension_module=extension,
+        foreign_imports=_imports_from_unknown_libraries(stream, facts, name),
     )
 
 
@@ -769,6 +794,7 @@ def _read_members(
                 inspection.internal_api,
                 inspection.rodata_strings,
                 inspection.extension_module,
+                inspection.foreign_imports,
             )
         )
     return elf_members, findings, others

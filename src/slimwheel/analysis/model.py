@@ -141,6 +141,8 @@ class ElfReport:
     installed_path: str = ""  # where the file lands, relative to site-packages (.data/purelib resolved)
     # import loads it as an extension module (an ABI-tagged name, or an untagged one exporting PyInit_)
     extension_module: bool = False
+    # NVIDIA libraries it needs and imports no symbol from (see analysis.wheel._unused_needed)
+    unused_needed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,3 +177,4 @@ class _ElfMember:
     internal_api: tuple[Symbol, ...] = ()  # .symtab ones
     rodata_strings: tuple[str, ...] = ()  # see analysis.inspect._Inspection
     extension_module: bool = False  # see analysis.inspect._is_extension_module
+    foreign_imports: bool | None = None  # see analysis.inspect._imports_from_unknown_libraries

@@ -107,6 +107,11 @@ def analyse_wheel(
                         _unresolved_message(need.soname, catalog),
                     )
                 )
+        unused = _unused_needed(facts, resolved, item.foreign_imports)
+        if unused:
+            findings.append(
+                Finding(FindingKind.UNUSED_NEEDED, Severity.INFO, item.member.name, _unused_message(unused))
+            )
         unneeded = _bound_not_needed(facts)
         if unneeded:
             findings.append(
@@ -169,6 +174,7 @@ def analyse_wheel(
                 build_id=facts.build_id,
                 version_needs=tuple((n.file, n.names) for n in facts.version_needs),
                 extension_module=item.extension_module,
+                unused_needed=unused,
             )
         )
 
@@ -262,6 +268,38 @@ def _resolve(
     if is_system_library(soname, glibc):
         return NeededLibrary(soname, Resolution.SYSTEM)
     return NeededLibrary(soname, Resolution.UNRESOLVED)
+
+
+def _unused_needed(
+    facts: ElfFacts, resolved: Sequence[NeededLibrary], foreign_imports: bool | None
+) -> tuple[str, ...]:
+    """The NVIDIA libraries (from a wheel, or a vendored copy) the file needs and imports no symbol
+    from: no version of them is bound, and every import bound to no version is the interpreter's
+    (``foreign_imports`` False). A link binds the versions a library defines (NVIDIA's toolkit
+    libraries define one for each symbol); a library that defines none leaves imports bound to no
+    version, which rule the answer out. What is left serves the file nothing: over-linking (no
+    ``-Wl,--as-needed``). gbgpu-cuda11x's extension needs cuBLAS and cuSPARSE and calls nothing of
+    them; its users install their wheels for nothing."""
+    if foreign_imports is not False:
+        return ()
+    bound = {need.file for need in facts.version_needs}
+    return tuple(
+        need.soname
+        for need in resolved
+        if need.soname not in bound
+        and need.resolution in (Resolution.NVIDIA_WHEEL, Resolution.VENDORED)
+        and nvidia_product_of(need.soname) is not None
+    )
+
+
+def _unused_message(sonames: Sequence[str]) -> str:
+    listed = ", ".join(sonames)
+    it, entries = ("it", "its entry") if len(sonames) == 1 else ("them", "their entries")
+    return (
+        f"needs {listed} but imports no symbol from {it} (no version of {it} is bound, and every "
+        f"import bound to no version is Python's): relinking with -Wl,--as-needed, or `slimwheel "
+        f"repair --drop-unused-needed`, removes {entries}, and the NVIDIA wheels they would require"
+    )
 
 
 def _bound_not_needed(facts: ElfFacts) -> list[str]:

@@ -71,6 +71,7 @@ CARRIED = frozenset(
         FindingKind.NOT_ELF,
         FindingKind.BOUND_NOT_NEEDED,
         FindingKind.NEWER_THAN_TAG,
+        FindingKind.UNUSED_NEEDED,
     }
 )
 

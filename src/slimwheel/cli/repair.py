@@ -80,6 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--runpath", action="store_true", help="write DT_RUNPATH instead of DT_RPATH")
     parser.add_argument(
+        "--drop-unused-needed",
+        action="store_true",
+        help="remove the DT_NEEDED entries of NVIDIA libraries a file imports no symbol from (what "
+        "-Wl,--as-needed would have left out; show lists them as unused-needed), and the requirements "
+        "only they made",
+    )
+    parser.add_argument(
         "--force", action="store_true", help="also drop copies Python may load by path and a bundled driver"
     )
     parser.add_argument(
@@ -213,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         keep_extras_optional=args.keep_extras_optional,
         optional=_optional_extras(args.optional),
+        drop_unused=args.drop_unused_needed,
     )
     environment = _environment(args)
     out = output_of(args)
@@ -393,8 +401,13 @@ def _edit_lines(edit: ElfEdit, verb: str) -> list[str]:
         for old, new in edit.replace_needed
     ]
     lines += [
-        f"  {verb} remove    {escape(edit.path)}: NEEDED {escape(name)}  "
-        "[dim](its library loads it itself; nothing of it is bound)[/dim]"
+        f"  {verb} remove    {escape(edit.path)}: NEEDED {escape(name)}  [dim]("
+        + (
+            "it imports no symbol from it: --drop-unused-needed"
+            if name in edit.unused
+            else "its library loads it itself; nothing of it is bound"
+        )
+        + ")[/dim]"
         for name in edit.remove_needed
     ]
     if edit.search_path is not None:

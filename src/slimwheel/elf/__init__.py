@@ -44,7 +44,7 @@ from slimwheel.elf.reader import (
     read_elf_file,
     read_section,
 )
-from slimwheel.elf.scan import exports_any, scan_symbols
+from slimwheel.elf.scan import exports_any, scan_symbols, unversioned_imports
 
 __all__ = [
     "EDIT_ENDS",
@@ -67,4 +67,5 @@ __all__ = [
     "scan_symbols",
     "segment_after_section_headers",
     "table_ranges",
+    "unversioned_imports",
 ]

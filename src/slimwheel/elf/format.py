@@ -73,6 +73,7 @@ _VER_NDX_MASK = 0x7FFF  # the top bit of a versym entry only marks a hidden (non
 _NT_GNU_BUILD_ID = 3
 
 _BINDINGS = {0: "local", 1: "global", 2: "weak", 10: "unique"}
+_STB_WEAK = 2
 # STT_GNU_IFUNC (10) resolves to a function at load time; STT_COMMON (5) is data.
 _KINDS = {1: "object", 2: "func", 5: "object", 6: "tls", 10: "func"}
 _STT_SECTION = 3

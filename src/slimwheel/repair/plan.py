@@ -91,6 +91,9 @@ class RepairOptions:
     # --optional LIB[=EXTRA]: library name -> the extra its NVIDIA wheel goes behind, for libraries the
     # package loads only on request (CuPy's cuTENSOR and NCCL), rather than a requirement of every install
     optional: Mapping[str, str] = field(default_factory=dict)
+    # --drop-unused-needed: DT_NEEDED entries of NVIDIA libraries a file imports nothing from go, and
+    # with them the requirements they alone made (see analysis.wheel._unused_needed)
+    drop_unused: bool = False
 
     def wants(self, name: str) -> bool:
         """``--only`` / ``--exclude`` by library name."""
@@ -99,15 +102,17 @@ class RepairOptions:
 
 @dataclass(frozen=True)
 class ElfEdit:
-    """One patchelf call for one member."""
+    """The edits of one member's dynamic section."""
 
     path: str
     replace_needed: tuple[tuple[str, str], ...] = ()
     search_path: tuple[str, ...] | None = None  # None: leave RPATH/RUNPATH alone
     runpath: bool = False  # write DT_RUNPATH instead of DT_RPATH
     reason: str = ""  # why the search path changes where it is not plain (a DT_RUNPATH made a DT_RPATH)
-    # DT_NEEDED entries that go: libraries another of their release loads itself (see _overlinked)
+    # DT_NEEDED entries that go (see _overlinked): libraries another of their release loads itself,
+    # and with --drop-unused-needed those the file imports nothing from, which ``unused`` names
     remove_needed: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -222,18 +227,25 @@ class _Need:
 
 
 def _overlinked(
-    elf: ElfReport, copies: Mapping[str, VendoredCopy], dropped: Collection[str]
+    elf: ElfReport, copies: Mapping[str, VendoredCopy], dropped: Collection[str], options: RepairOptions
 ) -> tuple[str, ...]:
-    """The DT_NEEDED entries of ``elf`` that repair removes: a library another of its release loads
-    itself (``LOADED_BY_ITS_LIBRARY``: NVRTC its builtins), needed beside that library, with no version
-    of it bound (nothing imported from it), and served by an NVIDIA wheel or a copy that is dropped.
-    Kept, the need would hold the requirement to the one minor release that ships that soname."""
+    """The DT_NEEDED entries of ``elf`` that repair removes, where served by an NVIDIA wheel or a copy
+    that is dropped, and nothing is imported from them (no version of them bound):
+    - a library another of its release loads itself (``LOADED_BY_ITS_LIBRARY``: NVRTC its builtins),
+      needed beside that library. Kept, the need would hold the requirement to the one minor release
+      that ships that soname;
+    - with ``--drop-unused-needed``, one the analysis found the file imports no symbol from
+      (``ElfReport.unused_needed``) and that ``--only``/``--exclude`` leave to repair."""
     stems = {soname_stem(needed.soname) for needed in elf.needed}
     bound = {file for file, _names in elf.version_needs}
+    unused = {
+        soname for soname in elf.unused_needed if options.drop_unused and options.wants(soname_stem(soname))
+    }
     removed = []
     for needed in elf.needed:
         loader = LOADED_BY_ITS_LIBRARY.get(soname_stem(needed.soname))
-        if loader is None or loader not in stems or needed.soname in bound:
+        loaded_by_another = loader is not None and loader in stems
+        if needed.soname in bound or not (loaded_by_another or needed.soname in unused):
             continue
         copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
         served = needed.resolution is Resolution.NVIDIA_WHEEL or (
@@ -244,7 +256,9 @@ def _overlinked(
     return tuple(removed)
 
 
-def _needs(report: WheelReport, dropped: set[str], on_request: Collection[str] = ()) -> dict[str, _Need]:
+def _needs(
+    report: WheelReport, dropped: set[str], options: RepairOptions, on_request: Collection[str] = ()
+) -> dict[str, _Need]:
     """The NVIDIA sonames the files that stay need, with the dropped copies that served them; and
     the copies in ``on_request`` (dropped, though nothing links them: ``--force``), whose NVIDIA wheel
     must come in their place."""
@@ -253,7 +267,7 @@ def _needs(report: WheelReport, dropped: set[str], on_request: Collection[str] =
     for elf in report.elf_files:
         if elf.path in dropped:
             continue
-        overlinked = _overlinked(elf, copies, dropped)
+        overlinked = _overlinked(elf, copies, dropped, options)
         for needed in elf.needed:
             if needed.soname in overlinked:
                 continue  # the edit removes it
@@ -1355,7 +1369,7 @@ def _edits(
     report: WheelReport,
     draft: _Draft,
     catalog: Catalog,
-    use_runpath: bool,
+    options: RepairOptions,
     installable: Mapping[str, set[str]],
 ) -> list[ElfEdit]:
     """``installable``: per NVIDIA distribution the wheel's requirements bring in, the versions an
@@ -1389,7 +1403,7 @@ def _edits(
         if elf.path in draft.drop or elf.error:
             continue
         renames = []
-        removed = _overlinked(elf, copies, draft.drop)
+        removed = _overlinked(elf, copies, draft.drop, options)
         for needed in elf.needed:
             copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
             if (
@@ -1409,12 +1423,13 @@ def _edits(
                 "$ORIGIN path reaches NVIDIA's wheels for every Python; its search path is left as it is"
             )
             folders = []
-        search, why = _search_path(elf, folders, wheel, use_runpath=use_runpath)
-        runpath = use_runpath
+        search, why = _search_path(elf, folders, wheel, use_runpath=options.use_runpath)
+        runpath = options.use_runpath
         if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
             why = "empty or relative entries dropped: glibc resolves them against the current directory"
-        edit = ElfEdit(elf.path, tuple(renames), search, runpath, why, removed)
+        unused = tuple(soname for soname in removed if options.drop_unused and soname in elf.unused_needed)
+        edit = ElfEdit(elf.path, tuple(renames), search, runpath, why, removed, unused)
         if edit.changes_anything:
             edits.append(edit)
     return edits
@@ -1490,7 +1505,7 @@ def plan_repair(
     _decide_drops(report, options, named_by_code or {}, draft)
     markers = marker_environment(platform, _wheel_python(report))
     existing = read_requirements(requires_dist, markers)
-    needs = {s: n for s, n in _needs(report, draft.drop).items() if options.wants(soname_stem(s))}
+    needs = {s: n for s, n in _needs(report, draft.drop, options).items() if options.wants(soname_stem(s))}
     required = _majors_required(catalog, existing)
     claimed = _majors_claimed(classifiers)
     linked = _majors_linked(report, draft.drop)
@@ -1508,7 +1523,7 @@ def plan_repair(
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
-    needs = _needs(report, draft.drop, draft.on_request)
+    needs = _needs(report, draft.drop, options, draft.on_request)
     needs = {s: n for s, n in needs.items() if options.wants(soname_stem(s))}
     brought = ReleaseRequirements(markers)
     context = _Context(catalog, platform, major, options, environment, floors or {}, brought)
@@ -1548,7 +1563,7 @@ def plan_repair(
         libraries=_with_transitive(draft.libraries, context),
         generator=f"slimwheel {__version__}",
     )
-    edits = tuple(_edits(report, draft, catalog, options.use_runpath, installable))  # adds to left_alone
+    edits = tuple(_edits(report, draft, catalog, options, installable))  # adds to left_alone
     embedded: tuple[EmbeddedLoader, ...] = ()
     if embed is not None:
         embedded, note = plan_embedding(embed, manifest, report.filename)
