@@ -11,8 +11,11 @@ the Python C API, one calls it, one imports a symbol bound to no version (which 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf, read_elf_file, unversioned_imports
 from tests.support.elfbuild import compile_shared, find_tool
+from tests.support.index_server import IndexServer
 from tests.support.wheels import make_wheel
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
@@ -36,6 +40,11 @@ EXTENSIONS = {
     "used": "int curandCreateGenerator(void);\nint PyInit_used(void) { return curandCreateGenerator(); }\n",
     # other_call is bound to no version: it could come from any library the file needs, curand too
     "foreign": "int other_call(void);\nint PyInit_foreign(void) { return other_call(); }\n",
+    # linked against libother.so.1 first, which defines curandCreateGenerator with no version: the
+    # import is bound to none, and libcurand.so.10 exports that name, so it may serve it
+    "shadow": (
+        "int curandCreateGenerator(void);\nint PyInit_shadow(void) { return curandCreateGenerator(); }\n"
+    ),
 }
 
 
@@ -59,16 +68,21 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     catalog = out / "catalog.json.gz"
     write_catalog(learn_from_wheels(sorted(index.glob("*.whl"))), catalog)
+    other = compile_shared(
+        out / "other" / "libother.so.1",
+        {"other.c": "int curandCreateGenerator(void) { return 1; }\nint other_call(void) { return 2; }\n"},
+        soname="libother.so.1",
+    )
     extensions = {
         name: compile_shared(
             out / "ext" / f"{name}.cpython-311-x86_64-linux-gnu.so",
             {f"{name}.c": source},
-            link=[library],
+            link=[other, library] if name == "shadow" else [library],
             flags=["-Wl,--no-as-needed"],
         )
         for name, source in EXTENSIONS.items()
     }
-    return {"catalog": catalog, "extensions": extensions, "out": out}
+    return {"catalog": catalog, "extensions": extensions, "out": out, "index": index}
 
 
 def _wheel(built: dict[str, Any], directory: Path, name: str) -> Path:
@@ -88,7 +102,9 @@ def _unused_findings(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in wheel["findings"] if f["kind"] == "unused-needed"]
 
 
-@pytest.mark.parametrize(("name", "unused"), [("unused", True), ("used", False), ("foreign", False)])
+@pytest.mark.parametrize(
+    ("name", "unused"), [("unused", True), ("used", False), ("foreign", False), ("shadow", False)]
+)
 def test_show_names_a_library_the_file_imports_nothing_from(
     built: dict[str, Any], isolated_env: Path, capsys: pytest.CaptureFixture[str], name: str, unused: bool
 ) -> None:
@@ -109,10 +125,11 @@ def test_show_names_a_library_the_file_imports_nothing_from(
 
 
 def _repair(
-    built: dict[str, Any], capsys: pytest.CaptureFixture[str], wheel: Path, *extra: str
+    built: dict[str, Any], capsys: pytest.CaptureFixture[str], wheel: Path, *extra: str, index: str = ""
 ) -> tuple[int, dict[str, Any], Path]:
     out = wheel.parent / "out"
-    argv = ["repair", "--json", "--isolated", "--offline", "--catalog", str(built["catalog"])]
+    argv = ["repair", "--json", "--isolated", "--catalog", str(built["catalog"])]
+    argv += ["--index-url", index] if index else ["--offline"]
     code, document = _json(capsys, *argv, "-w", str(out), *extra, str(wheel))
     return code, document, out
 
@@ -145,18 +162,21 @@ def test_repair_drops_the_entry_and_its_requirement_only_when_asked(
     assert [r["distribution"] for r in kept["plan"]["requirements"]] == [DISTRIBUTION]
     (output,) = out.glob("*.whl")
     assert SONAME in _needed_in(output, member)
+    if ctypes.util.find_library("curand") is None:  # else the host's libcurand.so.10 serves it
+        assert not _loads(output, member)
     assert kept["check"]["errors"] == 0
     assert _check_kinds(built, capsys, output).count("unused-needed") == 1
     output.unlink()
 
     code, document, out = _repair(built, capsys, wheel, "--drop-unused-needed")
     assert code == 0, document
+    (output,) = out.glob("*.whl")
+    assert _loads(output, member)
     (dropped,) = document["wheels"]
     assert dropped["plan"]["requirements"] == []
     (edit,) = dropped["plan"]["edits"]
     assert edit["remove_needed"] == [SONAME]
     assert edit["unused"] == [SONAME]
-    (output,) = out.glob("*.whl")
     assert SONAME not in _needed_in(output, member)
     with zipfile.ZipFile(output) as archive:
         metadata = archive.read("pkg_unused-1.0.dist-info/METADATA").decode()
@@ -166,7 +186,44 @@ def test_repair_drops_the_entry_and_its_requirement_only_when_asked(
     assert wheel.read_bytes() == before
 
 
-@pytest.mark.parametrize("name", ["used", "foreign"])
+def _loads(output: Path, member: str) -> bool:
+    """Whether the dynamic loader maps the member (in this process, where the Python C API is)."""
+    target = output.parent / f"load-{output.stem}.so"
+    with zipfile.ZipFile(output) as archive:
+        target.write_bytes(archive.read(member))
+    try:
+        ctypes.CDLL(str(target))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("name", "dropped"), [("foreign", True), ("shadow", False), ("used", False)])
+def test_what_the_library_exports_tells_the_rest(
+    built: dict[str, Any],
+    isolated_env: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    dropped: bool,
+) -> None:
+    """A file that imports a symbol bound to no version is judged, with the index, by what the
+    newest release of the library exports: ``other_call`` is none of curand's, ``curandCreateGenerator``
+    is (libother.so.1 defines it too, but the loader may take curand's)."""
+    server = index_server(built["index"])
+    wheel = _wheel(built, isolated_env, name)
+    code, document, _out = _repair(
+        built, capsys, wheel, "--drop-unused-needed", "--allow-broken", "--dry-run", index=server.simple_url
+    )
+    assert code in (0, 1), document
+    (result,) = document["wheels"]
+    removed = [soname for edit in result["plan"]["edits"] for soname in edit["unused"]]
+    assert removed == ([SONAME] if dropped else [])
+    required = [r["distribution"] for r in result["plan"]["requirements"]]
+    assert required == ([] if dropped else [DISTRIBUTION])
+
+
+@pytest.mark.parametrize("name", ["used", "foreign", "shadow"])
 def test_repair_keeps_a_library_the_file_may_import_from(
     built: dict[str, Any], isolated_env: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:

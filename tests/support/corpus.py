@@ -731,6 +731,22 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "this machine has 2.36"
         ),
     ),
+    CorpusWheel(
+        project="gbgpu-cuda11x",
+        filename="gbgpu_cuda11x-1.2.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="a64c0ac6eef601d09686456bd84f8c9bfe6c35aa1789dd6f0504121eeb0cc040",
+        size=322_022,
+        vendors=(
+            "auditwheel's copy of cudart 11.8; its extension needs cuBLAS, cuBLASLt and cuSPARSE 11 and "
+            "imports nothing from them (over-linked): --drop-unused-needed removes those entries, so "
+            "nvidia-cublas-cu11 and nvidia-cusparse-cu11 are not required"
+        ),
+        install_mb=400,  # cupy-cuda11x, numba, scipy, matplotlib, h5py; cudart 11
+        must_repair=True,
+        repair_options=("--drop-unused-needed",),
+        cuda_major=11,
+        adds=("nvidia-cuda-runtime-cu11",),
+    ),
 )
 
 

@@ -1,8 +1,11 @@
-"""Floors from symbols: for the libraries a plan had to assume the first release of, the oldest
-release that exports what the wheel's files import from them (see :mod:`slimwheel.catalog.exports`).
+"""Evidence from symbols, read where the plan needs the wheel's symbol tables and NVIDIA's files:
 
-This is the plan's only evidence that needs the wheel's symbol tables and NVIDIA's files, so it is read
-here, between two plain-data planning passes, and only when the first pass assumed a floor.
+- floors: for the libraries a plan had to assume the first release of, the oldest release that
+  exports what the wheel's files import from them (see :mod:`slimwheel.catalog.exports`); read
+  between two plain-data planning passes, and only when the first pass assumed a floor;
+- unused libraries (``--drop-unused-needed``): the NVIDIA libraries a file needs and imports nothing
+  from, where the analysis could not tell offline because the file imports symbols bound to no
+  version (:func:`unused_needed`); read before planning, and only on request.
 """
 
 from __future__ import annotations
@@ -10,8 +13,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from packaging.version import Version
+
+from slimwheel.analysis.libraries import nvidia_product_of
+from slimwheel.analysis.model import Resolution
 from slimwheel.catalog.exports import (
     ExportSource,
     SymbolFloor,
@@ -22,16 +30,18 @@ from slimwheel.catalog.exports import (
 )
 from slimwheel.elf import ElfFacts
 from slimwheel.errors import SlimwheelError
+from slimwheel.platforms import platform_of_tag
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel.view import MissingRangeError
 
 if TYPE_CHECKING:
-    from slimwheel.catalog.model import Catalog
+    from slimwheel.analysis.model import ElfReport, WheelReport
+    from slimwheel.catalog.model import Catalog, LibraryProvider
     from slimwheel.repair.plan import AssumedFloor, RepairPlan
     from slimwheel.wheel import Wheel, WheelMember
     from slimwheel.wheel.view import SavedRanges
 
-__all__ = ["symbol_floors"]
+__all__ = ["symbol_floors", "unused_needed"]
 
 _WORKERS = 2  # distributions searched at once: each is network and inflating, which release the GIL
 
@@ -84,6 +94,91 @@ def symbol_floors(
         futures = {name: pool.submit(search, name, assumed) for name, assumed in by_distribution.items()}
         found = {name: future.result() for name, future in futures.items()}
     return {name: floor for name, floor in found.items() if floor is not None}
+
+
+def unused_needed(
+    wheel: Wheel,
+    report: WheelReport,
+    catalog: Catalog,
+    source: ExportSource,
+    *,
+    saved_tables: Callable[[WheelMember], SavedRanges | None] | None = None,
+    progress: Progress = SILENT,
+) -> WheelReport:
+    """``report`` with each file's ``unused_needed`` completed by what NVIDIA's files export. The
+    analysis names an NVIDIA library unused only where every import bound to no version is Python's;
+    a file that imports others (onnxruntime-gpu's CUDA provider imports ``Provider_GetHost`` from
+    onnxruntime) may take them from any library it needs. Here those names are looked up in what the
+    newest release of each distribution that ships the library exports (exports only grow under one
+    soname): a library that exports none of them, and of which no version is bound, serves the file
+    nothing. A library whose exports cannot be read stays needed."""
+    platforms = {p for p in map(platform_of_tag, report.platform_tags) if p is not None and p.os == "linux"}
+    candidates = {elf.installed_path or elf.path: _unjudged(elf) for elf in report.elf_files}
+    candidates = {path: sonames for path, sonames in candidates.items() if sonames}
+    if not candidates or len(platforms) != 1:
+        return report
+    (platform,) = platforms
+    consumers = _read_consumers(wheel, set(candidates), saved_tables)
+    exported: dict[str, frozenset[str] | None] = {}
+
+    def names(soname: str) -> frozenset[str] | None:
+        if soname not in exported:
+            newest: dict[str, LibraryProvider] = {}
+            for provider in catalog.providers(soname=soname, platform=platform):
+                known = newest.get(provider.distribution)
+                if known is None or Version(known.version) < Version(provider.version):
+                    newest[provider.distribution] = provider
+            found = [source.exports(provider) for provider in newest.values()]
+            exported[soname] = (
+                frozenset().union(*(e.names for e in found if e is not None))
+                if newest and all(e is not None for e in found)
+                else None
+            )
+        return exported[soname]
+
+    changed: dict[str, ElfReport] = {}
+    listed = ", ".join(sorted({soname for sonames in candidates.values() for soname in sonames}))
+    with progress.step(f"reading what {listed} export"):
+        for elf in report.elf_files:
+            path = elf.installed_path or elf.path
+            facts = consumers.get(path)
+            if path not in candidates or facts is None:
+                continue
+            unbound = facts.unbound_imports or frozenset()
+            imported = {
+                symbol.name
+                for symbol in facts.undefined_symbols
+                if symbol.version is None and symbol.binding != "weak" and symbol.name not in unbound
+            }
+            unused = {
+                soname
+                for soname in candidates[path]
+                if (known := names(soname)) is not None and imported.isdisjoint(known)
+            }
+            if unused:
+                ordered = tuple(
+                    n.soname for n in elf.needed if n.soname in unused or n.soname in elf.unused_needed
+                )
+                changed[elf.path] = replace(elf, unused_needed=ordered)
+    if not changed:
+        return report
+    return replace(report, elf_files=tuple(changed.get(elf.path, elf) for elf in report.elf_files))
+
+
+def _unjudged(elf: ElfReport) -> tuple[str, ...]:
+    """The NVIDIA libraries from a wheel that ``elf`` needs, binds no version of, and the analysis
+    could not call unused."""
+    if elf.error:
+        return ()
+    bound = {file for file, _names in elf.version_needs}
+    return tuple(
+        need.soname
+        for need in elf.needed
+        if need.resolution is Resolution.NVIDIA_WHEEL
+        and need.soname not in bound
+        and need.soname not in elf.unused_needed
+        and nvidia_product_of(need.soname) is not None
+    )
 
 
 def _read_consumers(

@@ -415,13 +415,17 @@ def _plan(
     took of ``wheel``'s members. Where the plan had to assume a
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
-    saved of the wheel's files)."""
+    saved of the wheel's files). With ``--drop-unused-needed``, ``exports`` also tell which NVIDIA
+    libraries the files need and import nothing from, where the analysis could not."""
 
     from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.embed import embed_request
-    from slimwheel.repair.floors import symbol_floors
+    from slimwheel.repair.floors import symbol_floors, unused_needed
     from slimwheel.repair.plan import plan_repair
 
+    saved = cache.saved_tables if cache is not None else None
+    if options.drop_unused and exports is not None:
+        report = unused_needed(wheel, report, catalog, exports, saved_tables=saved, progress=progress)
     planning = partial(
         plan_repair,
         report,
@@ -439,7 +443,6 @@ def _plan(
     )
     plan = planning()
     if plan.assumed_floors and exports is not None:
-        saved = cache.saved_tables if cache is not None else None
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             plan = planning(floors=floors)
