@@ -160,6 +160,8 @@ def test_repair_drops_the_entry_and_its_requirement_only_when_asked(
     assert code == 0, document
     (kept,) = document["wheels"]
     assert [r["distribution"] for r in kept["plan"]["requirements"]] == [DISTRIBUTION]
+    (hint,) = [w for w in kept["plan"]["warnings"] if "--drop-unused-needed" in w]
+    assert hint.startswith(f"{DISTRIBUTION} is required only because {member} needs {SONAME}")
     (output,) = out.glob("*.whl")
     assert SONAME in _needed_in(output, member)
     if ctypes.util.find_library("curand") is None:  # else the host's libcurand.so.10 serves it
@@ -174,6 +176,7 @@ def test_repair_drops_the_entry_and_its_requirement_only_when_asked(
     assert _loads(output, member)
     (dropped,) = document["wheels"]
     assert dropped["plan"]["requirements"] == []
+    assert not [w for w in dropped["plan"]["warnings"] if "--drop-unused-needed" in w]
     (edit,) = dropped["plan"]["edits"]
     assert edit["remove_needed"] == [SONAME]
     assert edit["unused"] == [SONAME]

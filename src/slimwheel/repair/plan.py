@@ -1471,6 +1471,46 @@ def _binding_hints(draft: _Draft, report: WheelReport) -> list[str]:
     return hints
 
 
+def _unused_hints(draft: _Draft, report: WheelReport, options: RepairOptions) -> list[str]:
+    """A word on each requirement added only because files need an NVIDIA library they import no
+    symbol from (``ElfReport.unused_needed``), where ``--drop-unused-needed`` was not given: that
+    flag, or relinking with ``-Wl,--as-needed``, leaves the requirement out."""
+    if options.drop_unused:
+        return []
+    copies = {copy.path: copy for copy in report.vendored}
+    unused: set[tuple[str, str]] = set()  # (installed path, the NVIDIA soname it needs for nothing)
+    for elf in report.elf_files:
+        for needed in elf.needed:
+            if needed.soname not in elf.unused_needed:
+                continue
+            copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
+            soname = (
+                copy.original_soname if needed.resolution is Resolution.VENDORED and copy else needed.soname
+            )
+            unused.add((elf.installed_path or elf.path, soname))
+    if not unused:
+        return []
+    libraries = {library.name: library for library in draft.libraries}
+    hints = []
+    for added in draft.added:
+        served = [libraries.get(name) for name in added.library.split(", ")]
+        if added.extra or not served or any(library is None or not library.needed_by for library in served):
+            continue
+        if all(
+            (path, library.soname) in unused for library in served if library for path in library.needed_by
+        ):
+            files = sorted({path for library in served if library for path in library.needed_by})
+            sonames = [library.soname for library in served if library]
+            one_file = len(files) == 1
+            hints.append(
+                f"{added.distribution} is required only because {', '.join(files)} "
+                f"need{'s' if one_file else ''} {', '.join(sonames)} and import{'s' if one_file else ''} "
+                f"no symbol from {'it' if len(sonames) == 1 else 'them'}: --drop-unused-needed leaves it "
+                "out (as relinking with -Wl,--as-needed would)"
+            )
+    return hints
+
+
 def _module_name(path: str) -> str:
     """The module an extension module's file is (``nccl`` for ``libs/nccl.cpython-312-x86_64-linux-
     gnu.so``, and for ``_nccl.abi3.so``)."""
@@ -1550,6 +1590,7 @@ def plan_repair(
             "or already requires its NVIDIA wheel, or an extra of its own brings it)"
         )
     draft.warnings += _binding_hints(draft, report)
+    draft.warnings += _unused_hints(draft, report, options)
     problems, installable = _conflicts_per_install(
         catalog, existing, report.distribution, draft.roots, brought
     )
