@@ -165,11 +165,16 @@ _INTERPRETER_API = re.compile(r"_?Py[A-Z_]")
 def _imports_from_unknown_libraries(stream: BinaryIO, facts: ElfFacts, name: str) -> bool | None:
     """Whether the file imports symbols bound to no version, the interpreter's aside: those may come
     from any library it needs. None where it needs no NVIDIA library bound to no version of it, the
-    only case the answer serves (an unused DT_NEEDED: see analysis.wheel), so the table is not read."""
+    only case the answer serves (an unused DT_NEEDED: see analysis.wheel), so the table is not read;
+    None too where the table cannot be read."""
     bound = {need.file for need in facts.version_needs}
     if not any(soname not in bound and nvidia_product_of(soname) for soname in facts.needed):
         return None
-    return any(not _INTERPRETER_API.match(symbol) for symbol in unversioned_imports(stream, facts, path=name))
+    try:
+        imported = unversioned_imports(stream, facts, path=name)
+    except ElfError:  # names past their table: not judged, as the rest of the file may still load
+        return None
+    return any(not _INTERPRETER_API.match(symbol) for symbol in imported)
 
 
 def _is_extension_module(stream: BinaryIO, facts: ElfFacts, name: str) -> bool:
