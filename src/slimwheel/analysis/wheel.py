@@ -294,11 +294,15 @@ def _unused_needed(
 
 def _unused_message(sonames: Sequence[str]) -> str:
     listed = ", ".join(sonames)
-    it, entries = ("it", "its entry") if len(sonames) == 1 else ("them", "their entries")
+    it, entries, made = (
+        ("it", "its entry", "the requirement it alone makes")
+        if len(sonames) == 1
+        else ("them", "their entries", "the requirements they alone make")
+    )
     return (
-        f"needs {listed} but imports no symbol from {it} (no version of {it} is bound, and every "
-        f"import bound to no version is Python's): relinking with -Wl,--as-needed, or `slimwheel "
-        f"repair --drop-unused-needed`, removes {entries}, and the NVIDIA wheels they would require"
+        f"needs {listed} but imports no symbol from {it} (it binds no version of {it}, and imports "
+        f"nothing without a version but the Python C API): relinking with -Wl,--as-needed, or "
+        f"`slimwheel repair --drop-unused-needed`, removes {entries}, and {made}"
     )
 
 
