@@ -24,7 +24,7 @@ import pytest
 from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.store import write_catalog
 from slimwheel.cli import main
-from slimwheel.elf import read_elf, read_elf_file, unversioned_imports
+from slimwheel.elf import iter_unversioned_imports, read_elf, read_elf_file
 from tests.support.elfbuild import compile_shared, find_tool
 from tests.support.index_server import IndexServer
 from tests.support.wheels import make_wheel
@@ -238,7 +238,7 @@ def test_repair_keeps_a_library_the_file_may_import_from(
     assert all(not edit["remove_needed"] for edit in result["plan"]["edits"])
 
 
-def test_unversioned_imports_match_the_full_symbol_read(built: dict[str, Any], tmp_path: Path) -> None:
+def test_iter_unversioned_imports_match_the_full_symbol_read(built: dict[str, Any], tmp_path: Path) -> None:
     """The scanner's answer is what read_elf's full table says: undefined, non-weak, no version."""
     weak = compile_shared(
         tmp_path / "weak.so",
@@ -254,13 +254,13 @@ def test_unversioned_imports_match_the_full_symbol_read(built: dict[str, Any], t
     for path in [*built["extensions"].values(), weak, bare]:
         with path.open("rb") as stream:
             facts = read_elf(stream, path=str(path), symbols=False)
-            scanned = unversioned_imports(stream, facts, path=str(path), chunk_size=48)
+            scanned = list(iter_unversioned_imports(stream, facts, path=str(path), chunk_size=48))
             stream.seek(0)
             full = read_elf(stream, path=str(path), symbols=True, defined=False)
         expected = sorted(s.name for s in full.undefined_symbols if s.version is None and s.binding != "weak")
         assert sorted(scanned) == expected, path.name
     with bare.open("rb") as stream:
-        assert unversioned_imports(stream, read_elf(stream, path="bare", symbols=False)) == ("g",)
+        assert list(iter_unversioned_imports(stream, read_elf(stream, path="bare", symbols=False))) == ["g"]
 
 
 def test_a_damaged_symbol_table_is_an_elf_error(built: dict[str, Any], tmp_path: Path) -> None:
@@ -278,4 +278,4 @@ def test_a_damaged_symbol_table_is_an_elf_error(built: dict[str, Any], tmp_path:
     damaged = tmp_path / "damaged.so"
     damaged.write_bytes(bytes(data))
     with damaged.open("rb") as stream, pytest.raises(ElfError):
-        unversioned_imports(stream, facts, path="damaged.so")
+        list(iter_unversioned_imports(stream, facts, path="damaged.so"))

@@ -31,6 +31,7 @@ from slimwheel.elf import (
     Symbol,
     edit_ranges,
     exports_any,
+    iter_unversioned_imports,
     known_table_ranges,
     ranges_to_keep,
     read_elf,
@@ -38,7 +39,6 @@ from slimwheel.elf import (
     scan_symbols,
     segment_after_section_headers,
     table_ranges,
-    unversioned_imports,
 )
 from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
@@ -171,10 +171,10 @@ def _imports_from_unknown_libraries(stream: BinaryIO, facts: ElfFacts, name: str
     if not any(soname not in bound and nvidia_product_of(soname) for soname in facts.needed):
         return None
     try:
-        imported = unversioned_imports(stream, facts, path=name)
+        # The first import that is not Python's ends the read.
+        return any(not _INTERPRETER_API.match(n) for n in iter_unversioned_imports(stream, facts, path=name))
     except ElfError:  # names past their table: not judged, as the rest of the file may still load
         return None
-    return any(not _INTERPRETER_API.match(symbol) for symbol in imported)
 
 
 def _is_extension_module(stream: BinaryIO, facts: ElfFacts, name: str) -> bool:

@@ -44,7 +44,7 @@ from slimwheel.elf.reader import (
     read_elf_file,
     read_section,
 )
-from slimwheel.elf.scan import exports_any, scan_symbols, unversioned_imports
+from slimwheel.elf.scan import exports_any, iter_unversioned_imports, scan_symbols
 
 __all__ = [
     "EDIT_ENDS",
@@ -58,6 +58,7 @@ __all__ = [
     "edit_ranges",
     "exports_any",
     "is_elf",
+    "iter_unversioned_imports",
     "known_table_ranges",
     "ranges_to_keep",
     "read_elf",
@@ -67,5 +68,4 @@ __all__ = [
     "scan_symbols",
     "segment_after_section_headers",
     "table_ranges",
-    "unversioned_imports",
 ]

@@ -8,7 +8,7 @@ import re
 import struct
 import sys
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import accumulate, compress, islice
 from operator import itemgetter
 from typing import BinaryIO, NamedTuple
@@ -27,7 +27,7 @@ from slimwheel.elf.format import (
 from slimwheel.elf.reader import ElfFacts, Symbol, _Parser, _Region, _StringTable
 from slimwheel.errors import ElfError
 
-__all__ = ["exports_any", "scan_symbols", "unversioned_imports"]
+__all__ = ["exports_any", "iter_unversioned_imports", "scan_symbols"]
 
 
 def scan_symbols(
@@ -261,38 +261,41 @@ class _Scanner(_Parser):
             return info >> 4 != 0
         return info & 0xF not in (_STT_SECTION, _STT_FILE)
 
-    def unversioned_imports(self, chunk_size: int) -> tuple[str, ...]:
-        """See :func:`unversioned_imports`."""
+    def unversioned_imports(self, chunk_size: int) -> Iterator[str]:
+        """See :func:`iter_unversioned_imports`."""
         self.read_headers()
         dynamic = self.read_dynamic()
         values = dynamic.values if dynamic else {}
         located = self.dynamic_symbol_table(values, self.dynamic_strings(dynamic))
         if located is None:
-            return ()
+            return
         region, strings = located
         entry = self.layout.sym
         fields = itemgetter(0, 1, 3) if self.layout.elf_class == 64 else itemgetter(0, 3, 5)
         usable = region.size - region.size % entry.size
+        count = usable // entry.size
+        # The version indexes first (2 bytes an entry), so that the symbol table is read once, in
+        # chunks, and what is kept stays that small whatever the table holds.
+        versions = self.versym_region(values, count)
+        indexes = array("H")
+        if versions is not None:
+            indexes.frombytes(self.read(versions.offset, min(versions.size, 2 * count) & ~1, versions.what))
+            if (self.layout.order == "<") != (sys.byteorder == "little"):
+                indexes.byteswap()
         step = max(1, chunk_size // entry.size) * entry.size
-        imports: list[tuple[int, int]] = []  # (position, st_name) of named, undefined, non-weak entries
         position = 0
         for chunk_start in range(0, usable, step):
             data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
             for name, info, shndx in map(fields, entry.iter_unpack(data)):
-                if name and shndx == _SHN_UNDEF and info >> 4 != _STB_WEAK:
-                    imports.append((position, name))
+                # 0 (local) and 1 (global) name no version; an entry past the index table has none.
+                if (
+                    name
+                    and shndx == _SHN_UNDEF
+                    and info >> 4 != _STB_WEAK
+                    and (position >= len(indexes) or indexes[position] & _VER_NDX_MASK <= 1)
+                ):
+                    yield strings.get(name)
                 position += 1
-        versions = self.versym_region(values, position) if imports else None
-        if versions is not None:
-            indexes = array("H", self.read(versions.offset, min(versions.size, 2 * position), versions.what))
-            if (self.layout.order == "<") != (sys.byteorder == "little"):
-                indexes.byteswap()
-            # 0 (local) and 1 (global) name no version; an index past the table is read as none too.
-            imports = [
-                row for row in imports if row[0] >= len(indexes) or indexes[row[0]] & _VER_NDX_MASK <= 1
-            ]
-        # Names in offset order: the stream only moves forward (zip members cannot seek back cheaply).
-        return tuple(strings.get(name) for name in sorted({name for _position, name in imports}))
 
     def scan_versions(
         self,
@@ -316,17 +319,18 @@ class _Scanner(_Parser):
         return [version_names.get(index) for index in indexes]
 
 
-def unversioned_imports(
+def iter_unversioned_imports(
     stream: BinaryIO, facts: ElfFacts, *, path: str | None = None, chunk_size: int = 1 << 20
-) -> tuple[str, ...]:
-    """The names of ``.dynsym``'s imports bound to no symbol version: named, undefined, non-weak
-    entries whose ``.gnu.version`` index is 0 or 1 (all of them in a file without that table). The
-    loader takes such a symbol from whichever library in scope defines it first, so which DT_NEEDED
-    it comes from the file does not say; every other import names the version, and so the library,
-    it was linked against. The table is read in chunks of ``chunk_size`` bytes, and only the names
-    of those entries. ElfError for tables past the file's end."""
+) -> Iterator[str]:
+    """The names of ``.dynsym``'s imports bound to no symbol version, in table order: named,
+    undefined, non-weak entries whose ``.gnu.version`` index is 0 or 1 (all of them in a file without
+    that table). The loader takes such a symbol from whichever library in scope defines it first, so
+    which DT_NEEDED it comes from the file does not say; every other import names the version, and so
+    the library, it was linked against. The version table is read whole (2 bytes an entry), the
+    symbol table in chunks of ``chunk_size`` bytes, and a name only when it is reached, so a caller
+    that stops early reads no further. ElfError for tables past the file's end or names past theirs."""
     if facts.sections and not any(s.kind == _SHT_DYNSYM for s in facts.sections):
-        return ()
+        return iter(())
     name = path if path is not None else str(getattr(stream, "name", "<stream>"))
     return _Scanner(stream, name).unversioned_imports(chunk_size)
 
