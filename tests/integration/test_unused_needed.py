@@ -279,3 +279,26 @@ def test_a_damaged_symbol_table_is_an_elf_error(built: dict[str, Any], tmp_path:
     damaged.write_bytes(bytes(data))
     with damaged.open("rb") as stream, pytest.raises(ElfError):
         list(iter_unversioned_imports(stream, facts, path="damaged.so"))
+
+
+def test_without_the_flag_a_floor_read_from_nothing_names_it(
+    built: dict[str, Any],
+    isolated_env: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """onnxruntime-gpu's CUDA provider: the analysis cannot judge it (it imports onnxruntime's
+    symbols bound to no version), but the symbol floor, read from the index, finds that it imports
+    nothing curand exports; the requirement stays, and the warning names the flag."""
+    server = index_server(built["index"])
+    wheel = _wheel(built, isolated_env, "foreign")
+    code, document, _out = _repair(
+        built, capsys, wheel, "--allow-broken", "--dry-run", index=server.simple_url
+    )
+    assert code in (0, 1), document
+    (result,) = document["wheels"]
+    (added,) = result["plan"]["requirements"]
+    assert added["distribution"] == DISTRIBUTION
+    assert added["version_source"].startswith("symbols: the wheel imports no symbol from them")
+    (hint,) = [w for w in result["plan"]["warnings"] if "--drop-unused-needed" in w]
+    assert f"needs {SONAME} and imports no symbol from it" in hint

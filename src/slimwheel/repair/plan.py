@@ -1471,10 +1471,14 @@ def _binding_hints(draft: _Draft, report: WheelReport) -> list[str]:
     return hints
 
 
-def _unused_hints(draft: _Draft, report: WheelReport, options: RepairOptions) -> list[str]:
+def _unused_hints(
+    draft: _Draft, report: WheelReport, options: RepairOptions, floors: Mapping[str, SymbolFloor]
+) -> list[str]:
     """A word on each requirement added only because files need an NVIDIA library they import no
-    symbol from (``ElfReport.unused_needed``), where ``--drop-unused-needed`` was not given: that
-    flag, or relinking with ``-Wl,--as-needed``, leaves the requirement out."""
+    symbol from, where ``--drop-unused-needed`` was not given: that flag, or relinking with
+    ``-Wl,--as-needed``, leaves the requirement out. Told per file by the analysis
+    (``ElfReport.unused_needed``), or for the whole wheel by a symbol floor read from nothing (none of
+    what the files import is what the library's releases export)."""
     if options.drop_unused:
         return []
     copies = {copy.path: copy for copy in report.vendored}
@@ -1488,19 +1492,18 @@ def _unused_hints(draft: _Draft, report: WheelReport, options: RepairOptions) ->
                 copy.original_soname if needed.resolution is Resolution.VENDORED and copy else needed.soname
             )
             unused.add((elf.installed_path or elf.path, soname))
-    if not unused:
-        return []
     libraries = {library.name: library for library in draft.libraries}
     hints = []
     for added in draft.added:
         served = [libraries.get(name) for name in added.library.split(", ")]
-        if added.extra or not served or any(library is None or not library.needed_by for library in served):
+        known = [library for library in served if library is not None and library.needed_by]
+        if added.extra or not known or len(known) != len(served):
             continue
-        if all(
-            (path, library.soname) in unused for library in served if library for path in library.needed_by
-        ):
-            files = sorted({path for library in served if library for path in library.needed_by})
-            sonames = [library.soname for library in served if library]
+        floor = floors.get(added.distribution)
+        read_from_nothing = floor is not None and floor.symbols == 0
+        if read_from_nothing or all((path, lib.soname) in unused for lib in known for path in lib.needed_by):
+            files = sorted({path for library in known for path in library.needed_by})
+            sonames = [library.soname for library in known]
             one_file = len(files) == 1
             hints.append(
                 f"{added.distribution} is required only because {', '.join(files)} "
@@ -1590,7 +1593,7 @@ def plan_repair(
             "or already requires its NVIDIA wheel, or an extra of its own brings it)"
         )
     draft.warnings += _binding_hints(draft, report)
-    draft.warnings += _unused_hints(draft, report, options)
+    draft.warnings += _unused_hints(draft, report, options, context.floors)
     problems, installable = _conflicts_per_install(
         catalog, existing, report.distribution, draft.roots, brought
     )
