@@ -16,8 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from packaging.version import Version
-
 from slimwheel.analysis.libraries import nvidia_product_of
 from slimwheel.analysis.model import Resolution
 from slimwheel.catalog.exports import (
@@ -126,7 +124,7 @@ def unused_needed(
             newest: dict[str, LibraryProvider] = {}
             for provider in catalog.providers(soname=soname, platform=platform):
                 known = newest.get(provider.distribution)
-                if known is None or Version(known.version) < Version(provider.version):
+                if known is None or known.release.parsed_version < provider.release.parsed_version:
                     newest[provider.distribution] = provider
             found = [source.exports(provider) for provider in newest.values()]
             exported[soname] = (
