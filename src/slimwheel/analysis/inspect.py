@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
-from slimwheel.analysis.libraries import api_library_of, nvidia_product_of
+from slimwheel.analysis.libraries import api_library_of, unbound_nvidia_needs
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_rodata
 from slimwheel.elf import (
@@ -167,8 +167,7 @@ def _imports_from_unknown_libraries(stream: BinaryIO, facts: ElfFacts, name: str
     from any library it needs. None where it needs no NVIDIA library bound to no version of it, the
     only case the answer serves (an unused DT_NEEDED: see analysis.wheel), so the table is not read;
     None too where the table cannot be read."""
-    bound = {need.file for need in facts.version_needs}
-    if not any(soname not in bound and nvidia_product_of(soname) for soname in facts.needed):
+    if not unbound_nvidia_needs(facts.needed, (need.file for need in facts.version_needs)):
         return None
     try:
         # The first import that is not Python's ends the read.

@@ -28,6 +28,7 @@ __all__ = [
     "nvidia_product_of",
     "other_makers_of",
     "runtime_majors",
+    "unbound_nvidia_needs",
 ]
 
 
@@ -216,3 +217,11 @@ def nvidia_product_of(soname: str) -> NvidiaProduct | None:
         if pattern.fullmatch(parsed.stem):
             return product
     return None
+
+
+def unbound_nvidia_needs(needed: Iterable[str], bound: Iterable[str]) -> tuple[str, ...]:
+    """The NVIDIA libraries among the DT_NEEDED ``needed`` of which no version is bound (``bound``: the
+    files the version needs name): a file that imports nothing without a version but Python's imports
+    nothing from them (see ``analysis.wheel._unused_needed``)."""
+    versioned = set(bound)
+    return tuple(soname for soname in needed if soname not in versioned and nvidia_product_of(soname))

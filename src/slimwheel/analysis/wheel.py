@@ -17,6 +17,7 @@ from slimwheel.analysis.libraries import (
     is_system_library,
     nvidia_product_of,
     runtime_majors,
+    unbound_nvidia_needs,
 )
 from slimwheel.analysis.model import (
     ElfReport,
@@ -282,13 +283,11 @@ def _unused_needed(
     them; its users install their wheels for nothing."""
     if foreign_imports is not False:
         return ()
-    bound = {need.file for need in facts.version_needs}
+    unbound = set(unbound_nvidia_needs(facts.needed, (need.file for need in facts.version_needs)))
     return tuple(
         need.soname
         for need in resolved
-        if need.soname not in bound
-        and need.resolution in (Resolution.NVIDIA_WHEEL, Resolution.VENDORED)
-        and nvidia_product_of(need.soname) is not None
+        if need.soname in unbound and need.resolution in (Resolution.NVIDIA_WHEEL, Resolution.VENDORED)
     )
 
 

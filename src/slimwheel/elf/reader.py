@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -824,12 +826,16 @@ class _Parser:
             raise self.corrupt(f"{region.what} has {region.size // 2} entries for {count} symbols")
         return region
 
-    def read_versym(self, values: dict[int, int], count: int) -> tuple[int, ...] | None:
+    def read_versym(self, values: dict[int, int], count: int) -> array[int] | None:
+        """The version index of each of ``count`` dynamic symbols (2 bytes each, native order); None
+        when symbols are unversioned."""
         region = self.versym_region(values, count)
         if region is None:
             return None
-        data = self.read(region.offset, count * 2, region.what)
-        return struct.unpack(f"{self.layout.order}{count}H", data)
+        indexes = array("H", self.read(region.offset, count * 2, region.what))
+        if (self.layout.order == "<") != (sys.byteorder == "little"):
+            indexes.byteswap()
+        return indexes
 
     def read_symtab(self) -> tuple[Symbol, ...] | None:
         section = self.first_section(_SHT_SYMTAB)

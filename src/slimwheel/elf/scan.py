@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import struct
-import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, compress, islice
@@ -115,13 +114,10 @@ class _Scanner(_Parser):
         values: dict[int, int] = {}
         dynstr: _StringTable | None = None
         if scan.dynamic:
-            dynamic = self.read_dynamic()
-            dynstr = self.dynamic_strings(dynamic)
-            values = dynamic.values if dynamic else {}
-            located = self.dynamic_symbol_table(values, dynstr)
-            if located is None:
+            found = self.locate_dynamic_symbols()
+            if found is None:
                 return ()
-            region, strings = located
+            values, dynstr, region, strings = found
         else:
             section = self.first_section(_SHT_SYMTAB)
             if section is None:
@@ -261,38 +257,41 @@ class _Scanner(_Parser):
             return info >> 4 != 0
         return info & 0xF not in (_STT_SECTION, _STT_FILE)
 
+    def locate_dynamic_symbols(
+        self,
+    ) -> tuple[dict[int, int], _StringTable | None, _Region, _StringTable] | None:
+        """The dynamic tags, ``.dynstr``, and where ``.dynsym`` is with its string table (not loaded);
+        None without one (see ``dynamic_symbol_table``). The headers must have been read."""
+        dynamic = self.read_dynamic()
+        dynstr = self.dynamic_strings(dynamic)
+        values = dynamic.values if dynamic else {}
+        located = self.dynamic_symbol_table(values, dynstr)
+        return None if located is None else (values, dynstr, *located)
+
     def unversioned_imports(self, chunk_size: int) -> Iterator[str]:
         """See :func:`iter_unversioned_imports`."""
         self.read_headers()
-        dynamic = self.read_dynamic()
-        values = dynamic.values if dynamic else {}
-        located = self.dynamic_symbol_table(values, self.dynamic_strings(dynamic))
-        if located is None:
+        found = self.locate_dynamic_symbols()
+        if found is None:
             return
-        region, strings = located
+        values, _dynstr, region, strings = found
         entry = self.layout.sym
         fields = itemgetter(0, 1, 3) if self.layout.elf_class == 64 else itemgetter(0, 3, 5)
-        usable = region.size - region.size % entry.size
-        count = usable // entry.size
         # The version indexes first (2 bytes an entry), so that the symbol table is read once, in
         # chunks, and what is kept stays that small whatever the table holds.
-        versions = self.versym_region(values, count)
-        indexes = array("H")
-        if versions is not None:
-            indexes.frombytes(self.read(versions.offset, min(versions.size, 2 * count) & ~1, versions.what))
-            if (self.layout.order == "<") != (sys.byteorder == "little"):
-                indexes.byteswap()
+        indexes = self.read_versym(values, self.symbol_count(region))
+        usable = self.symbol_count(region) * entry.size
         step = max(1, chunk_size // entry.size) * entry.size
         position = 0
         for chunk_start in range(0, usable, step):
             data = self.read(region.offset + chunk_start, min(step, usable - chunk_start), region.what)
             for name, info, shndx in map(fields, entry.iter_unpack(data)):
-                # 0 (local) and 1 (global) name no version; an entry past the index table has none.
+                # 0 (local) and 1 (global) name no version
                 if (
                     name
                     and shndx == _SHN_UNDEF
                     and info >> 4 != _STB_WEAK
-                    and (position >= len(indexes) or indexes[position] & _VER_NDX_MASK <= 1)
+                    and (indexes is None or indexes[position] & _VER_NDX_MASK <= 1)
                 ):
                     yield strings.get(name)
                 position += 1

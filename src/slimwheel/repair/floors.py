@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from slimwheel.analysis.libraries import nvidia_product_of
+from slimwheel.analysis.libraries import unbound_nvidia_needs
 from slimwheel.analysis.model import Resolution
 from slimwheel.catalog.exports import (
     ExportSource,
@@ -168,14 +168,15 @@ def _unjudged(elf: ElfReport) -> tuple[str, ...]:
     could not call unused."""
     if elf.error:
         return ()
-    bound = {file for file, _names in elf.version_needs}
+    unbound = set(
+        unbound_nvidia_needs((n.soname for n in elf.needed), (file for file, _ in elf.version_needs))
+    )
     return tuple(
         need.soname
         for need in elf.needed
-        if need.resolution is Resolution.NVIDIA_WHEEL
-        and need.soname not in bound
+        if need.soname in unbound
+        and need.resolution is Resolution.NVIDIA_WHEEL
         and need.soname not in elf.unused_needed
-        and nvidia_product_of(need.soname) is not None
     )
 
 
