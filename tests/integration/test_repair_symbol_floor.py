@@ -226,6 +226,47 @@ def test_without_the_index_the_first_release_is_assumed_with_a_warning(
     assert "may lack symbols" in warning
 
 
+def _vendoring(directory: Path) -> Path:
+    """A wheel vendoring its own build of ``libcufoo.so.1`` (1.2.0's symbols and one more of its own:
+    bytes no release ships), beside an extension that calls foo_b from it."""
+    names = (*SYMBOLS[:3], "foo_own")
+    copy = compile_shared(
+        directory / "copy" / SONAME,
+        {"cufoo.c": "".join(f"int {name}(void) {{ return {i}; }}\n" for i, name in enumerate(names))},
+        soname=SONAME,
+        version_nodes={SONAME: names},
+    )
+    source = "int foo_b(void);\nint PyInit__ext(void) { return foo_b(); }\n"
+    extension = compile_shared(directory / "ext" / EXTENSION, {"ext.c": source}, link=[copy], rpath="$ORIGIN")
+    files = {f"pkg/{EXTENSION}": extension.read_bytes(), f"pkg/{SONAME}": copy.read_bytes()}
+    return make_wheel(directory, "pkg", "1.0", files, tag=TAG)
+
+
+def test_a_copy_known_by_its_soname_alone_takes_the_floor_its_consumers_need(
+    built: Callable[[bool], dict[str, Any]],
+    isolated_env: Path,
+    index_server: Callable[..., IndexServer],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cukks-cu124 0.2.2 vendors a ``libnvToolsExt.so.1`` whose bytes no release ships: only its soname
+    matches, and every nvidia-nvtx-cu12 release up to 12.8.90 has it. Taking the newest of them as
+    the linked version required ``nvidia-nvtx-cu12>=12.8.90,<12.9.19``, which torch cu124's
+    ``==12.4.127`` cannot meet. The floor is what the wheel imports from it, as for a library nothing
+    vendors; the newest release is the floor only where the exports cannot be read."""
+    releases = built(True)
+    wheel = _vendoring(isolated_env)
+    offline = _repair(capsys, wheel, releases["catalog"], None)
+    assert (offline["added"]["linked_version"], offline["added"]["version_source"]) == (
+        "1.4.0",
+        "vendored copy (by-soname)",
+    )
+    server = index_server(releases["index"])
+    added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
+    assert added["linked_version"] == "1.2.0"
+    assert added["version_source"].startswith("symbols: ")
+    assert "1.1.0 lacks foo_b@libcufoo.so.1" in added["version_source"]
+
+
 def test_imports_no_release_exports_leave_the_floor_unknown(
     built: Callable[[bool], dict[str, Any]],
     isolated_env: Path,

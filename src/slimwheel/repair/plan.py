@@ -133,8 +133,9 @@ class AddedRequirement:
 @dataclass(frozen=True)
 class AssumedFloor:
     """A library whose linked version nothing told, so the plan assumed the first release that ships
-    it: which files import from it, for :func:`~slimwheel.catalog.exports.oldest_exporting` to
-    find the release they need instead (``plan_repair``'s ``floors``)."""
+    it (or, for a vendored copy that matched only by soname, the newest): which files import from
+    it, for :func:`~slimwheel.catalog.exports.oldest_exporting` to find the release they need instead
+    (``plan_repair``'s ``floors``)."""
 
     library: str
     distribution: str
@@ -654,6 +655,10 @@ def _is_version(text: str) -> bool:
 
 # The linked version's source when nothing told it: a floor ``plan_repair``'s ``floors`` may replace.
 _FIRST_RELEASE = "first release"
+# A copy that matched only by soname names no release: its version is the newest that ships the
+# soname, which would pin the range to the last few releases (cukks-cu124's libnvToolsExt.so.1 to
+# nvidia-nvtx-cu12 12.8.90, past torch cu124's pin), so the symbols the wheel imports speak first.
+_GUESSED_COPY = f"vendored copy ({Confidence.BY_SONAME.value})"
 _SYMBOLS = "symbols: "  # begins the source of a floor found from the symbols the wheel imports
 
 
@@ -678,13 +683,18 @@ def _linked_version(
         return installed, f"installed ({environment.description})"
     if pinned:
         return pinned[0], "the lower bound of the wheel's Requires-Dist"
+    guessed = None
     for copy in need.copies:
         found = copy.identified
         if found and canonicalize_name(found.distribution) == provider.distribution:
-            return found.version, f"vendored copy ({found.confidence.value})"
+            if found.confidence is not Confidence.BY_SONAME:
+                return found.version, f"vendored copy ({found.confidence.value})"
+            guessed = guessed or found.version
     floor = context.floors.get(provider.distribution)
     if floor is not None:
         return floor.version, f"{_SYMBOLS}{floor.reason}"
+    if guessed is not None:
+        return guessed, _GUESSED_COPY
     first = _first_release_with(catalog, provider, platform)
     warnings.append(
         f"{name}: the linked version of {provider.distribution} is unknown; assuming {first}, the first "
@@ -980,7 +990,7 @@ def _choose(
     )
     if not _is_version(linked):
         raise RepairError(f"{name}: {linked!r} is not a version", hint="e.g. --linked-version cudss=1.0.0.35")
-    if source == _FIRST_RELEASE:
+    if source in (_FIRST_RELEASE, _GUESSED_COPY):
         draft.assumed.append(
             AssumedFloor(
                 name,
