@@ -89,6 +89,47 @@ def test_a_major_minor_soname_is_restored_from_the_release_file(
     assert main(["check", str(output)]) == 0
 
 
+@pytest.mark.parametrize(
+    ("copy_name", "soname", "requirement"),
+    [
+        # lightseq-tf2.4.1-cuda11.0.221 2.0.4: its extension binds no version of the runtime, and a
+        # guess from the name's major (libcudart.so.11) is a soname no wheel ships: the copy was kept,
+        # and check failed the output.
+        ("libcudart-1a2b3c4d.so.11.0.221", "libcudart.so.11.0", "nvidia-cuda-runtime-cu11>=11.8.89,<12"),
+        # CUDA 11.7's builtins: nvidia-cuda-nvrtc-cu11 ships libnvrtc-builtins.so.11.7 (11.7.99) and
+        # .11.8 (11.8.89); the name says which, though no release has its version.
+        (
+            "libnvrtc-builtins-1a2b3c4d.so.11.7.50",
+            "libnvrtc-builtins.so.11.7",
+            "nvidia-cuda-nvrtc-cu11>=11.7.99,<11.8.89",
+        ),
+    ],
+)
+def test_an_unread_copy_takes_the_soname_its_old_file_name_spells(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    copy_name: str,
+    soname: str,
+    requirement: str,
+) -> None:
+    """A copy repair drops unread, known by its soname alone (no release has the version its name
+    keeps), whose consumers bind no version naming its soname: the release's soname that the copy's
+    old file name (``libcudart.so.11.0.221``) refines is the one to load, not the major alone."""
+    monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))  # no export list read before
+    wheel = _vendoring_wheel(tmp_path, copy_name)
+    result = _repair(tmp_path, wheel, capsys, "--offline")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == [f"pkg.libs/{copy_name}"]
+    (added,) = plan["requirements"]
+    assert added["requirement"].startswith(f"{requirement}; ")
+    assert added["version_source"] == "vendored copy (by-soname)"
+    output = Path(str(result["output"]))
+    assert _needed(output, "pkg/_ext.so") == (soname,)
+    assert main(["check", str(output)]) == 0
+
+
 def test_a_copy_no_nvidia_wheel_ships_stays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """CUDA 10.2's runtime was never a pip wheel: its copy is the only thing the extension can load."""
     wheel = _vendoring_wheel(tmp_path, "libcudart-1a2b3c4d.so.10.2.89", original="libcudart.so.10.2")

@@ -137,7 +137,20 @@ def _identify(
             return _identified(
                 by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
             )
+    # Of the sonames a guess admits, those the copy's file name spells (libcupti.so.11.7, not .11.8,
+    # for libcupti-1a2b3c4d.so.11.7.101) come first: the others are other libraries by ABI.
+    named = _named_file(parsed)
+    spelled = [p for p in providers if named and _refines(named, p.library.soname)]
+    providers = tuple(spelled) or providers
     return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
+
+
+def _named_file(parsed: LibraryFileName | None) -> str | None:
+    """The file name an auditwheel copy had before it was grafted, where its name keeps a version
+    with a minor part: ``libcudart.so.11.0.221`` for ``libcudart-3f3c6934.so.11.0.221``."""
+    if parsed is None or parsed.style is not NameStyle.AUDITWHEEL or "." not in (parsed.version or ""):
+        return None
+    return f"lib{parsed.stem}.so.{parsed.version}"
 
 
 def _refines(soname: str, guess: str) -> bool:
@@ -208,6 +221,7 @@ def _find_vendored(
             and (
                 identified.confidence in (Confidence.EXACT, Confidence.BY_NAME)
                 or _refines(original, identified.soname)
+                or _refines(_named_file(parsed) or "", identified.soname)
             )
         ):
             # Only the file name was there to go by (a copy repair drops unread). The same bytes as a
@@ -216,7 +230,10 @@ def _find_vendored(
             # not .so.12), and names the release whose soname the guess missed: legate's
             # libcufile-1ecaf17d.so.1.15.1 is cuFile 1.15.1's libcufile.so.0, not libcufile.so.1. A real
             # file name is a release's soname and more: onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5's
-            # libcudart.so.13.4.36 is libcudart.so.13, whatever release built it.
+            # libcudart.so.13.4.36 is libcudart.so.13, whatever release built it. And a soname the
+            # copy's old file name spells refines a guess from its major: lightseq's
+            # libcudart-3f3c6934.so.11.0.221, unread (its version definitions say libcudart.so.11.0;
+            # its consumer binds none), is CUDA 11's libcudart.so.11.0, not libcudart.so.11.
             original = identified.soname
         stem = parse_library_file_name(original)
         if _is_providers_original(is_provider_wheel, parsed) or (
