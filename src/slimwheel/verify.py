@@ -39,12 +39,11 @@ from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
-from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestError
+from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
 from slimwheel.metadata import is_extra_name
 from slimwheel.names import is_extension_abi_tag, is_shared_library_name, module_init_symbols, soname_stem
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
-from slimwheel.wheel.reader import TEXT_MEMBER_LIMIT
 
 __all__ = [
     "ImportResult",
@@ -197,6 +196,9 @@ class _WheelFacts:
     manifest: Manifest | None
     needed: frozenset[str]  # DT_NEEDED of the wheel's own ELF files
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
+    # Vendored NVIDIA copies repair left in the wheel (its manifest: kept on purpose, or no NVIDIA
+    # wheel of the CUDA major replaces them), as installed: where they load from is where they belong.
+    kept_copies: frozenset[str] = frozenset()
 
 
 def verify_wheel(
@@ -698,14 +700,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
         for member in wheel.members:
             if not member.is_dir:
                 wheel.check_crc(member.name)  # pip unpacks every member: each must be intact
-        manifest = None
-        manifest_member = f"{wheel.dist_info}/{MANIFEST_NAME}"
-        if wheel.has_member(manifest_member):
-            try:
-                data = wheel.read_member(manifest_member, limit=TEXT_MEMBER_LIMIT)
-                manifest = Manifest.from_json(data)
-            except ManifestError as exc:
-                raise InputError(str(path), f"{manifest_member}: {exc}") from exc
+        manifest = read_manifest(wheel)
         if import_names:
             imports = tuple(ImportResult(name, "given", None, "not-run") for name in import_names)
         else:
@@ -743,6 +738,11 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             manifest=manifest,
             needed=frozenset(needed),
             libraries=() if import_names else _consumers_first(libraries),
+            kept_copies=frozenset(
+                wheel.installed_path(copy) for copy in (*manifest.kept_copies, *manifest.unreplaced_copies)
+            )
+            if manifest
+            else frozenset(),
         )
 
 
@@ -1009,17 +1009,12 @@ def _judge(
         if name not in known and name not in by_name:
             continue
         paths_by_name.setdefault(name, []).append(path)
-        if name in by_name:
-            expected: tuple[str, ...] = (by_name[name].distribution,)
-        else:
-            expected = tuple(
-                sorted({p.distribution for p in catalog.providers(name=name, include_prereleases=True)})
-            )
-        owner = owners.get(os.path.realpath(path))
-        if owner is None:
-            owner = _owner_by_folder(path, name, catalog)
+        owner = owners.get(os.path.realpath(path)) or _owner_by_folder(path, name, catalog)
         if owner == own and name not in by_name and other_makers_of(name):
             continue  # the wheel's own build of a library others make too (pyopencl's ocl-icd)
+        kept = owner == own and any(path.endswith(f"/{copy}") for copy in facts.kept_copies)
+        # Repair left a kept copy where it is, and the manifest says so.
+        expected = (own,) if kept else _expected_owners(name, by_name, catalog)
         # A copy inside the wheel is a vendored copy, unless the wheel is itself that library's
         # provider (verifying nvidia-nvimgcodec-cu12, its own libnvimgcodec is where it belongs).
         ok = owner is not None and owner in expected and (owner != own or own in expected)
@@ -1055,6 +1050,13 @@ def _judge(
                 VerifyProblem("missing", f"{soname} is not mapped after import {', '.join(imported)}")
             )
     return libraries, problems
+
+
+def _expected_owners(name: str, by_name: Mapping[str, ManifestLibrary], catalog: Catalog) -> tuple[str, ...]:
+    """The distributions that may provide library ``name``: the manifest's, else the catalog's."""
+    if name in by_name:
+        return (by_name[name].distribution,)
+    return tuple(sorted({p.distribution for p in catalog.providers(name=name, include_prereleases=True)}))
 
 
 def _owner_by_folder(path: str, name: str, catalog: Catalog) -> str | None:

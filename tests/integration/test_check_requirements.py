@@ -23,6 +23,7 @@ from slimwheel.errors import UsageError
 from slimwheel.index import Cache, IndexSettings
 from slimwheel.index.dist_files import IndexDistFiles, wheel_rank
 from slimwheel.platforms import Platform
+from slimwheel.repair.pipeline import repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared
 from tests.support.index_server import IndexServer
@@ -257,6 +258,26 @@ def test_a_preloaded_requirement_counts_off_the_search_path_with_a_warning(
     (warning,) = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
     assert "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in warning
     assert report.preloaded == ("torchlike",)
+
+
+def test_a_wheel_repaired_counting_on_a_preloaded_requirement_passes_check_as_it_is(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    """Repaired with ``--preloaded torchlike``, the wheel passes repair's check; its manifest records
+    that, so check of the wheel written counts on it too, without the flag given again (a torch
+    extension repaired in CI and checked in a later job once failed there)."""
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        outcome = repair_wheel(
+            wheel, tmp_path / "out", provider_catalog, dist_files=source, preloaded=["TorchLike"]
+        )
+        assert outcome.output is not None
+        assert outcome.plan.manifest.preloaded == ("TorchLike",)
+        report = _check(outcome.output, provider_catalog, source)
+        (warning,) = _kinds(report, Severity.WARNING)[CheckKind.PRELOADED]
+        assert "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in warning
+        assert not report.has_errors, report.findings
+        assert _check(outcome.output, provider_catalog, source, recorded=False).has_errors
 
 
 def test_a_preloaded_distribution_no_requires_dist_names_is_looked_up_too(

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from slimwheel.catalog.store import read_catalog
+from slimwheel.check import check_wheel
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
-from slimwheel.manifest import Manifest
+from slimwheel.findings import Severity
+from slimwheel.manifest import Manifest, read_manifest
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, find_tool
@@ -275,7 +278,17 @@ def test_exclude_leaves_a_library_to_the_host(
     (warning,) = [f for f in report["findings"] if f.get("soname") == "libnvinfer.so.10"]
     assert warning["severity"] == "warning"
     assert "left to the host (--exclude nvinfer)" in warning["message"]
-    assert main(["check", result["output"], "--catalog", str(own_catalog)]) == 1
+    # Not told: the manifest records what repair left to the host, and check counts on it too; the
+    # wheel's files alone do not say so.
+    with Wheel.open(Path(result["output"])) as written:
+        manifest = read_manifest(written)
+    assert manifest is not None
+    assert manifest.left_to_host == ("nvinfer",)
+    assert main(["check", result["output"], "--catalog", str(own_catalog)]) == 0
+    assert "left to the host (--exclude nvinfer)" in capsys.readouterr().out
+    with Wheel.open(Path(result["output"])) as written:
+        alone = check_wheel(written, read_catalog(own_catalog), recorded=False)
+    assert [f.soname for f in alone.findings if f.severity is Severity.ERROR] == ["libnvinfer.so.10"]
 
 
 @pytest.mark.parametrize(
@@ -527,3 +540,7 @@ def test_only_and_exclude_pick_libraries_by_name(
     (written,) = json.loads(capsys.readouterr().out)["wheels"]
     assert written["check"]["errors"] == 0
     assert written["check"]["warnings"] >= 1
+    # check of the wheel written, told nothing, judges it as repair did: the manifest records the copy.
+    assert written["plan"]["manifest"]["kept_copies"] == ["solver.libs/libcudss-1a2b3c4d.so.1.0.0"]
+    assert main(["check", written["output"], "--catalog", str(own_catalog), "--cuda", "13"]) == 0
+    assert "kept on purpose" in capsys.readouterr().out

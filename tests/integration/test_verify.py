@@ -174,6 +174,35 @@ def test_a_repaired_dependency_in_find_links_is_installed_over_the_indexs_of_the
     assert code == 0, document["problems"]
 
 
+def test_a_copy_repair_kept_on_purpose_loads_from_the_wheel_without_a_problem(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``repair --exclude cudss`` keeps the cuDSS copy (the user's choice) and gives it cuBLAS from its
+    wheel. The manifest records the copy, and verify takes its load from inside the wheel as the
+    repair meant it, where it once reported it as loaded outside its provider (and cumm-cu113's
+    builtins copy, which no NVIDIA wheel of CUDA 11 replaces, with it)."""
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
+    result = repair_to_json(
+        capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment",
+        "--exclude", "cudss",
+    )  # fmt: skip
+    server = index_server(providers.directory)
+    code, document = _verify(
+        capsys, result["output"], "--index-url", server.simple_url, "--catalog", str(own_catalog)
+    )
+    assert code == 0, document["problems"]
+    by_name = {lib["name"]: lib for lib in document["libraries"]}
+    assert "solver.libs/libcudss-1a2b3c4d" in by_name["cudss"]["path"]
+    assert (by_name["cudss"]["distribution"], by_name["cudss"]["expected"]) == ("solver", ["solver"])
+    assert by_name["cudss"]["ok"] is True
+    assert by_name["cublas"]["distribution"] == "nvidia-cublas"
+
+
 def test_fat_wheel_fails(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,

@@ -35,7 +35,8 @@ class CorpusWheel:
     # repair must do it (exit 0), not merely refuse cleanly.
     must_repair: bool = False
     # What its maintainer would pass to repair and check: a torch extension counts on `import torch`
-    # having loaded libc10.so and libtorch*.so (none of them has an RPATH into torch/lib).
+    # having loaded libc10.so and libtorch*.so (none of them has an RPATH into torch/lib). The output
+    # is checked again with no flags: its manifest records what repair counted on.
     options: tuple[str, ...] = ()
     # What its maintainer would pass to repair only (the extras it puts libraries behind).
     repair_options: tuple[str, ...] = ()

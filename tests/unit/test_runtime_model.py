@@ -75,3 +75,29 @@ def test_manifest_round_trip_keeps_unknown_fields_and_reports_as_json() -> None:
     for text in (b"[]", b"{", b'{"schema": 2}', b'{"schema": 1, "libraries": [{"name": "x"}]}'):
         with pytest.raises(ManifestError):
             Manifest.from_json(text)
+
+
+def test_manifest_records_what_the_repair_counted_on_only_where_there_is_something() -> None:
+    """Kept copies, libraries left to the host and preloaded distributions: written only when there
+    are any, so that a manifest with none reads as before; an older writer's manifest has none."""
+    plain = Manifest(cuda_major=12, libraries=(), generator="tests")
+    assert list(plain.to_dict()) == ["schema", "generator", "cuda_major", "libraries"]
+    counted = plain.replace(
+        kept_copies=("pkg.libs/libcudart-1a2b3c4d.so.12",),
+        unreplaced_copies=("pkg.libs/libcudart-5e6f7a8b.so.10.2",),
+        left_to_host=("nvinfer",),
+        preloaded=("torch",),
+    )
+    document = counted.to_dict()
+    assert document["kept_copies"] == ["pkg.libs/libcudart-1a2b3c4d.so.12"]
+    assert document["unreplaced_copies"] == ["pkg.libs/libcudart-5e6f7a8b.so.10.2"]
+    assert (document["left_to_host"], document["preloaded"]) == (["nvinfer"], ["torch"])
+    again = Manifest.from_json(counted.to_json())
+    assert again == counted
+    assert again.extra == {}
+    assert again != plain  # what was counted on is compared
+    old = Manifest.from_json(b'{"schema": 1, "cuda_major": 12, "libraries": []}')
+    assert (old.kept_copies, old.unreplaced_copies, old.left_to_host, old.preloaded) == ((), (), (), ())
+    for text in (b'{"schema": 1, "kept_copies": "a"}', b'{"schema": 1, "preloaded": [1]}'):
+        with pytest.raises(ManifestError, match="not a list of strings"):
+            Manifest.from_json(text)

@@ -18,6 +18,7 @@ from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
 from slimwheel.errors import UsageError
 from slimwheel.findings import Finding, Severity
+from slimwheel.manifest import read_manifest
 from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
 from slimwheel.requirements import marker_environment
@@ -39,6 +40,7 @@ def check_wheel(
     kept_copies: Iterable[str] = (),
     report: WheelReport | None = None,
     host_provided: Iterable[str] = (),
+    recorded: bool = True,
 ) -> CheckReport:
     """Simulate installing ``source`` with the NVIDIA wheels it requires, and look up every DT_NEEDED.
 
@@ -57,8 +59,16 @@ def check_wheel(
     ``analyse_wheel`` of these same bytes against this catalog that the caller already made (repair
     passes the one it planned from), so that the members are not read again; None: made here.
     ``host_provided``: libraries (soname stems) left to the host (``repair --exclude``): a soname of
-    theirs found nowhere is a warning, not an error.
+    theirs found nowhere is a warning, not an error. ``recorded``: also count on what the wheel's
+    slimwheel manifest says the repair that wrote it counted on (its kept copies, the libraries it
+    left to the host, the distributions it counted as loaded first), so that a repaired wheel checked
+    again is judged as repair judged it, without its flags given again.
     """
+    manifest = read_manifest(source) if recorded and isinstance(source, Wheel) else None
+    if manifest is not None:
+        kept_copies = (*kept_copies, *manifest.kept_copies)
+        host_provided = (*host_provided, *manifest.left_to_host)
+        preloaded = (*preloaded, *manifest.preloaded)
     if report is None:
         report = analyse_wheel(source, catalog, scan_strings=False)
     elif report.filename != source.filename or report.size != source.file_size:

@@ -18,6 +18,7 @@ locked while in use: those a killed repair left behind are removed by the next o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 from collections.abc import Callable, Iterator, Sequence, Set
@@ -409,6 +410,7 @@ def _plan(
     exports: ExportSource | None,
     progress: Progress,
     cache: InspectionCache | None = None,
+    preloaded: Sequence[str] = (),
 ) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
@@ -416,7 +418,8 @@ def _plan(
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
     saved of the wheel's files). With ``--drop-unused-needed``, ``exports`` also tell which NVIDIA
-    libraries the files need and import nothing from, where the analysis could not."""
+    libraries the files need and import nothing from, where the analysis could not. ``preloaded``
+    (``check_wheel``'s) goes into the manifest, with the other things the output's check counts on."""
 
     from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.embed import embed_request
@@ -446,6 +449,9 @@ def _plan(
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             plan = planning(floors=floors)
+    if preloaded:  # what the output's check counts on, recorded for a later check to count on too
+        manifest = plan.manifest.replace(preloaded=tuple(sorted(set(preloaded))))
+        plan = dataclasses.replace(plan, manifest=manifest)
     analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
     return plan, [wheel.member(edit.path) for edit in plan.edits], analysed
 
@@ -534,6 +540,7 @@ def repair_wheel(
             environment=environment,
             embed=embed,
             exports=exports,
+            preloaded=preloaded,
             progress=progress,
         )
         input_reads = cache.reads

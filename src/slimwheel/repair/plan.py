@@ -1612,10 +1612,14 @@ def plan_repair(
             problems[0], hint="change the conflicting requirement, or --force to write it anyway"
         )
     draft.warnings += problems
+    staying = {copy.path for copy in report.vendored} - draft.drop
     manifest = Manifest(
         cuda_major=major,
         libraries=_with_transitive(draft.libraries, context),
         generator=f"slimwheel {__version__}",
+        kept_copies=tuple(sorted(draft.kept_copies)),
+        unreplaced_copies=tuple(sorted(staying - draft.kept_copies)),
+        left_to_host=tuple(sorted(options.exclude)),
     )
     edits = tuple(_edits(report, draft, catalog, options, installable))  # adds to left_alone
     embedded: tuple[EmbeddedLoader, ...] = ()

@@ -77,11 +77,33 @@ class ManifestLibrary(Record):
         }
 
 
+# What the written wheel counts on that its files alone do not say, so that a later ``check`` or
+# ``verify`` judges it as the repair that wrote it did; each is left out of the JSON when empty.
+_COUNTED_ON = ("kept_copies", "unreplaced_copies", "left_to_host", "preloaded")
+
+
 class Manifest(Record):
-    __slots__ = ("cuda_major", "extra", "generator", "libraries")
+    __slots__ = (
+        "cuda_major",
+        "extra",
+        "generator",
+        "kept_copies",
+        "left_to_host",
+        "libraries",
+        "preloaded",
+        "unreplaced_copies",
+    )  # fmt: skip
     cuda_major: int | None
     libraries: tuple[ManifestLibrary, ...]
     generator: str
+    # Vendored NVIDIA copies (wheel member paths) kept on purpose: --only/--exclude, named by the
+    # package's code, behind an extra (--keep-extras-optional). check reports them as warnings.
+    kept_copies: tuple[str, ...]
+    # Vendored NVIDIA copies that stay because no NVIDIA wheel of the CUDA major replaces them (CUDA
+    # 10's libcudart.so.10.2). verify accepts both kinds loaded from inside the wheel.
+    unreplaced_copies: tuple[str, ...]
+    left_to_host: tuple[str, ...]  # library names --exclude left to the host (nvinfer)
+    preloaded: tuple[str, ...]  # distributions counted as loaded first (--preloaded torch)
     extra: dict[str, object]  # fields a newer writer added, kept on a round trip; not compared
 
     def __init__(
@@ -90,21 +112,29 @@ class Manifest(Record):
         cuda_major: int | None,
         libraries: tuple[ManifestLibrary, ...],
         generator: str = "",
+        kept_copies: tuple[str, ...] = (),
+        unreplaced_copies: tuple[str, ...] = (),
+        left_to_host: tuple[str, ...] = (),
+        preloaded: tuple[str, ...] = (),
         extra: dict[str, object] | None = None,
     ) -> None:
         self._set(
-            cuda_major=cuda_major, libraries=tuple(libraries), generator=generator, extra=dict(extra or {})
-        )
+            cuda_major=cuda_major, libraries=tuple(libraries), generator=generator,
+            kept_copies=tuple(kept_copies), unreplaced_copies=tuple(unreplaced_copies),
+            left_to_host=tuple(left_to_host), preloaded=tuple(preloaded), extra=dict(extra or {}),
+        )  # fmt: skip
 
     def _fields(self) -> tuple[object, ...]:
-        return (self.cuda_major, self.libraries, self.generator)
+        return (self.cuda_major, self.libraries, self.generator, *(getattr(self, k) for k in _COUNTED_ON))
 
     def to_dict(self) -> dict[str, object]:
+        counted_on = {key: list(getattr(self, key)) for key in _COUNTED_ON if getattr(self, key)}
         return {
             "schema": SCHEMA,
             "generator": self.generator,
             "cuda_major": self.cuda_major,
             "libraries": [library.to_dict() for library in self.libraries],
+            **counted_on,
             **self.extra,
         }
 
@@ -147,10 +177,17 @@ class Manifest(Record):
             cuda_major = None if cuda is None else int(cuda)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ManifestError(f"malformed library entry ({exc!r})") from exc
-        known = {"schema", "generator", "cuda_major", "libraries"}
+        counted_on = {}
+        for key in _COUNTED_ON:
+            names = data.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+                raise ManifestError(f"{key}: not a list of strings")
+            counted_on[key] = tuple(names)
+        known = {"schema", "generator", "cuda_major", "libraries", *_COUNTED_ON}
         return cls(
             cuda_major=cuda_major,
             libraries=libraries,
             generator=str(data.get("generator", "")),
             extra={k: v for k, v in data.items() if k not in known},
+            **counted_on,
         )
