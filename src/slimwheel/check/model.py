@@ -101,6 +101,9 @@ class CheckReport:
     # and something was left to find): the releases read and their library files, or why not.
     requirement_files: tuple[RequirementFiles, ...] = ()
     preloaded: tuple[str, ...] = ()  # distributions whose libraries count as loaded before this wheel's
+    # What the wheel's slimwheel manifest made this check count on, as the flags that say the same
+    # (``--preloaded torch``, ``--exclude nvinfer``), and the copies it keeps on purpose.
+    recorded: tuple[str, ...] = ()
     # NVIDIA releases only an extra of the wheel brings in (``ProviderRelease.extras`` says which).
     optional_providers: tuple[ProviderRelease, ...] = ()
 

@@ -65,10 +65,16 @@ def check_wheel(
     again is judged as repair judged it, without its flags given again.
     """
     manifest = read_manifest(source) if recorded and isinstance(source, Wheel) else None
+    counted_on: tuple[str, ...] = ()
     if manifest is not None:
         kept_copies = (*kept_copies, *manifest.kept_copies)
         host_provided = (*host_provided, *manifest.left_to_host)
         preloaded = (*preloaded, *manifest.preloaded)
+        counted_on = (
+            *(f"--preloaded {name}" for name in manifest.preloaded),
+            *(f"--exclude {name}" for name in manifest.left_to_host),
+            *(f"a copy kept on purpose: {path}" for path in manifest.kept_copies),
+        )
     if report is None:
         report = analyse_wheel(source, catalog, scan_strings=False)
     elif report.filename != source.filename or report.size != source.file_size:
@@ -166,6 +172,7 @@ def check_wheel(
         requirement_files=tuple(looked_up),
         preloaded=preloaded,
         optional_providers=tuple(optional),
+        recorded=counted_on,
     )
 
 

@@ -96,6 +96,8 @@ def _render(report: CheckReport, settings: Output) -> None:
         f"[bold]{escape(report.filename)}[/bold]  {report.platform.key}{cuda}{python}  "
         f"(catalog: {escape(report.catalog_origin)})"
     )
+    if report.recorded:  # not flags the user gave: say where they came from
+        out.print(f"  counting on what its slimwheel.json records: {escape('; '.join(report.recorded))}")
     if report.requirements:
         out.print(_requirements_table(report, settings))
     if report.requirement_files:
