@@ -260,8 +260,12 @@ def test_a_copy_known_by_its_soname_alone_takes_the_floor_its_consumers_need(
         "1.4.0",
         "vendored copy (by-soname)",
     )
+    (warning,) = [w for w in offline["warnings"] if "by soname alone" in w]
+    assert "assuming the newest that ships it, 1.4.0" in warning
     server = index_server(releases["index"])
-    added = _repair(capsys, wheel, releases["catalog"], server.simple_url)["added"]
+    online = _repair(capsys, wheel, releases["catalog"], server.simple_url)
+    assert not [w for w in online["warnings"] if "by soname alone" in w]
+    added = online["added"]
     assert added["linked_version"] == "1.2.0"
     assert added["version_source"].startswith("symbols: ")
     assert "1.1.0 lacks foo_b@libcufoo.so.1" in added["version_source"]

@@ -694,6 +694,12 @@ def _linked_version(
     if floor is not None:
         return floor.version, f"{_SYMBOLS}{floor.reason}"
     if guessed is not None:
+        warnings.append(
+            f"{name}: the vendored copy matches {provider.distribution}'s releases by soname alone; "
+            f"assuming the newest that ships it, {guessed}, which may allow fewer releases than the wheel "
+            f"loads with: pass --linked-version {name}=VERSION, or repair where the index can be read "
+            "(the oldest release exporting what the wheel imports is then the floor)"
+        )
         return guessed, _GUESSED_COPY
     first = _first_release_with(catalog, provider, platform)
     warnings.append(
