@@ -30,11 +30,13 @@ def _verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[s
     return code, json.loads(capsys.readouterr().out)
 
 
-def _repaired_solver(zoo: ElfZoo, catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """The auditwheel-style fat solver wheel, repaired for CUDA 13."""
+def _repaired_solver(
+    zoo: ElfZoo, catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> Path:
+    """The auditwheel-style fat solver wheel, repaired for CUDA 13 (with ``extra`` flags)."""
     fat = fat_solver_wheel(tmp_path / "fat", zoo)
     result = repair_to_json(
-        capsys, fat, tmp_path / "wheelhouse", catalog, "--cuda", "13", "--isolated-environment"
+        capsys, fat, tmp_path / "wheelhouse", catalog, "--cuda", "13", "--isolated-environment", *extra
     )
     return Path(result["output"])
 
@@ -186,14 +188,10 @@ def test_a_copy_repair_kept_on_purpose_loads_from_the_wheel_without_a_problem(
     wheel. The manifest records the copy, and verify takes its load from inside the wheel as the
     repair meant it, where it once reported it as loaded outside its provider (and cumm-cu113's
     builtins copy, which no NVIDIA wheel of CUDA 11 replaces, with it)."""
-    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo)
-    result = repair_to_json(
-        capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment",
-        "--exclude", "cudss",
-    )  # fmt: skip
+    repaired = _repaired_solver(elf_zoo, own_catalog, tmp_path, capsys, "--exclude", "cudss")
     server = index_server(providers.directory)
     code, document = _verify(
-        capsys, result["output"], "--index-url", server.simple_url, "--catalog", str(own_catalog)
+        capsys, str(repaired), "--index-url", server.simple_url, "--catalog", str(own_catalog)
     )
     assert code == 0, document["problems"]
     by_name = {lib["name"]: lib for lib in document["libraries"]}
