@@ -468,3 +468,40 @@ def test_of_many_requirements_in_turn_those_named_like_a_missing_soname_are_read
         "shim",
         "libc10x-cu12>=1 (required by shim)",
     ]
+
+
+def test_a_library_three_levels_down_is_reached_past_unrelated_requirements(
+    built: Built, provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """raft-dask-cu12 needs libucp.so.0, which libucx-cu12 ships, three levels under it
+    (distributed-ucxx-cu12 -> ucxx-cu12 -> libucxx-cu12 -> libucx-cu12); dask-cuda's click, numpy
+    and pandas took the 8 look-ups of a level-by-level walk first. Here shim requires ten unrelated
+    distributions and ``comms-cu12``, under which ``transport-cu12`` ships libc10x.so: those named for
+    a CUDA major or as a library are read first, whatever their level, and the fillers not at all."""
+
+    class Counting(StaticDistFiles):
+        asked: list[str] = []  # noqa: RUF012 - one test's record
+
+        def requirement_files(self, requirement: Any, **target: Any) -> Any:
+            self.asked.append(requirement.name)
+            return super().requirement_files(requirement, **target)
+
+    fillers = [f"filler-{n}" for n in range(10)]
+    chain = {
+        "shim": (*fillers, "comms-cu12>=1"),
+        "comms-cu12": ("filler-extra", "libcomms-cu12>=1"),
+        "libcomms-cu12": ("transport-cu12>=1",),
+    }
+    releases = {
+        name: [ReleaseFiles(name, "1.0", f"{name}.whl", (), requires=req)] for name, req in chain.items()
+    }
+    releases["transport-cu12"] = [
+        ReleaseFiles("transport-cu12", "1.0", "t.whl", ("transport/lib/libc10x.so",))
+    ]
+    releases |= {name: [ReleaseFiles(name, "1.0", f"{name}.whl", ())] for name in (*fillers, "filler-extra")}
+    source = Counting(releases)
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN/../transport/lib", requires=["shim"])
+    report = _check(wheel, provider_catalog, source)
+    assert not report.has_errors, report.findings
+    assert source.asked == ["shim", "comms-cu12", "libcomms-cu12", "transport-cu12"]
+    assert report.requirement_files[-1].requirement == "transport-cu12>=1 (required by libcomms-cu12)"

@@ -200,11 +200,17 @@ def transitive_files(
     skip: Collection[str],
 ) -> list[RequirementFiles]:
     """The files of what the wheel's requirements require in turn, which pip installs too (RAPIDS:
-    cudf-cu12 requires libcudf-cu12, which requires librmm-cu12, which requires rapids-logger): looked
-    up only while some DT_NEEDED that nothing read so far ships is left, level by level from the
-    newest release read of each requirement, those named like a missing soname first (a few are read
-    per check), and only those whose releases ship one of them are kept.
-    ``skip``: names already looked up or known to the catalog."""
+    cudf-cu12 requires libcudf-cu12, which requires librmm-cu12, which requires rapids-logger):
+    looked up only while some DT_NEEDED that nothing read so far ships is left, from the newest
+    release read of each requirement, at most ``_TRANSITIVE_DEPTH`` levels down and
+    ``_TRANSITIVE_LOOKUPS`` in all; only those whose releases ship one of them are kept.
+
+    The look-ups are few, so the most likely go first, whatever their level: those named like a
+    missing soname (cuopt-cu12's 12 requirements bring 40 more, and libcuopt-client, which ships
+    libcuopt_client.so, came after the 8th), then those named for a CUDA major or as a library, then
+    the nearer. raft-dask-cu12's libucp.so.0 comes from libucx-cu12, under ucxx-cu12 and
+    libucxx-cu12, which a level-by-level walk never reached: dask-cuda's click, numpy and pandas took
+    the look-ups first. ``skip``: names already looked up or known to the catalog."""
     if source is None:
         return []
     missing = {
@@ -216,44 +222,58 @@ def transitive_files(
     missing -= _shipped(answers)
     seen = {canonicalize_name(name) for name in skip} | {answer.distribution for answer in answers}
     found: list[RequirementFiles] = []
-    frontier = [answer for answer in answers if answer.known]
-    lookups = 0
-    for _ in range(_TRANSITIVE_DEPTH):
-        if not missing or not frontier:
+    waiting: list[tuple[int, str, Requirement]] = []  # (level, required by, requirement)
+
+    def add_requirements_of(answer: RequirementFiles, level: int) -> None:
+        if level > _TRANSITIVE_DEPTH:
+            return
+        release = source.with_requires(answer.releases[-1])
+        for wheel_requirement in read_requirements(release.requires or (), environment):
+            name = wheel_requirement.name
+            if wheel_requirement.scope is RequirementScope.ALWAYS and name not in seen:
+                seen.add(name)
+                waiting.append((level, answer.distribution, wheel_requirement.requirement))
+
+    for answer in answers:
+        if answer.known and missing:
+            add_requirements_of(answer, 1)
+    for _ in range(_TRANSITIVE_LOOKUPS):
+        if not missing or not waiting:
             break
-        candidates: list[tuple[str, Requirement]] = []
-        for answer in frontier:
-            release = source.with_requires(answer.releases[-1])
-            for wheel_requirement in read_requirements(release.requires or (), environment):
-                name = wheel_requirement.name
-                if wheel_requirement.scope is RequirementScope.ALWAYS and name not in seen:
-                    seen.add(name)
-                    candidates.append((answer.distribution, wheel_requirement.requirement))
-        # The lookups are few, so those named like a missing soname go first: cuopt-cu12's 12
-        # requirements bring 40 more, and libcuopt-client (libcuopt_client.so) came after the 8th.
-        candidates.sort(key=lambda candidate: -_likeness(candidate[1].name, missing))
-        following: list[RequirementFiles] = []
-        for required_by, requirement in candidates[: _TRANSITIVE_LOOKUPS - lookups]:
-            if not missing:
-                break
-            lookups += 1
-            try:
-                looked = source.requirement_files(requirement, platform=target.platform, python=target.python)
-            except SlimwheelError:
-                continue
-            if not looked.known:
-                continue
-            following.append(looked)
-            ships = _shipped([looked]) & missing
-            if ships:
-                found.append(
-                    dataclasses.replace(
-                        looked, requirement=f"{looked.requirement} (required by {required_by})"
-                    )
-                )
-                missing -= ships
-        frontier = following
+        # Likeness changes as sonames are found, so the order is taken afresh for each look-up.
+        best = min(
+            waiting,
+            key=lambda item: (
+                -_likeness(item[2].name, missing),
+                not _binary_named(item[2].name),
+                item[0],
+            ),
+        )
+        waiting.remove(best)
+        level, required_by, requirement = best
+        try:
+            looked = source.requirement_files(requirement, platform=target.platform, python=target.python)
+        except SlimwheelError:
+            continue
+        if not looked.known:
+            continue
+        ships = _shipped([looked]) & missing
+        if ships:
+            found.append(
+                dataclasses.replace(looked, requirement=f"{looked.requirement} (required by {required_by})")
+            )
+            missing -= ships
+        if missing:
+            add_requirements_of(looked, level + 1)
     return found
+
+
+def _binary_named(distribution: str) -> bool:
+    """Whether ``distribution``'s name says it is built for a CUDA major (``ucxx-cu12``) or is a
+    library (``libucx-cu12``): such wheels ship shared libraries far more often than ``numba`` or
+    ``pandas`` do."""
+    words = canonicalize_name(distribution).split("-")
+    return words[0].startswith("lib") or any(_CUDA_SUFFIX.fullmatch(word) for word in words[1:])
 
 
 def _likeness(distribution: str, sonames: Collection[str]) -> int:
