@@ -11,7 +11,7 @@ import pytest
 
 from slimwheel.analysis import analyse_wheel, named_like_copies
 from slimwheel.catalog.learn import learn_from_wheels
-from slimwheel.catalog.store import read_catalog, write_catalog
+from slimwheel.catalog.store import load_catalog, read_catalog, write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.wheel import Wheel
@@ -799,3 +799,44 @@ def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
     )
     assert "--cuda N --force" in err
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("runtime", "distribution"), [("11.0", "nvidia-nccl-cu11"), ("12", "nvidia-nccl-cu12")]
+)
+def test_a_copy_known_by_soname_alone_is_shown_as_the_wheels_cuda_majors(
+    tmp_path: Path, runtime: str, distribution: str
+) -> None:
+    """cupy-cuda110 8.6 bundles a ``libnccl.so.2`` of no release's bytes; NCCL's CUDA 11, 12 and 13
+    wheels all ship that soname, and show named the copy nvidia-nccl-cu13's. The runtime the wheel's
+    extension links (``libcudart.so.11.0``) names its major, as repair takes it."""
+    build = tmp_path / "build"
+    cudart = compile_shared(
+        build / "cudart" / f"libcudart.so.{runtime}",
+        {"rt.c": "int cudaGetDeviceCount(int *n) { *n = 0; return 0; }\n"},
+        soname=f"libcudart.so.{runtime}",
+    )
+    nccl = compile_shared(
+        build / "nccl" / "libnccl.so.2",
+        {"nccl.c": "int ncclGetVersion(int *v) { *v = 1; return 0; }\n"},
+        soname="libnccl.so.2",
+    )
+    extension = compile_shared(
+        build / "_ext.so",
+        {"ext.c": "int cudaGetDeviceCount(int *);\nint ext(int *n) { return cudaGetDeviceCount(n); }\n"},
+        link=[cudart],
+    )
+    (tmp_path / "in").mkdir()
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/_ext.so": extension.read_bytes(),
+        "pkg/.data/lib/libnccl.so.2": nccl.read_bytes(),
+    }
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    with Wheel.open(wheel) as opened:
+        report = analyse_wheel(opened, load_catalog(use_user=False), jobs=1)
+    (copy,) = report.vendored
+    assert copy.identified is not None
+    assert copy.identified.confidence.value == "by-soname"
+    assert copy.identified.distribution == distribution
+    assert copy.identified.cuda_major == int(runtime.split(".", maxsplit=1)[0])

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from packaging.utils import canonicalize_name
 
 from slimwheel.analysis.inspect import _candidate_members
-from slimwheel.analysis.libraries import is_driver_library, other_makers_of
+from slimwheel.analysis.libraries import is_driver_library, other_makers_of, runtime_majors
 from slimwheel.analysis.model import Confidence, IdentifiedRelease, VendoredCopy, _ElfMember
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.findings import Finding, FindingKind, Severity
@@ -85,10 +85,13 @@ def _identify(
     parsed: LibraryFileName | None,
     *,
     said: bool = False,
+    major: int | None = None,
 ) -> IdentifiedRelease | None:
     """The NVIDIA release a copy is of: by its sha256, else by its soname, else by its library's name
     where the soname is a guess the release's refines, or the file's version names the release.
-    ``said``: the copy itself gives ``original_soname`` (its SONAME, its version definitions)."""
+    ``said``: the copy itself gives ``original_soname`` (its SONAME, its version definitions).
+    ``major``: the one CUDA major the wheel's runtime sonames name, whose releases a copy matched by
+    soname alone is taken from where they ship it."""
     if record_sha256:
         exact = catalog.by_sha256(record_sha256)
         if exact:
@@ -142,6 +145,10 @@ def _identify(
     named = _named_file(parsed)
     spelled = [p for p in providers if named and _refines(named, p.library.soname)]
     providers = tuple(spelled) or providers
+    # NCCL's libnccl.so.2 ships in nvidia-nccl-cu11, -cu12 and -cu13: a CUDA 11 wheel's copy
+    # (cupy-cuda110 8.6) is not of CUDA 13's, which repair would never require for it either.
+    of_major = [p for p in providers if p.release.cuda_major == major]
+    providers = tuple(of_major) or providers
     return _identified(providers[0], Confidence.BY_SONAME, len({p.release.key for p in providers}), "soname")
 
 
@@ -196,6 +203,18 @@ def _find_vendored(
             if provider is not None:
                 consumers_of.setdefault(provider.member.name, []).append(item)
 
+    # The rule repair's CUDA major takes first (``_majors_linked``): one major the runtime sonames
+    # name decides.
+    linked = runtime_majors(
+        [
+            name
+            for item in elf_members
+            if item.facts
+            for name in (*item.facts.needed, *((item.facts.soname,) if item.facts.soname else ()))
+        ]
+    )
+    major = next(iter(linked)) if len(linked) == 1 else None
+
     vendored: dict[str, VendoredCopy] = {}
     for item in elf_members:
         basename = posixpath.basename(item.member.name)
@@ -214,7 +233,9 @@ def _find_vendored(
             continue
         consumers = consumers_of.get(item.member.name, [])
         original, said = _original_soname(item, parsed, consumers)
-        identified = _identify(catalog, record_sha.get(item.member.name), original, parsed, said=said)
+        identified = _identify(
+            catalog, record_sha.get(item.member.name), original, parsed, said=said, major=major
+        )
         if (
             not said
             and identified is not None
