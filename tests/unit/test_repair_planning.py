@@ -6,6 +6,7 @@ each case names the real wheel that taught it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import replace
 
@@ -756,6 +757,65 @@ def test_a_need_of_nvrtcs_builtins_beside_nvrtc_binding_nothing_of_them_goes(
     assert requirement.requirement.startswith(f"nvidia-cuda-nvrtc-cu12>=12.6.85,{upper}")
     (edit,) = plan.edits
     assert edit.remove_needed == removed
+
+
+def _vendored_nvrtc(*, with_nvrtc: bool, bound: bool) -> WheelReport:
+    """An extension that links auditwheel-style copies of NVRTC 12.5 and its builtins, which no
+    wheel ships (the catalog's NVRTC 12 wheels carry the builtins of 12.6 and 12.8)."""
+    copies = {"nvrtc": "libnvrtc.so.12", "nvrtc-builtins": "libnvrtc-builtins.so.12.5"}
+    if not with_nvrtc:
+        del copies["nvrtc"]
+    paths = {name: f"pkg.libs/lib{name}-0123abcd.so.12.5.82" for name in copies}
+    needed = tuple(
+        NeededLibrary(posixpath.basename(paths[name]), Resolution.VENDORED, (paths[name],)) for name in copies
+    )
+    versions = ((needed[-1].soname, ("libnvrtc-builtins.so.12.5",)),) if bound else ()
+    extension = ElfReport(
+        "pkg/_ext.so", 1, 1, needed=needed, installed_path="pkg/_ext.so", machine="x86_64",
+        version_needs=versions,
+    )  # fmt: skip
+    files = (
+        extension,
+        *(ElfReport(path, 1, 1, installed_path=path, machine="x86_64") for path in paths.values()),
+    )
+    vendored = tuple(
+        VendoredCopy(paths[name], name, soname, NameStyle.AUDITWHEEL, 1, 1, None, ("pkg/_ext.so",))
+        for name, soname in copies.items()
+    )
+    return WheelReport(
+        "pkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", "pkg", "1.0",
+        ("manylinux_2_17_x86_64",), 1, files, vendored, (), (), 1, "hand-built",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("with_nvrtc", "bound", "dropped"),
+    [
+        # cumm-cu116 0.5.3: NVRTC's copy goes to its wheel, whose NVRTC loads its own builtins; the
+        # builtins' copy, which no wheel ships, goes with its need.
+        (True, False, True),
+        (True, True, False),  # a version of them bound: the file uses them, the copy stays
+        (False, False, False),  # no NVRTC beside them: nothing else would load them
+    ],
+)
+def test_a_builtins_copy_no_wheel_ships_goes_with_the_nvrtc_copy_a_wheel_replaces(
+    with_nvrtc: bool, bound: bool, dropped: bool
+) -> None:
+    report = _vendored_nvrtc(with_nvrtc=with_nvrtc, bound=bound)
+    builtins = report.vendored[-1].path
+    plan = plan_repair(
+        report,
+        _NVRTC,
+        requires_dist=(),
+        dist_info="pkg-1.0.dist-info",
+        options=RepairOptions(linked_versions={"nvrtc": "12.6.85"}),
+    )
+    assert (builtins in plan.drop) is dropped
+    assert (builtins in plan.manifest.unreplaced_copies) is not dropped
+    kept = [note for note in plan.left_alone if note.startswith(f"{builtins}: kept: no NVIDIA wheel ships")]
+    assert bool(kept) is not dropped
+    removed = [need for edit in plan.edits for need in edit.remove_needed]
+    assert removed == (["libnvrtc-builtins-0123abcd.so.12.5.82"] if dropped else [])
 
 
 @pytest.mark.parametrize(

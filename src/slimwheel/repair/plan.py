@@ -480,7 +480,10 @@ def _keep_copies(
     Nor does a copy that is another major's file, by sha256 or file version: with ``--cuda 13 --force``
     triton's CUPTI 12 folder kept ``libcupti.so.12`` but lost ``libnvperf_host.so``, a soname CUDA 13's
     CUPTI wheel ships too, though not the build CUPTI 12 loads beside it.
-    Copies whose provider the wheel requires only under an extra stay with ``--keep-extras-optional``."""
+    Copies whose provider the wheel requires only under an extra stay with ``--keep-extras-optional``.
+    A copy no wheel ships that the library replacing another copy loads itself goes all the same
+    (``_loaded_by_its_replaced_library``)."""
+    unreplaced: list[VendoredCopy] = []
     for copy in report.vendored:
         if copy.path not in draft.drop:
             continue
@@ -495,11 +498,7 @@ def _keep_copies(
             continue
         providers = catalog.providers(soname=copy.original_soname, cuda_major=major, platform=platform)
         if not providers:
-            draft.drop.discard(copy.path)
-            cuda = f"CUDA {major}" if major is not None else "any CUDA major"
-            draft.left_alone.append(
-                f"{copy.path}: kept: no NVIDIA wheel ships {copy.original_soname} for {cuda} on {platform}"
-            )
+            unreplaced.append(copy)
         elif providers[0].distribution in optional:
             draft.drop.discard(copy.path)
             draft.kept_copies.add(copy.path)
@@ -507,6 +506,50 @@ def _keep_copies(
                 f"{copy.path}: kept: the wheel requires {providers[0].distribution} only under an extra "
                 "(--keep-extras-optional)"
             )
+    for copy in unreplaced:
+        if _loaded_by_its_replaced_library(copy, report, draft.drop):
+            continue  # _overlinked removes the needs
+        draft.drop.discard(copy.path)
+        cuda = f"CUDA {major}" if major is not None else "any CUDA major"
+        draft.left_alone.append(
+            f"{copy.path}: kept: no NVIDIA wheel ships {copy.original_soname} for {cuda} on {platform}"
+        )
+
+
+def _loaded_by_its_replaced_library(
+    copy: VendoredCopy, report: WheelReport, dropped: Collection[str]
+) -> bool:
+    """Whether ``copy`` is of a library another of its release loads itself (NVRTC's builtins), and
+    each file that needs it binds nothing of it and needs that library from an NVIDIA wheel: the
+    wheel's library then loads its own release's copy, and this one is dead weight. cumm-cu116
+    0.5.3 vendors CUDA 11.6's builtins, which no wheel ships (CUDA 11's NVRTC wheels start at 11.7),
+    beside the NVRTC copy repair replaces."""
+    loader = LOADED_BY_ITS_LIBRARY.get(soname_stem(copy.original_soname))
+    if loader is None or not copy.needed_by:
+        return False
+    consumers = {elf.path: elf for elf in report.elf_files}
+    for path in copy.needed_by:
+        elf = consumers.get(path)
+        if elf is None or path in dropped:
+            return False
+        needs_copy = [n for n in elf.needed if n.provided_by and n.provided_by[0] == copy.path]
+        bound = {file for file, _names in elf.version_needs}
+        if not needs_copy or any(n.soname in bound for n in needs_copy):
+            return False
+        if not any(
+            soname_stem(n.soname) == loader
+            and (
+                n.resolution is Resolution.NVIDIA_WHEEL
+                or (
+                    n.resolution is Resolution.VENDORED
+                    and bool(n.provided_by)
+                    and n.provided_by[0] in dropped
+                )
+            )
+            for n in elf.needed
+        ):
+            return False
+    return True
 
 
 def _another_majors_file(copy: VendoredCopy, catalog: Catalog, major: int | None) -> int | None:
