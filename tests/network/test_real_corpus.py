@@ -324,19 +324,29 @@ print(json.dumps({
 
 
 @pytest.mark.install
-def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("project", "requirement", "major"),
+    [
+        ("cumm-cu126", "nvidia-cuda-nvrtc-cu12>=12.6.85,<13;", 12),
+        ("cumm-cu116", "nvidia-cuda-nvrtc-cu11>=11.7.99,<12;", 11),
+    ],
+)
+def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(
+    tmp_path: Path, project: str, requirement: str, major: int
+) -> None:
     """cumm-cu126 vendors ``libnvrtc-builtins-<hash>.so.12.6.85``, which its extension needs without
     binding anything of it. Repaired, the need is gone and the requirement is NVRTC 12's whole range
-    (it stopped before 12.8, which shut out a torch pinning a newer NVRTC): installed by pip with its
-    real dependencies (the newest NVRTC 12), the extension imports and NVRTC (no GPU needed) compiles a
-    kernel to PTX with the builtins of its own release, from nvidia-cuda-nvrtc-cu12."""
+    (it stopped before 12.8, which shut out a torch pinning a newer NVRTC). cumm-cu116 vendors CUDA
+    11.6's builtins, which no wheel ships: the copy goes with the need (it was kept). Installed by pip
+    with their real dependencies (the newest NVRTC of the major), the extension imports and NVRTC (no
+    GPU needed) compiles a kernel to PTX with the builtins of its own release, from its wheel."""
     import subprocess
     import sys
 
     from tests.support.corpus import CORPUS
     from tests.support.venvs import make_venv
 
-    (entry,) = [e for e in CORPUS if e.project == "cumm-cu126"]
+    (entry,) = [e for e in CORPUS if e.project == project]
     out = tmp_path / "wheelhouse"
     code, _, stderr, crash = _run_main(["repair", str(fetch(entry)), "-w", str(out)])
     assert crash is None, crash
@@ -347,8 +357,10 @@ def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(tmp_path: Path) -> None
         with wheel.seekable_member(extension.name) as stream:
             needed = read_elf(stream, path=extension.name, symbols=False).needed
         requires = wheel.requires_dist()
+        copies = [m.name for m in wheel.members if "libnvrtc-builtins" in m.name]
     assert not [name for name in needed if "builtins" in name], needed
-    assert any(line.startswith("nvidia-cuda-nvrtc-cu12>=12.6.85,<13;") for line in requires), requires
+    assert copies == [], copies
+    assert any(line.startswith(requirement) for line in requires), requires
     python = make_venv(tmp_path / "venv")
     # pip's own configuration and cache: the index it resolves, as a user's install would.
     install = subprocess.run(
@@ -370,7 +382,7 @@ def test_nvrtc_compiles_a_kernel_from_the_repaired_wheel(tmp_path: Path) -> None
     assert (result["created"], result["compiled"]) == (0, 0), result
     assert ".entry add_one" in result["ptx"]
     (builtins,) = [Path(p).name for p in result["builtins"]]
-    assert re.fullmatch(r"libnvrtc-builtins\.so\.12\.\d+", builtins), builtins
+    assert re.fullmatch(rf"libnvrtc-builtins\.so\.{major}\.\d+", builtins), builtins
     assert all("/nvidia/cuda_nvrtc/lib/" in p for p in (*result["nvrtc"], *result["builtins"])), result
 
 

@@ -228,6 +228,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
     ),
     CorpusWheel(
+        project="cumm-cu116",
+        filename="cumm_cu116-0.5.3-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        sha256="2115c021b8407ce2aa2322127b65644617e0a40050685b8d285b28d4ed8694a4",
+        size=23_067_816,
+        vendors=(
+            "CUDA 11.6 auditwheel copies cumm_cu116.libs/libcudart-45da57e3.so.11.6.55, "
+            "libnvrtc-4dd39364.so.11.6.124 and libnvrtc-builtins-fed02928.so.11.6.124, whose soname "
+            "(libnvrtc-builtins.so.11.6) no wheel ships: CUDA 11's NVRTC wheels start at 11.7"
+        ),
+        install_mb=100,  # NVRTC and cudart for CUDA 11, numpy, sympy, pccm
+        must_repair=True,
+        adds=("nvidia-cuda-runtime-cu11", "nvidia-cuda-nvrtc-cu11"),
+        drops=3,  # the builtins copy too: the NVRTC wheel loads its own
+    ),
+    CorpusWheel(
         project="ctranslate2",
         filename="ctranslate2-4.5.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         sha256="89db5b18dfc7f7bf84cafaf7cc36e885aafcaeac936977eefd3e4768fd7b2879",
