@@ -25,8 +25,8 @@ import signal
 import subprocess
 import sys
 import venv
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -181,6 +181,8 @@ class VerifyReport:
     problems: tuple[VerifyProblem, ...]
     loads: tuple[LibraryLoad, ...] = ()  # the wheel's other shared libraries, loaded after the imports
     extras: tuple[str, ...] = ()  # the wheel's extras installed with it (``pip install 'pkg.whl[cuda]'``)
+    # NVIDIA sonames only files skipped for want of the NVIDIA driver need: not judged on this machine.
+    unjudged: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -195,6 +197,8 @@ class _WheelFacts:
     imports: tuple[ImportResult, ...]  # status "not-run" (or "skipped")
     manifest: Manifest | None
     needed: frozenset[str]  # DT_NEEDED of the wheel's own ELF files
+    # soname -> the installed paths of the wheel's ELF files that need it
+    needed_by: Mapping[str, frozenset[str]] = field(default_factory=dict)
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
     # Vendored NVIDIA copies repair left in the wheel (its manifest: kept on purpose, or no NVIDIA
     # wheel of the CUDA major replaces them), as installed: where they load from is where they belong.
@@ -249,6 +253,8 @@ def verify_wheel(
         problems: Sequence[VerifyProblem] = (),
         imports: Sequence[ImportResult] = facts.imports,
         loads: Sequence[LibraryLoad] = (),
+        *,
+        unjudged: Sequence[str] = (),
     ) -> VerifyReport:
         return VerifyReport(
             wheel=str(path),
@@ -265,6 +271,7 @@ def verify_wheel(
             problems=tuple(problems),
             loads=tuple(loads),
             extras=asked,
+            unjudged=tuple(unjudged),
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
@@ -306,13 +313,14 @@ def verify_wheel(
             return report(
                 installed_names, problems=[*problems, *diagnose(path, catalog)], imports=imports, loads=loads
             )
-        libraries, judged = _judge(mapped, facts, to_import, catalog, owners)
+        skipped = {load.member for load in loads if load.status == "skipped"}
+        libraries, judged, unjudged = _judge(mapped, facts, to_import, catalog, owners, skipped=skipped)
         if problems:  # a failed import explains a library that is not mapped
             judged = [problem for problem in judged if problem.kind != "missing"]
         problems += judged
         if any(problem.kind in ("import", "missing", "load") for problem in problems):
             problems += diagnose(path, catalog)
-        return report(installed_names, libraries, problems, imports, loads)
+        return report(installed_names, libraries, problems, imports, loads, unjudged=unjudged)
 
 
 def _pip_install(
@@ -712,6 +720,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 str(path), f"no package or module to import in the wheel{detail}", hint="pass --import NAME"
             )
         needed: set[str] = set()
+        needed_by: dict[str, set[str]] = {}
         modules = {target.member for target in imports if target.kind == "extension" and target.member}
         libraries: dict[str, ElfFacts] = {}
         for member in wheel.members:
@@ -727,6 +736,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                     continue
             needed.update(facts.needed)
             installed = wheel.installed_path(member.name)
+            for soname in facts.needed:
+                needed_by.setdefault(soname, set()).add(installed)
             # A shared library (no program interpreter: not an executable) that no import loads.
             if facts.elf_type == "DYN" and facts.section(".interp") is None and installed not in modules:
                 libraries[installed] = facts
@@ -737,6 +748,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             imports=imports,
             manifest=manifest,
             needed=frozenset(needed),
+            needed_by={soname: frozenset(paths) for soname, paths in needed_by.items()},
             libraries=() if import_names else _consumers_first(libraries),
             kept_copies=frozenset(
                 wheel.installed_path(copy) for copy in (*manifest.kept_copies, *manifest.unreplaced_copies)
@@ -993,7 +1005,13 @@ def _judge(
     imported: Sequence[str],
     catalog: Catalog,
     owners: dict[str, str],
-) -> tuple[list[LoadedLibrary], list[VerifyProblem]]:
+    *,
+    skipped: Collection[str] = (),
+) -> tuple[list[LoadedLibrary], list[VerifyProblem], list[str]]:
+    """The NVIDIA libraries mapped, where each came from, and the problems; and the sonames not judged:
+    those that only libraries ``skipped`` (installed paths: their load needs the NVIDIA driver, which
+    this machine lacks) need. cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and
+    NVRTC; on a machine without a GPU they were "not mapped", and a wheel that loads them right failed."""
     manifest_libraries = facts.manifest.libraries if facts.manifest else ()
     by_name = {library.name: library for library in manifest_libraries}
     known = catalog.library_names
@@ -1044,12 +1062,41 @@ def _judge(
     for soname in sorted(facts.needed):
         if catalog.providers(soname=soname, include_prereleases=True):
             wanted.setdefault(soname_stem(soname), soname)
+    unjudged = _needed_only_by(skipped, wanted.values(), facts, manifest_libraries) if skipped else set()
     for name, soname in wanted.items():
-        if name not in paths_by_name:
+        if name not in paths_by_name and soname not in unjudged:
             problems.append(
                 VerifyProblem("missing", f"{soname} is not mapped after import {', '.join(imported)}")
             )
-    return libraries, problems
+    return libraries, problems, sorted(s for s in unjudged if soname_stem(s) not in paths_by_name)
+
+
+def _needed_only_by(
+    files: Collection[str],
+    sonames: Iterable[str],
+    facts: _WheelFacts,
+    manifest_libraries: Sequence[ManifestLibrary],
+) -> set[str]:
+    """Of ``sonames``, those only ``files`` (installed paths) need: directly, or through NVIDIA
+    libraries that only they need (cuBLASLt, which cuBLAS needs, listed in the manifest with no file
+    of the wheel needing it)."""
+    users = {library.soname: set(library.needed_by) for library in manifest_libraries}
+    for soname in sonames:
+        users.setdefault(soname, set()).update(facts.needed_by.get(soname, ()))
+    required_by: dict[str, set[str]] = {}  # soname stem -> the sonames of the libraries needing it
+    for library in manifest_libraries:
+        for name in library.requires:
+            required_by.setdefault(name, set()).add(library.soname)
+    only = {soname for soname, paths in users.items() if paths and paths <= set(files)}
+    changed = True
+    while changed:  # a library only unjudged libraries need is not judged either
+        changed = False
+        for soname, paths in users.items():
+            parents = required_by.get(soname_stem(soname), set())
+            if soname not in only and not paths and parents and parents <= only:
+                only.add(soname)
+                changed = True
+    return only & set(sonames)
 
 
 def _expected_owners(name: str, by_name: Mapping[str, ManifestLibrary], catalog: Catalog) -> tuple[str, ...]:

@@ -3,6 +3,7 @@ process, and a verdict on where each NVIDIA library was mapped from."""
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import shutil
 import zipfile
@@ -695,3 +696,35 @@ def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone
     assert code == (1 if new_dtags else 0), document["problems"]
     if new_dtags:
         assert "libaleaf.so.1" in document["loads"][1]["error"]
+
+
+_GPU_C = (
+    "int cuInit(unsigned);\nint cudssCreate(void *);\nint gpu(void) { return cuInit(0) + cudssCreate(0); }\n"
+)
+
+
+@pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="this machine has the NVIDIA driver")
+def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
+    elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and NVRTC, and the driver.
+    On a machine without a GPU its load is skipped, and verify failed the wheel: the NVIDIA libraries
+    it needs were "not mapped". They are not judged there, and verify says so; a library a file that
+    did load needs is still judged."""
+    gpu = compile_shared(
+        tmp_path / "build" / "libgpu.so",
+        {"gpu.c": _GPU_C},
+        link=[elf_zoo.libcuda, elf_zoo.libcudss],
+    )
+    empty = tmp_path / "links"
+    empty.mkdir()
+    files = {"ops/__init__.py": b"", "ops/libgpu.so": gpu.read_bytes()}
+    wheel = make_wheel(tmp_path, "ops", "1.0", files, tag="py3-none-linux_x86_64")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 0, document["problems"]
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libgpu.so", "skipped")]
+    assert document["unjudged"] == ["libcudss.so.1"]
+    assert main(["verify", str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog)]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "not judged: libcudss.so.1: only libraries that need the NVIDIA driver" in printed
+    assert "passes: 0 NVIDIA libraries mapped, 1 not judged, 0 problems" in printed

@@ -26,7 +26,9 @@ LIBCUDSS = f"{SITE}/nvidia/cu13/lib/libcudss.so.1"
 )
 def test_a_providers_own_library_is_where_it_belongs(verified: str, owner: str, ok: bool) -> None:
     facts = _WheelFacts(verified, "1.0", (), (), None, frozenset())
-    libraries, problems = _judge([LIBCUDSS], facts, [], sample_catalog(), {str(Path(LIBCUDSS)): owner})
+    libraries, problems, _unjudged = _judge(
+        [LIBCUDSS], facts, [], sample_catalog(), {str(Path(LIBCUDSS)): owner}
+    )
     assert [library.ok for library in libraries] == [ok]
     assert bool(problems) is not ok
 
@@ -45,6 +47,6 @@ def test_the_wheels_own_build_of_a_library_others_make_too_is_its_own() -> None:
     runtime = f"{SITE}/pyopencl/.libs/libcudart-1a2b3c4d.so.13"
     facts = _WheelFacts("pyopencl", "2026.1.4", (), (), None, frozenset())
     owners = {loader: "pyopencl", runtime: "pyopencl"}
-    libraries, problems = _judge([loader, runtime], facts, [], catalog, owners)
+    libraries, problems, _unjudged = _judge([loader, runtime], facts, [], catalog, owners)
     assert [(library.name, library.ok) for library in libraries] == [("cudart", False)]
     assert [problem.kind for problem in problems] == ["outside-provider"]

@@ -150,5 +150,13 @@ def _render(report: VerifyReport, settings: Output) -> None:
         out.print(table)
     for problem in report.problems:
         out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+    if report.unjudged:
+        out.print(
+            f"[yellow]not judged[/yellow]: {escape(', '.join(report.unjudged))}: only libraries that "
+            "need the NVIDIA driver, which this machine lacks, need them (verify where it is installed "
+            "judges them)"
+        )
     verdict = "[green]passes[/green]" if report.ok else "[red]fails[/red]"
-    out.print(f"{verdict}: {len(report.libraries)} NVIDIA libraries mapped, {len(report.problems)} problems")
+    unjudged = f", {len(report.unjudged)} not judged" if report.unjudged else ""
+    mapped = f"{len(report.libraries)} NVIDIA libraries mapped{unjudged}"
+    out.print(f"{verdict}: {mapped}, {len(report.problems)} problems")
