@@ -33,10 +33,11 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
-from slimwheel.analysis.libraries import other_makers_of
+from slimwheel.analysis.libraries import DRIVER_LIBRARY_NAMES, driver_api, other_makers_of
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf
+from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
@@ -183,6 +184,9 @@ class VerifyReport:
     extras: tuple[str, ...] = ()  # the wheel's extras installed with it (``pip install 'pkg.whl[cuda]'``)
     # NVIDIA sonames only files skipped for want of the NVIDIA driver need: not judged on this machine.
     unjudged: tuple[str, ...] = ()
+    # The driver's libraries this machine lacks that stand-ins took the place of (``slimwheel.elf.stub``)
+    # while the wheel's files were loaded.
+    stand_ins: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -199,6 +203,10 @@ class _WheelFacts:
     needed: frozenset[str]  # DT_NEEDED of the wheel's own ELF files
     # soname -> the installed paths of the wheel's ELF files that need it
     needed_by: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # A driver library's soname (``libcuda.so.1``) -> the driver API functions the files that need it
+    # import (``slimwheel.analysis.libraries.DRIVER_API``): what a stand-in must export.
+    driver_imports: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    machine: str | None = None  # the machine of the files that need a driver library
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
     # Vendored NVIDIA copies repair left in the wheel (its manifest: kept on purpose, or no NVIDIA
     # wheel of the CUDA major replaces them), as installed: where they load from is where they belong.
@@ -255,6 +263,7 @@ def verify_wheel(
         loads: Sequence[LibraryLoad] = (),
         *,
         unjudged: Sequence[str] = (),
+        stand_ins: Sequence[str] = (),
     ) -> VerifyReport:
         return VerifyReport(
             wheel=str(path),
@@ -272,6 +281,7 @@ def verify_wheel(
             loads=tuple(loads),
             extras=asked,
             unjudged=tuple(unjudged),
+            stand_ins=tuple(stand_ins),
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
@@ -305,9 +315,16 @@ def verify_wheel(
             )
         errors, mapped = _read_probe(results_file)
         imports, problems = _import_results(facts.imports, errors, mapped is not None, probe)
-        # Once the imports went well, the wheel's other shared libraries are loaded.
-        members = facts.libraries if mapped is not None and not problems else ()
-        loads, mapped, more = _load_libraries(python, work, site, members, to_import, progress, mapped)
+        # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
+        # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
+        # driver's libraries this machine lacks.
+        unrun = [t.member for t in imports if t.kind == "extension" and t.member and _for_driver(t)]
+        members = [*unrun, *facts.libraries] if mapped is not None and not problems else []
+        imported = [t.name for t in imports if t.status == "ok"]
+        stand_ins = _stand_ins(python, work / "stand-ins", facts) if members else {}
+        loads, mapped, more = _load_libraries(
+            python, work, site, members, imported, progress, mapped, stand_ins=stand_ins
+        )
         problems += more
         if mapped is None:
             return report(
@@ -320,7 +337,15 @@ def verify_wheel(
         problems += judged
         if any(problem.kind in ("import", "missing", "load") for problem in problems):
             problems += diagnose(path, catalog)
-        return report(installed_names, libraries, problems, imports, loads, unjudged=unjudged)
+        return report(
+            installed_names,
+            libraries,
+            problems,
+            imports,
+            loads,
+            unjudged=unjudged,
+            stand_ins=sorted(stand_ins),
+        )
 
 
 def _pip_install(
@@ -438,20 +463,26 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
     to_import: Sequence[str],
     progress: Progress,
     mapped: list[str] | None,
+    *,
+    stand_ins: Mapping[str, Path] | None = None,
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
     """Load the wheel's other shared libraries in a process of their own, after the same imports (so a
     crash is the loading's): each load's result, the paths mapped then (``mapped``, the imports' own,
-    when it died or there was nothing to load), and a "load" problem for each that failed."""
+    when it died or there was nothing to load), and a "load" problem for each that failed.
+    ``stand_ins``: soname -> a stand-in file for a driver library this machine lacks, whose folder
+    goes first on the loader's path (it holds nothing else)."""
     if not members:
         return [], mapped, []
     loads_file = work / "loads.jsonl"
     paths = [str(site / member) for member in members]
+    folders = sorted({str(path.parent) for path in (stand_ins or {}).values()})
     with progress.step(f"loading the wheel's {len(paths)} other shared libraries"):
         loading = _run(
             [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", *paths],
             cwd=work / "cwd",
             timeout=IMPORT_TIMEOUT,
             clean=True,
+            library_path=folders,
         )
     _, mapped_after = _read_probe(loads_file)
     loads = _load_results(members, site, _read_loads(loads_file), mapped_after is not None, loading)
@@ -471,9 +502,49 @@ def _read_loads(results_file: Path) -> dict[str, str | None]:
 
 
 # dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
-_NEEDS_DRIVER = re.compile(
-    r"libcuda\.so(\.1)?: cannot open shared object file|libnvidia-ml\.so\.1: cannot open"
-)
+_DRIVER_STEMS = "|".join(sorted(map(re.escape, DRIVER_LIBRARY_NAMES)))
+_NEEDS_DRIVER = re.compile(rf"lib({_DRIVER_STEMS})\.so(\.\d+)*: cannot open shared object file")
+
+# Asks which of the sonames argv[1:] this machine cannot load, one per line.
+_CANNOT_LOAD = r"""
+import ctypes, sys
+for soname in sys.argv[1:]:
+    try:
+        ctypes.CDLL(soname)
+    except OSError:
+        print(soname)
+"""
+
+
+def _for_driver(target: ImportResult) -> bool:
+    """Whether ``target`` was skipped because its import needs the NVIDIA driver."""
+    return (
+        target.status == "skipped" and bool(target.error) and bool(_NEEDS_DRIVER.search(target.error or ""))
+    )
+
+
+def _stand_ins(python: Path, folder: Path, facts: _WheelFacts) -> dict[str, Path]:
+    """Stand-ins (``slimwheel.elf.stub``) for the driver libraries the wheel's files need and this
+    machine cannot load, each exporting the driver API functions the files import from it, written
+    into ``folder``: soname -> file. None for a library whose API the table does not know, or for files
+    of a machine stand-ins are not made for."""
+    wanted = dict(facts.driver_imports)  # a file may need one and import nothing from it
+    if not wanted or facts.machine is None:
+        return {}
+    asked = _run(
+        [str(python), "-c", _CANNOT_LOAD, *sorted(wanted)], cwd=folder.parent, timeout=60, clean=True
+    )
+    lacking = set(asked.stdout.split()) & set(wanted)
+    made: dict[str, Path] = {}
+    for soname in sorted(lacking):
+        try:
+            image = stand_in_library(soname, wanted[soname], facts.machine)
+        except ValueError:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / soname).write_bytes(image)
+        made[soname] = folder / soname
+    return made
 
 
 def _load_results(
@@ -522,6 +593,11 @@ def _import_results(
             results.append(target)
         elif target.name in errors:
             error = errors[target.name]
+            if error is not None and _NEEDS_DRIVER.search(error):
+                # Not the wheel's fault: the files are loaded after the imports, with a stand-in.
+                why = f"it needs the NVIDIA driver, which this machine does not have ({error})"
+                results.append(replace(target, status="skipped", error=why))
+                continue
             results.append(replace(target, status="ok" if error is None else "failed", error=error))
         elif target.name == died:
             results.append(replace(target, status="failed", error=crash))
@@ -721,6 +797,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             )
         needed: set[str] = set()
         needed_by: dict[str, set[str]] = {}
+        driver_imports: dict[str, set[str]] = {}
+        machine: str | None = None
         modules = {target.member for target in imports if target.kind == "extension" and target.member}
         libraries: dict[str, ElfFacts] = {}
         for member in wheel.members:
@@ -732,6 +810,18 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 stream.seek(0)
                 try:
                     facts = read_elf(stream, path=member.name, symbols=False)
+                    drivers = [soname for soname in facts.needed if driver_api(soname) is not None]
+                    if drivers:
+                        stream.seek(0)
+                        undefined = read_elf(stream, path=member.name, symbols=True).undefined_symbols
+                        machine = machine or facts.machine
+                        for soname in drivers:
+                            api = driver_api(soname)
+                            driver_imports.setdefault(soname, set()).update(
+                                symbol.name
+                                for symbol in undefined
+                                if symbol.version is None and api is not None and api.match(symbol.name)
+                            )
                 except ElfError:
                     continue
             needed.update(facts.needed)
@@ -749,6 +839,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             manifest=manifest,
             needed=frozenset(needed),
             needed_by={soname: frozenset(paths) for soname, paths in needed_by.items()},
+            driver_imports={soname: frozenset(names) for soname, names in driver_imports.items()},
+            machine=machine,
             libraries=() if import_names else _consumers_first(libraries),
             kept_copies=frozenset(
                 wheel.installed_path(copy) for copy in (*manifest.kept_copies, *manifest.unreplaced_copies)
@@ -947,12 +1039,14 @@ def _exports_init(wheel: Wheel, member: str, name: str) -> bool:
 
 
 def _run(
-    argv: Sequence[str], *, cwd: Path, timeout: int, clean: bool = False
+    argv: Sequence[str], *, cwd: Path, timeout: int, clean: bool = False, library_path: Sequence[str] = ()
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if clean:  # the import must see the venv only
         for variable in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):
             env.pop(variable, None)
+    if library_path:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join([*library_path, *filter(None, [env.get("LD_LIBRARY_PATH")])])
     try:
         return subprocess.run(
             list(argv), capture_output=True, text=True, check=False, timeout=timeout, cwd=cwd, env=env

@@ -701,29 +701,77 @@ def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone
 _GPU_C = (
     "int cuInit(unsigned);\nint cudssCreate(void *);\nint gpu(void) { return cuInit(0) + cudssCreate(0); }\n"
 )
+_NO_DRIVER = pytest.mark.skipif(
+    ctypes.util.find_library("cuda") is not None, reason="this machine has the NVIDIA driver"
+)
 
 
-@pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="this machine has the NVIDIA driver")
+def _gpu_wheel(zoo: ElfZoo, folder: Path, driver: Path, *, requires: tuple[str, ...] = ()) -> Path:
+    """``ops`` with ``ops/libgpu.so``, which needs cuDSS (RPATH into nvidia/cu13/lib) and ``driver``."""
+    gpu = compile_shared(
+        folder / "build" / "libgpu.so",
+        {"gpu.c": _GPU_C},
+        link=[driver, zoo.libcudss],
+        rpath="$ORIGIN/../nvidia/cu13/lib",
+    )
+    files = {"ops/__init__.py": b"", "ops/libgpu.so": gpu.read_bytes()}
+    return make_wheel(folder, "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=requires)
+
+
+@_NO_DRIVER
+def test_a_library_that_needs_the_driver_is_loaded_with_a_stand_in_without_one(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """On a machine without a GPU every file that needs ``libcuda.so.1`` failed to load, however right
+    its packaging: kedm-cuda13x 0.10.1's extension, whose libcublas.so.13 no requirement brings, and its
+    repaired wheel alike. A stand-in (``slimwheel.elf.stub``) exports the driver functions the file
+    imports, so the file loads and where its NVIDIA libraries come from is judged: cuDSS from its wheel
+    when the wheel requires it, a load problem naming libcudss.so.1 when it does not."""
+    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    right = _gpu_wheel(elf_zoo, tmp_path / "right", elf_zoo.libcuda, requires=("nvidia-cudss-cu13",))
+    code, document = _verify(capsys, str(right), *sources)
+    assert code == 0, document["problems"]
+    assert document["stand_ins"] == ["libcuda.so.1"]
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libgpu.so", "ok")]
+    owners = {library["name"]: library["distribution"] for library in document["libraries"]}
+    assert owners["cudss"] == "nvidia-cudss-cu13"
+    assert main(["verify", str(right), *sources]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "stand-ins: libcuda.so.1: this machine has no NVIDIA driver" in printed
+
+    wrong = _gpu_wheel(elf_zoo, tmp_path / "wrong", elf_zoo.libcuda)  # no Requires-Dist on cuDSS
+    code, document = _verify(capsys, str(wrong), *sources)
+    assert code == 1
+    (load,) = _problems(document, "load")
+    assert "libcudss.so.1: cannot open shared object file" in load
+    assert any("libcudss.so.1" in problem for problem in _problems(document, "unresolved"))
+
+
+@_NO_DRIVER
 def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and NVRTC, and the driver.
-    On a machine without a GPU its load is skipped, and verify failed the wheel: the NVIDIA libraries
-    it needs were "not mapped". They are not judged there, and verify says so; a library a file that
-    did load needs is still judged."""
-    gpu = compile_shared(
-        tmp_path / "build" / "libgpu.so",
-        {"gpu.c": _GPU_C},
-        link=[elf_zoo.libcuda, elf_zoo.libcudss],
+    """cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and NVRTC, and the driver:
+    its load was skipped, and verify failed the wheel since they were "not mapped". Where no stand-in
+    can be made (a driver library whose API ``DRIVER_API`` does not know: NVIDIA's optical flow), they
+    are not judged, and verify says so."""
+    flow = compile_shared(
+        tmp_path / "driver" / "libnvidia-opticalflow.so.1",
+        {"of.c": "int cuInit(unsigned x) { return (int)x; }\n"},
+        soname="libnvidia-opticalflow.so.1",
     )
+    wheel = _gpu_wheel(elf_zoo, tmp_path / "w", flow)
     empty = tmp_path / "links"
     empty.mkdir()
-    files = {"ops/__init__.py": b"", "ops/libgpu.so": gpu.read_bytes()}
-    wheel = make_wheel(tmp_path, "ops", "1.0", files, tag="py3-none-linux_x86_64")
     code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
     assert code == 0, document["problems"]
     assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libgpu.so", "skipped")]
     assert document["unjudged"] == ["libcudss.so.1"]
+    assert document["stand_ins"] == []
     assert main(["verify", str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "not judged: libcudss.so.1: only libraries that need the NVIDIA driver" in printed

@@ -601,7 +601,10 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=12,
         adds=("nvidia-cuda-runtime-cu12",),
-        no_verify="its import needs the NVIDIA driver (NVDEC, NVENC), which this machine lacks",
+        no_verify=(
+            "its package turns the driver's ImportError (NVDEC, NVENC) into its own, which names no "
+            "library, and its samples import torch and pycuda, which it does not require"
+        ),
     ),
     CorpusWheel(
         project="nvidia-pytriton",
@@ -674,7 +677,6 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=13,
         adds=("nvidia-cuda-runtime", "nvidia-cufile"),
         drops=1,
-        no_verify="its extension modules need the NVIDIA driver (libcuda.so.1), which this machine lacks",
     ),
     CorpusWheel(
         project="torchao",
@@ -707,7 +709,6 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=12,
         adds=(),
-        no_verify="its extension needs the NVIDIA driver (libcuda.so.1), which this machine lacks",
     ),
     CorpusWheel(
         project="sipppy-backend-cuda",
@@ -725,7 +726,6 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=("nvidia-cublas", "nvidia-cuda-runtime"),
         edits=("sipp_backend_cuda/_native.abi3.so",),
         max_growth=32 << 10,
-        no_verify="its extension needs the NVIDIA driver (libcuda.so.1), which this machine lacks",
     ),
     CorpusWheel(
         project="polars-fastembed-cuda",

@@ -13,6 +13,7 @@ from slimwheel.policy import host_sonames
 
 __all__ = [
     "ALSO_BUILT_BY_OTHERS",
+    "DRIVER_API",
     "DRIVER_LIBRARY_NAMES",
     "LOADED_BY_ITS_LIBRARY",
     "LOADS_BY_SONAME",
@@ -22,6 +23,7 @@ __all__ = [
     "LoadBySoname",
     "NvidiaProduct",
     "api_library_of",
+    "driver_api",
     "is_driver_library",
     "is_dynamic_loader",
     "is_system_library",
@@ -44,6 +46,26 @@ DRIVER_LIBRARY_NAMES = frozenset(
         "nvidia-opticalflow",
     }
 )
+# The API functions of the driver's libraries, by soname stem: what a wheel's file imports from one of
+# them (unversioned, as the driver defines none), and what verify's stand-in for it exports on a
+# machine without the driver (``slimwheel.elf.stub``). The CUDA driver API's are cuInit, cuMemAlloc_v2...
+# (cuBLAS's, cublasCreate_v2, are not: the letter after "cu" is a capital).
+DRIVER_API: dict[str, re.Pattern[str]] = {
+    "cuda": re.compile(r"cu[A-Z]\w*"),
+    "nvidia-ml": re.compile(r"nvml[A-Z]\w*"),
+    "nvcuvid": re.compile(r"cuvid[A-Z]\w*"),
+    "nvidia-encode": re.compile(r"NvEncodeAPI\w*"),
+}
+
+
+def driver_api(soname: str) -> re.Pattern[str] | None:
+    """The names of the API functions of driver library ``soname``, where ``DRIVER_API`` knows them."""
+    parsed = parse_library_file_name(soname)
+    if parsed is None or parsed.style is NameStyle.WINDOWS or not is_driver_library(soname):
+        return None
+    return DRIVER_API.get(parsed.stem)
+
+
 # Libraries whose ABI is their own, the same whichever CUDA major's wheel ships them: the Khronos
 # OpenCL ICD loader (nvidia-cuda-opencl, nvidia-cuda-opencl-cu12, CUDA 11's runtime wheel), which
 # OpenMM 8.6's OpenCL plugins need with nothing of CUDA. Alone, they tell no CUDA major.

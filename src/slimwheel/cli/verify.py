@@ -150,6 +150,12 @@ def _render(report: VerifyReport, settings: Output) -> None:
         out.print(table)
     for problem in report.problems:
         out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+    if report.stand_ins:
+        out.print(
+            f"[yellow]stand-ins[/yellow]: {escape(', '.join(report.stand_ins))}: this machine has no NVIDIA "
+            "driver, so the files that need it were loaded with a stand-in whose functions return an "
+            "error (loaded, not run: where their NVIDIA libraries come from is judged, not the GPU code)"
+        )
     if report.unjudged:
         out.print(
             f"[yellow]not judged[/yellow]: {escape(', '.join(report.unjudged))}: only libraries that "
