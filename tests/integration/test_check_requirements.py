@@ -439,6 +439,18 @@ def test_requirements_in_turn_are_not_read_when_nothing_is_missing(
     assert asked == ["shim"]  # torchlike shipped it: its own requirements are not read
 
 
+class _Counting(StaticDistFiles):
+    """Files from ``releases``, recording the names of the requirements looked up, in order."""
+
+    def __init__(self, releases: Any) -> None:
+        super().__init__(releases)
+        self.asked: list[str] = []
+
+    def requirement_files(self, requirement: Any, **target: Any) -> Any:
+        self.asked.append(requirement.name)
+        return super().requirement_files(requirement, **target)
+
+
 def test_of_many_requirements_in_turn_those_named_like_a_missing_soname_are_read_first(
     built: Built, provider_catalog: Catalog, tmp_path: Path
 ) -> None:
@@ -447,19 +459,12 @@ def test_of_many_requirements_in_turn_those_named_like_a_missing_soname_are_read
     8th and was never read. Here shim requires ten unrelated distributions before ``libc10x-cu12``,
     which ships libc10x.so: it is read first, and the others not at all."""
 
-    class Counting(StaticDistFiles):
-        asked: list[str] = []  # noqa: RUF012 - one test's record
-
-        def requirement_files(self, requirement: Any, **target: Any) -> Any:
-            self.asked.append(requirement.name)
-            return super().requirement_files(requirement, **target)
-
     fillers = [f"filler-{n}" for n in range(10)]
     shim = ReleaseFiles("shim", "1.0", "s.whl", (), requires=(*fillers, "libc10x-cu12>=1"))
     shipping = ReleaseFiles("libc10x-cu12", "1.0", "l.whl", ("libc10x/lib/libc10x.so",))
     releases = {"shim": [shim], "libc10x-cu12": [shipping]}
     releases |= {name: [ReleaseFiles(name, "1.0", f"{name}.whl", ())] for name in fillers}
-    source = Counting(releases)
+    source = _Counting(releases)
     wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN/../libc10x/lib", requires=["shim"])
     report = _check(wheel, provider_catalog, source)
     assert not report.has_errors, report.findings
@@ -479,13 +484,6 @@ def test_a_library_three_levels_down_is_reached_past_unrelated_requirements(
     distributions and ``comms-cu12``, under which ``transport-cu12`` ships libc10x.so: those named for
     a CUDA major or as a library are read first, whatever their level, and the fillers not at all."""
 
-    class Counting(StaticDistFiles):
-        asked: list[str] = []  # noqa: RUF012 - one test's record
-
-        def requirement_files(self, requirement: Any, **target: Any) -> Any:
-            self.asked.append(requirement.name)
-            return super().requirement_files(requirement, **target)
-
     fillers = [f"filler-{n}" for n in range(10)]
     chain = {
         "shim": (*fillers, "comms-cu12>=1"),
@@ -499,7 +497,7 @@ def test_a_library_three_levels_down_is_reached_past_unrelated_requirements(
         ReleaseFiles("transport-cu12", "1.0", "t.whl", ("transport/lib/libc10x.so",))
     ]
     releases |= {name: [ReleaseFiles(name, "1.0", f"{name}.whl", ())] for name in (*fillers, "filler-extra")}
-    source = Counting(releases)
+    source = _Counting(releases)
     wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN/../transport/lib", requires=["shim"])
     report = _check(wheel, provider_catalog, source)
     assert not report.has_errors, report.findings

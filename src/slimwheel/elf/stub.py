@@ -46,6 +46,11 @@ def _elf_hash(name: bytes) -> int:
     return h
 
 
+def _program_header(kind: int, flags: int, *, offset: int, address: int, size: int, align: int) -> bytes:
+    """An Elf64_Phdr of a segment whose bytes in the file and in memory are the same ``size``."""
+    return struct.pack("<IIQQQQQQ", kind, flags, offset, address, address, size, size, align)
+
+
 def _pad(data: bytes, alignment: int) -> bytes:
     return data + b"\0" * (-len(data) % alignment)
 
@@ -126,30 +131,24 @@ def stand_in_library(soname: str, symbols: Iterable[str], machine: str) -> bytes
     )
     phdrs = b"".join(
         (
-            struct.pack("<IIQQQQQQ", _PT_LOAD, _PF_R | _PF_X, 0, 0, 0, text_end, text_end, _ALIGN),
-            struct.pack(
-                "<IIQQQQQQ",
+            _program_header(_PT_LOAD, _PF_R | _PF_X, offset=0, address=0, size=text_end, align=_ALIGN),
+            _program_header(
                 _PT_LOAD,
                 _PF_R | _PF_W,
-                dynamic_at,
-                dynamic_address,
-                dynamic_address,
-                len(dynamic),
-                len(dynamic),
-                _ALIGN,
+                offset=dynamic_at,
+                address=dynamic_address,
+                size=len(dynamic),
+                align=_ALIGN,
             ),
-            struct.pack(
-                "<IIQQQQQQ",
+            _program_header(
                 _PT_DYNAMIC,
                 _PF_R | _PF_W,
-                dynamic_at,
-                dynamic_address,
-                dynamic_address,
-                len(dynamic),
-                len(dynamic),
-                8,
+                offset=dynamic_at,
+                address=dynamic_address,
+                size=len(dynamic),
+                align=8,
             ),
-            struct.pack("<IIQQQQQQ", _PT_GNU_STACK, _PF_R | _PF_W, 0, 0, 0, 0, 0, 16),
+            _program_header(_PT_GNU_STACK, _PF_R | _PF_W, offset=0, address=0, size=0, align=16),
         )
     )
     image = bytearray(size)
