@@ -269,7 +269,7 @@ def verify_wheel(
             wheel=str(path),
             distribution=facts.distribution,
             version=facts.version,
-            import_name=to_import[0],
+            import_name=to_import[0] if to_import else "",
             imports=tuple(imports),
             pip_configuration="isolated" if isolated else "user's",
             sources=tuple(sources),
@@ -789,12 +789,6 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             imports = tuple(ImportResult(name, "given", None, "not-run") for name in import_names)
         else:
             imports = find_imports(wheel)
-        if not any(target.importable for target in imports):
-            left_out = [target.member for target in imports if target.member]
-            detail = f" (left out: {', '.join(left_out)})" if left_out else ""
-            raise InputError(
-                str(path), f"no package or module to import in the wheel{detail}", hint="pass --import NAME"
-            )
         needed: set[str] = set()
         needed_by: dict[str, set[str]] = {}
         driver_imports: dict[str, set[str]] = {}
@@ -831,6 +825,16 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             # A shared library (no program interpreter: not an executable) that no import loads.
             if facts.elf_type == "DYN" and facts.section(".interp") is None and installed not in modules:
                 libraries[installed] = facts
+        if not any(target.importable for target in imports) and (import_names or not libraries):
+            # A wheel of libraries alone (cutensornet-cu13: cuquantum/lib/libcutensornet.so.2) is
+            # verified by loading them; one with neither is no wheel to verify.
+            left_out = [target.member for target in imports if target.member]
+            detail = f" (left out: {', '.join(left_out)})" if left_out else ""
+            raise InputError(
+                str(path),
+                f"no package, module or shared library to load in the wheel{detail}",
+                hint="pass --import NAME",
+            )
         return _WheelFacts(
             distribution=wheel.distribution,
             version=wheel.version,
@@ -1159,10 +1163,12 @@ def _judge(
     unjudged = _needed_only_by(skipped, wanted.values(), facts, manifest_libraries) if skipped else set()
     for name, soname in wanted.items():
         if name not in paths_by_name and soname not in unjudged:
-            problems.append(
-                VerifyProblem("missing", f"{soname} is not mapped after import {', '.join(imported)}")
-            )
+            problems.append(VerifyProblem("missing", f"{soname} is not mapped after {_what_ran(imported)}"))
     return libraries, problems, sorted(s for s in unjudged if soname_stem(s) not in paths_by_name)
+
+
+def _what_ran(imported: Sequence[str]) -> str:
+    return f"import {', '.join(imported)}" if imported else "loading the wheel's libraries"
 
 
 def _needed_only_by(

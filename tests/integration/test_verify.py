@@ -706,15 +706,18 @@ _NO_DRIVER = pytest.mark.skipif(
 )
 
 
-def _gpu_wheel(zoo: ElfZoo, folder: Path, driver: Path, *, requires: tuple[str, ...] = ()) -> Path:
-    """``ops`` with ``ops/libgpu.so``, which needs cuDSS (RPATH into nvidia/cu13/lib) and ``driver``."""
+def _gpu_wheel(
+    zoo: ElfZoo, folder: Path, driver: Path, *, requires: tuple[str, ...] = (), package: bool = True
+) -> Path:
+    """``ops`` with ``ops/libgpu.so``, which needs cuDSS (RPATH into nvidia/cu13/lib) and ``driver``;
+    without ``package``, the library alone."""
     gpu = compile_shared(
         folder / "build" / "libgpu.so",
         {"gpu.c": _GPU_C},
         link=[driver, zoo.libcudss],
         rpath="$ORIGIN/../nvidia/cu13/lib",
     )
-    files = {"ops/__init__.py": b"", "ops/libgpu.so": gpu.read_bytes()}
+    files = {"ops/libgpu.so": gpu.read_bytes(), **({"ops/__init__.py": b""} if package else {})}
     return make_wheel(folder, "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=requires)
 
 
@@ -776,3 +779,26 @@ def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
     printed = " ".join(capsys.readouterr().out.split())
     assert "not judged: libcudss.so.1: only libraries that need the NVIDIA driver" in printed
     assert "passes: 0 NVIDIA libraries mapped, 1 not judged, 0 problems" in printed
+
+
+@_NO_DRIVER
+def test_a_wheel_of_libraries_alone_is_verified_by_loading_them(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cutensornet-cu13 2.14.0 ships cuquantum/lib/libcutensornet.so.2 and no Python: verify refused it
+    ("no package or module to import"). Its libraries are loaded instead, and judged."""
+    wheel = _gpu_wheel(
+        elf_zoo, tmp_path / "w", elf_zoo.libcuda, requires=("nvidia-cudss-cu13",), package=False
+    )
+    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 0, document["problems"]
+    assert document["imports"] == []
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libgpu.so", "ok")]
+    assert {library["name"]: library["distribution"] for library in document["libraries"]}["cudss"] == (
+        "nvidia-cudss-cu13"
+    )

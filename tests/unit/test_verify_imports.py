@@ -112,5 +112,5 @@ def test_a_wheel_with_nothing_to_import_is_bad_input(
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.strip().splitlines()
-    assert "no package or module to import in the wheel" in line
+    assert "no package, module or shared library to load in the wheel" in line
     assert f"other{OTHER_PYTHON_SUFFIX}" in line

@@ -109,8 +109,9 @@ def _render(report: VerifyReport, settings: Output) -> None:
 
     out = settings.console()
     imported = ", ".join(dict.fromkeys(i.name for i in report.imports if i.status != "skipped"))
+    what = f"import {imported}" if imported else "load its shared libraries"
     out.print(
-        f"[bold]{escape(report.wheel)}[/bold]  import {escape(imported)}  "
+        f"[bold]{escape(report.wheel)}[/bold]  {escape(what)}  "
         f"(pip configuration: {report.pip_configuration})"
     )
     if report.extras:
