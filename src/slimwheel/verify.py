@@ -28,6 +28,7 @@ import venv
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -331,7 +332,7 @@ def verify_wheel(
                 installed_names, problems=[*problems, *diagnose(path, catalog)], imports=imports, loads=loads
             )
         skipped = {load.member for load in loads if load.status == "skipped"}
-        libraries, judged, unjudged = _judge(mapped, facts, to_import, catalog, owners, skipped=skipped)
+        libraries, judged, unjudged = _judge(mapped, facts, imported, catalog, owners, skipped=skipped)
         if problems:  # a failed import explains a library that is not mapped
             judged = [problem for problem in judged if problem.kind != "missing"]
         problems += judged
@@ -526,8 +527,8 @@ def _for_driver(target: ImportResult) -> bool:
 def _stand_ins(python: Path, folder: Path, facts: _WheelFacts) -> dict[str, Path]:
     """Stand-ins (``slimwheel.elf.stub``) for the driver libraries the wheel's files need and this
     machine cannot load, each exporting the driver API functions the files import from it, written
-    into ``folder``: soname -> file. None for a library whose API the table does not know, or for files
-    of a machine stand-ins are not made for."""
+    into ``folder``: soname -> file. None is made for a library whose API the table does not know, nor
+    for files of a machine stand-ins are not made for: those files' loads are skipped, as before."""
     wanted = dict(facts.driver_imports)  # a file may need one and import nothing from it
     if not wanted or facts.machine is None:
         return {}
@@ -804,20 +805,14 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 stream.seek(0)
                 try:
                     facts = read_elf(stream, path=member.name, symbols=False)
-                    drivers = [soname for soname in facts.needed if driver_api(soname) is not None]
-                    if drivers:
-                        stream.seek(0)
-                        undefined = read_elf(stream, path=member.name, symbols=True).undefined_symbols
-                        machine = machine or facts.machine
-                        for soname in drivers:
-                            api = driver_api(soname)
-                            driver_imports.setdefault(soname, set()).update(
-                                symbol.name
-                                for symbol in undefined
-                                if symbol.version is None and api is not None and api.match(symbol.name)
-                            )
                 except ElfError:
                     continue
+                drivers = [soname for soname in facts.needed if driver_api(soname) is not None]
+                if drivers:
+                    machine = machine or facts.machine
+                    stream.seek(0)
+                    for soname, names in _driver_imports(stream, member.name, drivers).items():
+                        driver_imports.setdefault(soname, set()).update(names)
             needed.update(facts.needed)
             installed = wheel.installed_path(member.name)
             for soname in facts.needed:
@@ -852,6 +847,25 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if manifest
             else frozenset(),
         )
+
+
+def _driver_imports(stream: BinaryIO, name: str, drivers: Sequence[str]) -> dict[str, set[str]]:
+    """Per driver library of ``drivers``, the API functions (``DRIVER_API``) the ELF file in
+    ``stream`` imports unversioned: what a stand-in for it must export. Empty sets where the file's
+    symbols do not read: a stand-in of no functions still lets it load lazily."""
+    found: dict[str, set[str]] = {soname: set() for soname in drivers}
+    try:
+        undefined = read_elf(stream, path=name, symbols=True).undefined_symbols
+    except ElfError:
+        return found
+    for soname in drivers:
+        api = driver_api(soname)
+        found[soname].update(
+            symbol.name
+            for symbol in undefined
+            if symbol.version is None and api is not None and api.fullmatch(symbol.name)
+        )
+    return found
 
 
 def _consumers_first(libraries: Mapping[str, ElfFacts]) -> tuple[str, ...]:
