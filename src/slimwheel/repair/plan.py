@@ -28,6 +28,7 @@ from slimwheel.analysis import (
     Confidence,
     ElfReport,
     FindingKind,
+    NeededLibrary,
     Resolution,
     Severity,
     VendoredCopy,
@@ -227,9 +228,7 @@ class _Need:
         return not self.needed_by
 
 
-def _overlinked(
-    elf: ElfReport, copies: Mapping[str, VendoredCopy], dropped: Collection[str], options: RepairOptions
-) -> tuple[str, ...]:
+def _overlinked(elf: ElfReport, dropped: Collection[str], options: RepairOptions) -> tuple[str, ...]:
     """The DT_NEEDED entries of ``elf`` that repair removes, where served by an NVIDIA wheel or a copy
     that is dropped, and nothing is imported from them (no version of them bound):
     - a library another of its release loads itself (``LOADED_BY_ITS_LIBRARY``: NVRTC its builtins),
@@ -248,11 +247,7 @@ def _overlinked(
         loaded_by_another = loader is not None and loader in stems
         if needed.soname in bound or not (loaded_by_another or needed.soname in unused):
             continue
-        copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
-        served = needed.resolution is Resolution.NVIDIA_WHEEL or (
-            needed.resolution is Resolution.VENDORED and copy is not None and copy.path in dropped
-        )
-        if served:
+        if _from_a_wheel(needed, dropped):
             removed.append(needed.soname)
     return tuple(removed)
 
@@ -268,7 +263,7 @@ def _needs(
     for elf in report.elf_files:
         if elf.path in dropped:
             continue
-        overlinked = _overlinked(elf, copies, dropped, options)
+        overlinked = _overlinked(elf, dropped, options)
         for needed in elf.needed:
             if needed.soname in overlinked:
                 continue  # the edit removes it
@@ -536,20 +531,18 @@ def _loaded_by_its_replaced_library(
         bound = {file for file, _names in elf.version_needs}
         if not needs_copy or any(n.soname in bound for n in needs_copy):
             return False
-        if not any(
-            soname_stem(n.soname) == loader
-            and (
-                n.resolution is Resolution.NVIDIA_WHEEL
-                or (
-                    n.resolution is Resolution.VENDORED
-                    and bool(n.provided_by)
-                    and n.provided_by[0] in dropped
-                )
-            )
-            for n in elf.needed
-        ):
+        if not any(soname_stem(n.soname) == loader and _from_a_wheel(n, dropped) for n in elf.needed):
             return False
     return True
+
+
+def _from_a_wheel(needed: NeededLibrary, dropped: Collection[str]) -> bool:
+    """Whether an NVIDIA wheel serves ``needed`` once repaired: it did, or a copy that is dropped did."""
+    return needed.resolution is Resolution.NVIDIA_WHEEL or (
+        needed.resolution is Resolution.VENDORED
+        and bool(needed.provided_by)
+        and needed.provided_by[0] in dropped
+    )
 
 
 def _another_majors_file(copy: VendoredCopy, catalog: Catalog, major: int | None) -> int | None:
@@ -1462,7 +1455,7 @@ def _edits(
         if elf.path in draft.drop or elf.error:
             continue
         renames = []
-        removed = _overlinked(elf, copies, draft.drop, options)
+        removed = _overlinked(elf, draft.drop, options)
         for needed in elf.needed:
             copy = copies.get(needed.provided_by[0]) if needed.provided_by else None
             if (
