@@ -43,7 +43,13 @@ from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
 from slimwheel.metadata import is_extra_name
-from slimwheel.names import is_extension_abi_tag, is_shared_library_name, module_init_symbols, soname_stem
+from slimwheel.names import (
+    is_extension_abi_tag,
+    is_shared_library_name,
+    module_init_symbols,
+    parse_library_file_name,
+    soname_stem,
+)
 from slimwheel.progress import SILENT, Progress
 from slimwheel.wheel import Wheel
 
@@ -1130,7 +1136,10 @@ def _judge(
     own = str(canonicalize_name(facts.distribution))
     libraries: list[LoadedLibrary] = []
     problems: list[VerifyProblem] = []
-    paths_by_name: dict[str, list[str]] = {}
+    # By library and major: a framework the wheel requires may load another CUDA major's build of a
+    # library beside the wheel's own (acellera-openmmtorch-cu12 1.10 links NVRTC 12, the newest torch
+    # loads NVRTC 13); those are two libraries, each judged by its own providers.
+    paths_by_name: dict[tuple[str, str | None], list[str]] = {}
     for path in mapped:
         filename = posixpath.basename(path)
         if not filename.startswith("lib") or ".so" not in filename:
@@ -1138,13 +1147,14 @@ def _judge(
         name = soname_stem(filename)
         if name not in known and name not in by_name:
             continue
-        paths_by_name.setdefault(name, []).append(path)
+        major = _major_of(filename)
+        paths_by_name.setdefault((name, major), []).append(path)
         owner = owners.get(os.path.realpath(path)) or _owner_by_folder(path, name, catalog)
         if owner == own and name not in by_name and other_makers_of(name):
             continue  # the wheel's own build of a library others make too (pyopencl's ocl-icd)
         kept = owner == own and any(path.endswith(f"/{copy}") for copy in facts.kept_copies)
         # Repair left a kept copy where it is, and the manifest says so.
-        expected = (own,) if kept else _expected_owners(name, by_name, catalog)
+        expected = (own,) if kept else _expected_owners(name, by_name, catalog, major)
         # A copy inside the wheel is a vendored copy, unless the wheel is itself that library's
         # provider (verifying nvidia-nvimgcodec-cu12, its own libnvimgcodec is where it belongs).
         ok = owner is not None and owner in expected and (owner != own or own in expected)
@@ -1160,7 +1170,7 @@ def _judge(
                     f"{filename} was loaded from {path} ({where}), not from {providers}",
                 )
             )
-    for name, paths in paths_by_name.items():
+    for (name, _major), paths in paths_by_name.items():
         if len(paths) > 1:
             problems.append(
                 VerifyProblem(
@@ -1175,10 +1185,19 @@ def _judge(
         if catalog.providers(soname=soname, include_prereleases=True):
             wanted.setdefault(soname_stem(soname), soname)
     unjudged = _needed_only_by(skipped, wanted.values(), facts, manifest_libraries) if skipped else set()
+    mapped_majors: dict[str, set[str | None]] = {}
+    for name, major in paths_by_name:
+        mapped_majors.setdefault(name, set()).add(major)
+
+    def is_mapped(name: str, soname: str) -> bool:
+        majors = mapped_majors.get(name, set())
+        wanted_major = _major_of(soname)
+        return bool(majors) and (wanted_major is None or wanted_major in majors or None in majors)
+
     for name, soname in wanted.items():
-        if name not in paths_by_name and soname not in unjudged:
+        if not is_mapped(name, soname) and soname not in unjudged:
             problems.append(VerifyProblem("missing", f"{soname} is not mapped after {_what_ran(imported)}"))
-    return libraries, problems, sorted(s for s in unjudged if soname_stem(s) not in paths_by_name)
+    return libraries, problems, sorted(s for s in unjudged if not is_mapped(soname_stem(s), s))
 
 
 def _what_ran(imported: Sequence[str]) -> str:
@@ -1213,11 +1232,26 @@ def _needed_only_by(
     return only & set(sonames)
 
 
-def _expected_owners(name: str, by_name: Mapping[str, ManifestLibrary], catalog: Catalog) -> tuple[str, ...]:
-    """The distributions that may provide library ``name``: the manifest's, else the catalog's."""
-    if name in by_name:
-        return (by_name[name].distribution,)
-    return tuple(sorted({p.distribution for p in catalog.providers(name=name, include_prereleases=True)}))
+def _expected_owners(
+    name: str, by_name: Mapping[str, ManifestLibrary], catalog: Catalog, major: str | None = None
+) -> tuple[str, ...]:
+    """The distributions that may provide library ``name`` (of soname major ``major``, where the file
+    name tells it): the manifest's, else the catalog's (the providers of that major's soname, for a
+    build of another major than the manifest's)."""
+    listed = by_name.get(name)
+    if listed is not None and (major is None or _major_of(listed.soname) in (None, major)):
+        return (listed.distribution,)
+    providers = catalog.providers(name=name, include_prereleases=True)
+    of_major = [p for p in providers if major is not None and _major_of(p.library.soname) == major]
+    return tuple(sorted({p.distribution for p in of_major or providers}))
+
+
+def _major_of(filename: str) -> str | None:
+    """The first number of a library file name's version (``libcudart.so.11.0``: "11";
+    ``libcudart-96c42e41.so.13.0.96``: "13"), or None."""
+    parsed = parse_library_file_name(filename)
+    version = parsed.version if parsed else None
+    return version.split(".", 1)[0] if version else None
 
 
 def _owner_by_folder(path: str, name: str, catalog: Catalog) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from slimwheel.catalog.model import Catalog
+from slimwheel.manifest import Manifest, ManifestLibrary
 from slimwheel.verify import _judge, _WheelFacts
 from tests.support.catalogs import release, sample_catalog
 
@@ -50,3 +51,39 @@ def test_the_wheels_own_build_of_a_library_others_make_too_is_its_own() -> None:
     libraries, problems, _unjudged = _judge([loader, runtime], facts, [], catalog, owners)
     assert [(library.name, library.ok) for library in libraries] == [("cudart", False)]
     assert [problem.kind for problem in problems] == ["outside-provider"]
+
+
+def test_a_build_of_another_cuda_major_a_framework_loads_is_judged_by_its_own_providers() -> None:
+    """acellera-openmmtorch-cu12 1.10 links NVRTC 12 (its manifest: nvidia-cuda-nvrtc-cu12); the
+    newest torch, which it requires, loads NVRTC 13 from nvidia-cuda-nvrtc. verify failed it: NVRTC 13
+    "not from nvidia-cuda-nvrtc-cu12", and libnvrtc "mapped twice". Two majors are two libraries; each
+    is judged by its own providers, and one major from two paths is still mapped twice."""
+    catalog = Catalog(
+        (
+            release("nvidia-cuda-nvrtc-cu12", "12.9.86", 12, ("nvidia/cuda_nvrtc/lib/libnvrtc.so.12",)),
+            release("nvidia-cuda-nvrtc", "13.0.88", 13, ("nvidia/cu13/lib/libnvrtc.so.13",)),
+        )
+    )
+    library = ManifestLibrary(
+        name="nvrtc",
+        soname="libnvrtc.so.12",
+        distribution="nvidia-cuda-nvrtc-cu12",
+        requirement="nvidia-cuda-nvrtc-cu12>=12.0.76,<13",
+        folder="nvidia/cuda_nvrtc/lib",
+        needed_by=("plugin/libplugin.so",),
+    )
+    manifest = Manifest(cuda_major=12, libraries=(library,), generator="test")
+    facts = _WheelFacts("plugin", "1.0", (), (), manifest, frozenset({"libnvrtc.so.12"}))
+    own = f"{SITE}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+    framework = f"{SITE}/nvidia/cu13/lib/libnvrtc.so.13"
+    owners = {own: "nvidia-cuda-nvrtc-cu12", framework: "nvidia-cuda-nvrtc"}
+    libraries, problems, _unjudged = _judge([own, framework], facts, ["plugin"], catalog, owners)
+    assert [(library.soname, library.expected, library.ok) for library in libraries] == [
+        ("libnvrtc.so.12", ("nvidia-cuda-nvrtc-cu12",), True),
+        ("libnvrtc.so.13", ("nvidia-cuda-nvrtc",), True),
+    ]
+    assert problems == []
+    stray = f"{SITE}/plugin.libs/libnvrtc-1a2b3c4d.so.12.9.86"
+    owners[stray] = "plugin"
+    _libraries, problems, _unjudged = _judge([own, framework, stray], facts, ["plugin"], catalog, owners)
+    assert sorted(problem.kind for problem in problems) == ["mapped-twice", "outside-provider"]
