@@ -385,6 +385,38 @@ def test_an_nvidia_library_no_wheel_ships_comes_from_an_install_of_it(
     assert CheckKind.UNRESOLVED not in _errors(report)
 
 
+def test_an_nvidia_library_only_an_extra_installs_from_an_unread_distribution_is_a_warning(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """cudaq-qec-cu12 0.8.1's TensorRT decoder plugin needs ``libnvinfer.so.10``, and its extras
+    'trt-decoder' and 'all' require tensorrt-cu12, which the catalog cannot read (the index serves
+    TensorRT as sdists). The file is optional, as one whose NVIDIA wheel only an extra installs: a
+    warning that names the extras, not "only TensorRT installed on the host provides it"."""
+    solver = _solver(elf_zoo, tmp_path, ("--add-needed", "libnvinfer.so.10"))
+    requires = [
+        CUDSS,
+        'tensorrt-cu12; extra == "trt-decoder"',
+        'tensorrt-cu12; platform_machine == "x86_64" and extra == "all"',
+        'tensorrt-llm; extra == "llm"',  # another distribution, though its name starts alike
+    ]
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=requires)
+    report = _check(wheel, catalog)
+    assert CheckKind.UNRESOLVED not in _errors(report)
+    (nvinfer,) = [f for f in report.findings if f.soname == "libnvinfer.so.10"]
+    assert nvinfer.severity is Severity.WARNING
+    assert "it is part of TensorRT, which only the extra 'all' or 'trt-decoder' installs (tensorrt-cu12)" in (
+        nvinfer.message
+    )
+    assert "without the extra this file does not load" in nvinfer.message
+    # Only another distribution behind an extra: TensorRT comes from the host, an error as before.
+    (tmp_path / "alone").mkdir()
+    alone = make_wheel(
+        tmp_path / "alone", "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS, requires[-1]]
+    )
+    (unresolved,) = _errors(_check(alone, catalog))[CheckKind.UNRESOLVED]
+    assert "only TensorRT installed on the host provides it" in unresolved
+
+
 def test_a_frameworks_library_names_the_framework_and_preloaded(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

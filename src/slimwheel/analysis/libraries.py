@@ -193,6 +193,16 @@ class NvidiaProduct:
     # ``slimwheel catalog update`` learns it without being named (cuda-toolkit's extras and the seeds).
     seeded: bool = True
 
+    def is_distributed_as(self, distribution: str) -> bool:
+        """Whether ``distribution`` (a canonical name) is one of the product's pip distributions, of
+        any CUDA major: tensorrt, tensorrt-cu12 and tensorrt-cu12-libs are TensorRT's."""
+        own = _DISTRIBUTION_MAJOR.sub("", self.distribution.replace("<major>", ""))
+        return _DISTRIBUTION_MAJOR.sub("", distribution) == own
+
+
+# What a product's distribution names add to its family name: the CUDA major, then "-libs".
+_DISTRIBUTION_MAJOR = re.compile(r"(-cu\d*)?(-libs)?$")
+
 
 # Sonames NVIDIA ships in pip distributions, by soname stem, so that a library the catalog does not
 # list is still called NVIDIA's (TensorRT's libnvinfer.so.10 is not "some unknown library"). Checked in

@@ -92,6 +92,8 @@ class Diagnosis:
     # Libraries (soname stems) the caller leaves to the host (repair --exclude): not finding one of
     # theirs is a warning, as auditwheel's --exclude leaves ORT's TensorRT libraries to the host.
     host_provided: frozenset[str] = frozenset()
+    # Distributions the catalog does not know that only an extra requires, with the extras naming them.
+    optional_others: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # (file, soname) whose provider's own needs were looked at: once, however many versions answer.
     _provider_gaps: set[tuple[str, str]] = field(default_factory=set)
 
@@ -267,6 +269,7 @@ class Diagnosis:
         versions = f" with {pins_text(lookup.versions)}" if partial else ""
         loader = f" when loaded by {lookup.loaded_by[0]}" if lookup.loaded_by else ""
         general: int | None = None  # where the words that hold for every file begin, if they are the rest
+        severity = self._severity(soname)
         if partial and not any(shipped.get(p.distribution, {}).get(p.version) for p in lookup.versions):
             why = "no file of that name in those versions"
         else:
@@ -292,7 +295,9 @@ class Diagnosis:
                     f"before its package's libraries: add RPATH {entry!r}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
-                why += self._host_hint(soname)
+                optional = self._optional_product(soname)
+                why += optional or self._host_hint(soname)
+                severity = Severity.WARNING if optional else severity
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
             why += f"; could not read the files of {', '.join(unread)}, which may ship it"
@@ -300,7 +305,7 @@ class Diagnosis:
         self.findings.append(
             Finding(
                 FindingKind.UNRESOLVED,
-                self._severity(soname),
+                severity,
                 elf.path,
                 f"needs {soname}: not found{versions}{loader} ({why})",
                 soname,
@@ -308,6 +313,26 @@ class Diagnosis:
                 cause=(why[general:].removeprefix("; ") or None) if general is not None else None,
             )
         )
+
+    def _optional_product(self, soname: str) -> str:
+        """An NVIDIA library no wheel the catalog knows ships, of a product whose distribution only an
+        extra of the wheel requires: cudaq-qec-cu12's TensorRT decoder plugin needs libnvinfer.so.10,
+        and its extra 'trt-decoder' requires tensorrt-cu12, which the index serves as an sdist only.
+        The author made the file optional, as with an NVIDIA wheel only an extra installs, and where
+        that install puts the library is unknown here: a warning that says so, not an error."""
+        product = nvidia_product_of(soname)
+        if product is None:
+            return ""
+        for distribution, extras in sorted(self.optional_others.items()):
+            if product.is_distributed_as(distribution):
+                listed = " or ".join(repr(extra) for extra in extras)
+                return (
+                    f"; it is part of {product.name}, which only the extra {listed} installs "
+                    f"({distribution}): no wheel the catalog knows ships that soname, so whether that "
+                    f"install puts it on this file's search path is not judged; without the extra this "
+                    "file does not load"
+                )
+        return ""
 
     def _host_hint(self, soname: str) -> str:
         """Why a library nothing in the install ships is not taken from the host: the wheel's manylinux

@@ -53,6 +53,9 @@ class ProviderResolver:
     optional: dict[str, tuple[Release, ...]] = field(default_factory=dict)
     extras_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     others: list[Requirement] = field(default_factory=list)  # direct requirements the catalog does not know
+    # Distributions the catalog does not know that only an extra of the wheel requires (tensorrt-cu12;
+    # extra == "trt-decoder"), and which extras: their files are not read, but a finding names them.
+    optional_others: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def run(self, requires: Sequence[str]) -> None:
         direct: list[Requirement] = []
@@ -85,8 +88,12 @@ class ProviderResolver:
         lines = read_requirements(requires, self.environment)
         extras = sorted({e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras})
         found: dict[str, dict[str, Release]] = {}
+        plain = {canonicalize_name(requirement.name) for requirement in self.others}
         for extra in extras:
             in_force = installed_with(lines, self.own_name, [extra])
+            for line in in_force:
+                if line.name not in self.catalog.distributions and line.name not in plain:
+                    self.optional_others[line.name] = (*self.optional_others.get(line.name, ()), extra)
             roots = [("", line.requirement) for line in in_force if line.name in self.catalog.distributions]
             if not roots:
                 continue

@@ -153,6 +153,7 @@ def check_wheel(
         frozenset(kept_copies),
         optional,
         frozenset(soname_stem(name) for name in host_provided),
+        optional_others=resolver.optional_others,
     )
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
