@@ -298,11 +298,24 @@ def test_exclude_leaves_a_library_to_the_host(
     [
         # PyTorch 2.0's order: the NVIDIA folder before $ORIGIN, which holds none of its names.
         ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN", "rpath", False),
-        # Another package's folder may hold anything: moving it ahead of the provider's is an edit.
-        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "rpath", True),
+        # Another package's folder may hold anything, but the NVIDIA folder is searched first: what
+        # both might hold comes from NVIDIA's wheel already, which is what repair's order is for.
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "rpath", False),
+        # Entries that can only miss: a folder searched twice, one no NVIDIA wheel installs into.
+        (
+            "$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib:$ORIGIN/../nvidia/cu13/lib:"
+            "$ORIGIN/../nvidia/nothing/lib:$ORIGIN/../torch/../torch/lib",
+            "rpath",
+            False,
+        ),
+        # An absolute entry is searched on the host: it goes, and the order is repair's.
+        ("$ORIGIN/../nvidia/cu13/lib:/usr/local/cuda/lib64:$ORIGIN/../torch/lib", "rpath", True),
+        # A needed NVIDIA folder missing is an edit, whatever else is there.
+        ("$ORIGIN/../torch/lib:$ORIGIN/../nvidia/nothing/lib", "rpath", True),
         # lmdeploy 0.18's RUNPATH into the NVIDIA folders: right as it is, tag included.
         ("$ORIGIN:$ORIGIN/../nvidia/cu13/lib", "runpath", False),
-        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "runpath", True),
+        ("$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../torch/lib", "runpath", False),
+        ("$ORIGIN/../nvidia/cu13/lib:/usr/local/cuda/lib64:$ORIGIN/../torch/lib", "runpath", True),
     ],
 )
 def test_an_rpath_only_in_another_order_is_left_alone(

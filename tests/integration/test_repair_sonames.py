@@ -712,7 +712,8 @@ def test_the_wheels_own_requirement_names_the_major_and_the_linked_version(
 def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A file with no NVIDIA need keeps its dynamic section byte for byte (libpng's RUNPATH stays a
     RUNPATH); a plugin that dlopens NVIDIA libraries by soname keeps the RPATH entries that reach
-    them; ``$ORIGINAL`` is not ``$ORIGIN``."""
+    them; a file whose RPATH already reaches its provider keeps it, though the drop empties a folder
+    it names (that entry can only miss); ``$ORIGINAL`` is not ``$ORIGIN``."""
     build = tmp_path / "build"
     copy = compile_shared(
         build / "libcudss.8f0e2a1b.so.1",
@@ -727,7 +728,16 @@ def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.Capture
             "int ext(void) { int v; return cudssGetProperty(1, &v); }\n"
         },
         link=[copy],
-        rpath="$ORIGINAL/lib:$ORIGIN/../pkg.libs:$ORIGIN/../nvidia/cu13/lib",
+        rpath="$ORIGINAL/lib:$ORIGIN/../pkg.libs",
+    )
+    reaching = compile_shared(
+        build / "_reaching.so",
+        {
+            "reaching.c": "int cudssGetProperty(int, int *);\n"
+            "int r(void) { int v; return cudssGetProperty(2, &v); }\n"
+        },
+        link=[copy],
+        rpath="$ORIGIN/../pkg.libs:$ORIGIN/../nvidia/cu13/lib",
     )
     png = compile_shared(
         build / "libpng16.so.16",
@@ -746,6 +756,7 @@ def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.Capture
         "pkg/_ext.so": extension.read_bytes(),
         "pkg/libpng16.so.16": png.read_bytes(),
         "pkg/_plugin.so": plugin.read_bytes(),
+        "pkg/_reaching.so": reaching.read_bytes(),
         "pkg.libs/libcudss.8f0e2a1b.so.1": copy.read_bytes(),
     }
     (tmp_path / "in").mkdir()
@@ -756,13 +767,13 @@ def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.Capture
     assert [edit["path"] for edit in plan["edits"]] == ["pkg/_ext.so"]
     output = Path(str(result["output"]))
     with Wheel.open(output) as repaired:
-        for name in ("pkg/libpng16.so.16", "pkg/_plugin.so"):
+        for name in ("pkg/libpng16.so.16", "pkg/_plugin.so", "pkg/_reaching.so"):
             assert repaired.read_member(name) == files[name], name
         with repaired.seekable_member("pkg/_ext.so") as stream:
             facts = read_elf(stream, path="pkg/_ext.so", symbols=False)
     assert "libcudss.so.1" in facts.needed
     # $ORIGINAL is no token glibc expands: kept as written; the emptied pkg.libs goes; the provider's
-    # folder comes first, then the NVIDIA folder the file had.
+    # folder follows.
     assert facts.rpath == ("$ORIGINAL/lib", "$ORIGIN/../nvidia/cu13/lib")
     assert main(["check", str(output)]) == 0
 

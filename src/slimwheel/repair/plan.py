@@ -855,12 +855,17 @@ def _search_path(
     current = elf.runpath or elf.rpath
     own: list[str] = []
     nvidia: list[str] = []
+    # The entries kept, in their order: what glibc searches now, less what can only ever miss.
+    searched: list[str] = []
+    host_dropped = False  # an empty, relative or absolute entry goes: what the host holds stops counting
     for entry in current:
         kind, target = expand_entry(entry, here)
         if kind in (EntryKind.OUTSIDE, EntryKind.UNSIMULATED):
             own.append(entry)  # above site-packages (a conda or system layout), $LIB: kept as written
+            searched.append(entry)
             continue
         if kind is not EntryKind.FOLDER:
+            host_dropped = True
             continue
         top = target.split("/", 1)[0]
         normal = "$ORIGIN" if target == here else rpath_entry(installed, target)
@@ -872,6 +877,9 @@ def _search_path(
             continue
         elif not (top in wheel.top_levels and target not in wheel.library_dirs):
             own.append(normal)
+        else:
+            continue  # a folder of the wheel's that holds no library once repaired: it can only miss
+        searched.append(normal)
     wanted = tuple(dict.fromkeys([*own, *(rpath_entry(installed, f) for f in folders), *nvidia]))
     # The tag alone is no reason to edit: a DT_RUNPATH that names the right folders serves the file's
     # own DT_NEEDED as DT_RPATH would (lmdeploy 0.18's 347 MB _turbomind lists its NVIDIA folders in a
@@ -880,7 +888,13 @@ def _search_path(
     # only DT_RPATH serves. ``use_runpath`` picks the tag of the search paths repair writes.
     loads = sorted({need.soname for need in elf.needed if need.soname in LOADS_BY_SONAME})
     retag = bool(elf.runpath) and bool(loads) and not use_runpath
-    unchanged = not retag and (wanted == current or _only_reordered(current, wanted, here, wheel))
+    # Entries that can only miss (a folder searched twice, a stale guess into the nvidia namespace, a
+    # folder the drop emptied) are no reason to edit either: libcuopt_routing_cu12 26.10's 311 MiB
+    # library lists its own folder three ways and nvidia/cudss/lib, where no cuDSS wheel installs.
+    kept = list(dict.fromkeys(searched))
+    unchanged = not retag and (
+        wanted == current or (not host_dropped and _only_reordered(kept, wanted, here, wheel))
+    )
     if unchanged:
         return None, ""
     why = (
@@ -908,10 +922,12 @@ def _without_cwd_entries(elf: ElfReport) -> tuple[str, ...] | None:
 
 
 def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wheel: _WheelFolders) -> bool:
-    """Whether ``wanted`` names the same folders as ``current`` in an order that changes no lookup:
-    two folders swap only where neither can hold a file the other holds (PyTorch 2.0 lists its
-    NVIDIA folders before ``$ORIGIN``; rewriting that order would edit 600 MB for nothing). The
-    swap is judged for every name the folders hold, not only the file's DT_NEEDED: libraries it
+    """Whether ``wanted`` names the same folders as ``current`` in an order that repair has no
+    reason to impose: two folders swap only where neither can hold a file the other holds (PyTorch
+    2.0 lists its NVIDIA folders before ``$ORIGIN``; rewriting that order would edit 600 MB for
+    nothing), or where ``current`` already searches an NVIDIA wheel's folder first, which is what
+    repair's order is for (libcuopt_routing_cu12 lists its NVIDIA folders before libcuopt_client's).
+    The swap is judged for every name the folders hold, not only the file's DT_NEEDED: libraries it
     loads search its DT_RPATH too."""
     before = [expand_entry(entry, here) for entry in current]
     after = [expand_entry(entry, here) for entry in wanted]
@@ -920,7 +936,7 @@ def _only_reordered(current: Sequence[str], wanted: Sequence[str], here: str, wh
     position = {target: index for index, target in enumerate(after)}
     for first, earlier in enumerate(before):
         for later in before[first + 1 :]:
-            if position[later] < position[earlier] and wheel.may_share(earlier, later):
+            if position[later] < position[earlier] and not wheel.may_swap(earlier, later):
                 return False
     return True
 
@@ -945,6 +961,17 @@ class _WheelFolders:
         may hold anything."""
         first, second = (self._held(kind, target) for kind, target in (one, other))
         return first is None or second is None or not first.isdisjoint(second)
+
+    def may_swap(self, earlier: tuple[EntryKind, str], later: tuple[EntryKind, str]) -> bool:
+        """Whether repair may leave ``earlier`` searched before ``later`` where it would write the
+        other order: no name the two may share, or ``earlier`` is an NVIDIA wheel's folder and
+        ``later`` is not, so what both might hold still comes from NVIDIA's wheel."""
+        nvidia_first = self._nvidia(earlier) and not self._nvidia(later)
+        return nvidia_first or not self.may_share(earlier, later)
+
+    def _nvidia(self, entry: tuple[EntryKind, str]) -> bool:
+        kind, target = entry
+        return kind is EntryKind.FOLDER and target in self.nvidia_folders
 
     def _held(self, kind: EntryKind, target: str) -> frozenset[str] | None:
         return self.names.get(target) if kind is EntryKind.FOLDER else None
