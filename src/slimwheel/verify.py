@@ -88,7 +88,12 @@ for name in names:
     except BaseException as exc:
         lines = [l.strip() for l in "".join(traceback.format_exception_only(type(exc), exc)).splitlines()]
         lines = [l for l in lines if l]
-        say({"name": name, "error": lines[-1] if lines else type(exc).__name__})
+        chain, seen = [], set()
+        while exc is not None and id(exc) not in seen and len(chain) < 8:
+            seen.add(id(exc))
+            chain.append(str(exc)[:4000])
+            exc = exc.__cause__ or exc.__context__
+        say({"name": name, "error": lines[-1] if lines else type(exc).__name__, "chain": chain})
     else:
         say({"name": name, "error": None})
 if libraries:
@@ -215,6 +220,7 @@ class _WheelFacts:
     driver_imports: Mapping[str, frozenset[str]] = field(default_factory=dict)
     machine: str | None = None  # the machine of the files that need a driver library
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
+    extension_modules: tuple[str, ...] = ()  # those this Python can import, as installed
     # Vendored NVIDIA copies repair left in the wheel (its manifest: kept on purpose, or no NVIDIA
     # wheel of the CUDA major replaces them), as installed: where they load from is where they belong.
     kept_copies: frozenset[str] = frozenset()
@@ -325,7 +331,7 @@ def verify_wheel(
         # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
         # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
         # driver's libraries this machine lacks.
-        unrun = [t.member for t in imports if t.kind == "extension" and t.member and _for_driver(t)]
+        unrun = _unrun_modules(imports, facts.extension_modules)
         members = [*unrun, *facts.libraries] if mapped is not None and not problems else []
         imported = [t.name for t in imports if t.status == "ok"]
         stand_ins = _stand_ins(python, work / "stand-ins", facts) if members else {}
@@ -446,6 +452,11 @@ def _records(results_file: Path) -> list[dict[str, object]]:
     return records
 
 
+# dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
+_DRIVER_STEMS = "|".join(sorted(map(re.escape, DRIVER_LIBRARY_NAMES)))
+_NEEDS_DRIVER = re.compile(rf"lib({_DRIVER_STEMS})\.so(\.\d+)*: cannot open shared object file")
+
+
 def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | None]:
     """What the probe wrote: each name it imported -> None (it worked) or Python's last error line; and
     the mapped paths (None when the probe died before it read them)."""
@@ -458,8 +469,23 @@ def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | 
             mapped = [str(p) for p in paths]
         elif isinstance(name, str):
             error = record.get("error")
-            errors[name] = None if error is None else str(error)
+            chain = record.get("chain")
+            errors[name] = None if error is None else _with_driver_cause(str(error), chain)
     return errors, mapped
+
+
+def _with_driver_cause(error: str, chain: object) -> str:
+    """Python's last error line, and the line of the exceptions it was raised from that says the
+    NVIDIA driver is missing, where the last line does not: pynvvideocodec 2.2.4 raises its own
+    RuntimeError ("- Verify LD_LIBRARY_PATH includes NVIDIA library directories") from the ImportError
+    of an extension module that needs ``libcuda.so.1``."""
+    if _NEEDS_DRIVER.search(error) or not isinstance(chain, list):
+        return error
+    for text in chain:
+        for line in str(text).splitlines():
+            if _NEEDS_DRIVER.search(line):
+                return f"{error} (raised from: {line.strip()})"
+    return error
 
 
 def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
@@ -508,10 +534,6 @@ def _read_loads(results_file: Path) -> dict[str, str | None]:
     return loads
 
 
-# dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
-_DRIVER_STEMS = "|".join(sorted(map(re.escape, DRIVER_LIBRARY_NAMES)))
-_NEEDS_DRIVER = re.compile(rf"lib({_DRIVER_STEMS})\.so(\.\d+)*: cannot open shared object file")
-
 # Asks which of the sonames argv[1:] this machine cannot load, one per line.
 _CANNOT_LOAD = r"""
 import ctypes, sys
@@ -521,6 +543,18 @@ for soname in sys.argv[1:]:
     except OSError:
         print(soname)
 """
+
+
+def _unrun_modules(imports: Sequence[ImportResult], modules: Sequence[str]) -> list[str]:
+    """The extension modules (installed paths) whose import was skipped for want of the NVIDIA
+    driver: each such extension module's own, and, for a name ``--import`` gave, those of the wheel
+    it would have imported (``pkg`` holds ``pkg/_ext....so``; ``pkg._ext`` is ``pkg/_ext....so``)."""
+    unrun = [t.member for t in imports if t.kind == "extension" and t.member and _for_driver(t)]
+    for target in imports:
+        if target.kind == "given" and _for_driver(target):
+            path = target.name.replace(".", "/")
+            unrun += [m for m in modules if m.startswith((f"{path}/", f"{path}.")) and m not in unrun]
+    return unrun
 
 
 def _for_driver(target: ImportResult) -> bool:
@@ -792,10 +826,11 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if not member.is_dir:
                 wheel.check_crc(member.name)  # pip unpacks every member: each must be intact
         manifest = read_manifest(wheel)
+        found = find_imports(wheel)
         if import_names:
             imports = tuple(ImportResult(name, "given", None, "not-run") for name in import_names)
         else:
-            imports = find_imports(wheel)
+            imports = found
         needed: set[str] = set()
         needed_by: dict[str, set[str]] = {}
         driver_imports: dict[str, set[str]] = {}
@@ -847,6 +882,11 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             driver_imports={soname: frozenset(names) for soname, names in driver_imports.items()},
             machine=machine,
             libraries=() if import_names else _consumers_first(libraries),
+            extension_modules=tuple(
+                target.member
+                for target in found
+                if target.kind == "extension" and target.importable and target.member
+            ),
             kept_copies=frozenset(
                 wheel.installed_path(copy) for copy in (*manifest.kept_copies, *manifest.unreplaced_copies)
             )

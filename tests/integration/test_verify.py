@@ -754,6 +754,55 @@ def test_a_library_that_needs_the_driver_is_loaded_with_a_stand_in_without_one(
     assert any("libcudss.so.1" in problem for problem in _problems(document, "unresolved"))
 
 
+_WRAPPING_INIT = b"""\
+try:
+    from ops import _gpu
+except ImportError as error:
+    raise RuntimeError("ops: the GPU module did not load\\n- check your NVIDIA driver") from error
+"""
+
+
+@_NO_DRIVER
+@pytest.mark.parametrize("given", [(), ("--import", "ops")], ids=["default", "import-ops"])
+def test_an_import_raised_from_the_drivers_absence_is_skipped_and_its_modules_loaded(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    given: tuple[str, ...],
+) -> None:
+    """pynvvideocodec 2.2.4's package turns the ImportError of its extension modules (they need the
+    driver's libraries) into a RuntimeError of its own, whose last line names no library: verify
+    failed its import on a machine without a GPU. The exceptions it was raised from say so; the
+    import is skipped, and the extension modules it would have imported are loaded with a stand-in,
+    also when ``--import`` names the package."""
+    build = tmp_path / "build"
+    module = build_extension_module(
+        build / f"_gpu{EXTENSION_SUFFIX}",
+        "_gpu",
+        link=[elf_zoo.libcudss],
+        rpath="$ORIGIN/../nvidia/cu13/lib",
+    )
+    patchelf(module, "--add-needed", "libcuda.so.1")
+    files = {"ops/__init__.py": _WRAPPING_INIT, f"ops/_gpu{EXTENSION_SUFFIX}": module.read_bytes()}
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(
+        tmp_path / "w", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=["nvidia-cudss-cu13"]
+    )
+    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    code, document = _verify(capsys, str(wheel), *sources, *given)
+    assert code == 0, document["problems"]
+    assert {target["status"] for target in document["imports"]} == {"skipped"}
+    assert all("libcuda.so.1: cannot open shared object file" in t["error"] for t in document["imports"])
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [
+        (f"ops/_gpu{EXTENSION_SUFFIX}", "ok")
+    ]
+    assert document["stand_ins"] == ["libcuda.so.1"]
+    owners = {library["name"]: library["distribution"] for library in document["libraries"]}
+    assert owners["cudss"] == "nvidia-cudss-cu13"
+
+
 @_NO_DRIVER
 def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
