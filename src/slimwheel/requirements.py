@@ -45,6 +45,7 @@ __all__ = [
     "installed_with",
     "marker_environment",
     "merge_specifiers",
+    "only_with_extras",
     "python_of_tags",
     "read_requirements",
     "scope_of",
@@ -141,6 +142,19 @@ def installed_with(
             ):
                 take(requirement)
     return tuple(found)
+
+
+def only_with_extras(requirements: Sequence[WheelRequirement], own: str) -> dict[str, tuple[str, ...]]:
+    """The distributions ``pip install own[extra]`` installs and a plain install does not, each with
+    the extras that bring it in (cudaq-qec-cu12: tensorrt-cu12 -> 'all', 'trt-decoder')."""
+    plain = {requirement.name for requirement in installed_with(requirements, own)}
+    offered = sorted({e for r in requirements if r.scope is RequirementScope.EXTRA for e in r.extras})
+    found: dict[str, tuple[str, ...]] = {}
+    for extra in offered:
+        for requirement in installed_with(requirements, own, [extra]):
+            if requirement.name not in plain and extra not in found.get(requirement.name, ()):
+                found[requirement.name] = (*found.get(requirement.name, ()), extra)
+    return found
 
 
 def python_of_tags(tags: Iterable[Tag]) -> str | None:

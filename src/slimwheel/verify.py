@@ -25,16 +25,17 @@ import signal
 import subprocess
 import sys
 import venv
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from packaging.markers import default_environment
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
-from slimwheel.analysis.libraries import DRIVER_LIBRARY_NAMES, driver_api, other_makers_of
+from slimwheel.analysis.libraries import DRIVER_LIBRARY_NAMES, driver_api, nvidia_product_of, other_makers_of
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
 from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf
@@ -51,6 +52,7 @@ from slimwheel.names import (
     soname_stem,
 )
 from slimwheel.progress import SILENT, Progress
+from slimwheel.requirements import only_with_extras, read_requirements
 from slimwheel.wheel import Wheel
 
 __all__ = [
@@ -194,7 +196,8 @@ class VerifyReport:
     problems: tuple[VerifyProblem, ...]
     loads: tuple[LibraryLoad, ...] = ()  # the wheel's other shared libraries, loaded after the imports
     extras: tuple[str, ...] = ()  # the wheel's extras installed with it (``pip install 'pkg.whl[cuda]'``)
-    # NVIDIA sonames only files skipped for want of the NVIDIA driver need: not judged on this machine.
+    # NVIDIA sonames only files whose load was skipped need (for want of the NVIDIA driver, or of a
+    # library the wheel leaves to the host or to an extra): not judged on this machine.
     unjudged: tuple[str, ...] = ()
     # The driver's libraries this machine lacks that stand-ins took the place of (``slimwheel.elf.stub``)
     # while the wheel's files were loaded.
@@ -221,6 +224,10 @@ class _WheelFacts:
     machine: str | None = None  # the machine of the files that need a driver library
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
     extension_modules: tuple[str, ...] = ()  # those this Python can import, as installed
+    # Libraries (soname stems) the wheel's repair left to the host (its manifest: --exclude nvinfer).
+    left_to_host: frozenset[str] = frozenset()
+    # Distributions only an extra of the wheel installs, with those extras (on this interpreter).
+    optional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Vendored NVIDIA copies repair left in the wheel (its manifest: kept on purpose, or no NVIDIA
     # wheel of the CUDA major replaces them), as installed: where they load from is where they belong.
     kept_copies: frozenset[str] = frozenset()
@@ -336,7 +343,15 @@ def verify_wheel(
         imported = [t.name for t in imports if t.status == "ok"]
         stand_ins = _stand_ins(python, work / "stand-ins", facts) if members else {}
         loads, mapped, more = _load_libraries(
-            python, work, site, members, imported, progress, mapped, stand_ins=stand_ins
+            python,
+            work,
+            site,
+            members,
+            imported,
+            progress,
+            mapped,
+            stand_ins=stand_ins,
+            absent=lambda error: _left_out(error, facts, asked),
         )
         problems += more
         if mapped is None:
@@ -498,12 +513,14 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
     mapped: list[str] | None,
     *,
     stand_ins: Mapping[str, Path] | None = None,
+    absent: Callable[[str], str | None],
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
     """Load the wheel's other shared libraries in a process of their own, after the same imports (so a
     crash is the loading's): each load's result, the paths mapped then (``mapped``, the imports' own,
     when it died or there was nothing to load), and a "load" problem for each that failed.
     ``stand_ins``: soname -> a stand-in file for a driver library this machine lacks, whose folder
-    goes first on the loader's path (it holds nothing else)."""
+    goes first on the loader's path (it holds nothing else). ``absent``: why a load that failed so
+    was skipped, where the library it lacks is one the wheel leaves to the host or to an extra."""
     if not members:
         return [], mapped, []
     loads_file = work / "loads.jsonl"
@@ -518,7 +535,9 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
             library_path=folders,
         )
     _, mapped_after = _read_probe(loads_file)
-    loads = _load_results(members, site, _read_loads(loads_file), mapped_after is not None, loading)
+    loads = _load_results(
+        members, site, _read_loads(loads_file), mapped_after is not None, loading, absent=absent
+    )
     problems = [VerifyProblem("load", f"loading {r.member} failed: {r.error}") for r in loads if r.failed]
     return loads, mapped_after or mapped, problems
 
@@ -555,6 +574,40 @@ def _unrun_modules(imports: Sequence[ImportResult], modules: Sequence[str]) -> l
             path = target.name.replace(".", "/")
             unrun += [m for m in modules if m.startswith((f"{path}/", f"{path}.")) and m not in unrun]
     return unrun
+
+
+# dlopen's words for a library it did not find: "libnvinfer.so.10: cannot open shared object file".
+_CANNOT_OPEN = re.compile(r"([^\s:/]+\.so[.\d]*): cannot open shared object file")
+
+
+def _left_out(error: str, facts: _WheelFacts, extras: Collection[str]) -> str | None:
+    """Why a load that failed for want of a library is no problem of the wheel's, as check judges it:
+    the library is one its repair left to the host (``--exclude nvinfer``, in its manifest), or part
+    of an NVIDIA product whose distribution only an extra not installed requires (cudaq-qec-cu12
+    0.8.1's TensorRT decoder plugin: tensorrt-cu12 comes with its extra 'trt-decoder'). None otherwise."""
+    match = _CANNOT_OPEN.search(error)
+    if match is None:
+        return None
+    soname = match.group(1)
+    stem = soname_stem(soname)
+    if stem in facts.left_to_host:
+        return (
+            f"it needs {soname}, which the wheel leaves to the host (--exclude {stem}); this machine lacks it"
+        )
+    product = nvidia_product_of(soname)
+    uninstalled = sorted(name for name, by in facts.optional.items() if not set(by) & set(extras))
+    distribution = product.distributed_as(uninstalled) if product else None
+    if product is None or distribution is None:
+        return None
+    extras_of = facts.optional[distribution]
+    listed = " or ".join(repr(extra) for extra in extras_of)
+    # The extra that brings in least besides ('trt-decoder', not 'all').
+    size = {extra: sum(extra in by for by in facts.optional.values()) for extra in extras_of}
+    fewest = min(extras_of, key=lambda extra: (size[extra], extra))
+    return (
+        f"it needs {soname}, part of {product.name}, which only the extra {listed} installs "
+        f"({distribution}), not installed here (--extra {fewest} installs it)"
+    )
 
 
 def _for_driver(target: ImportResult) -> bool:
@@ -594,9 +647,11 @@ def _load_results(
     loads: dict[str, str | None],
     finished: bool,
     probe: subprocess.CompletedProcess[str],
+    *,
+    absent: Callable[[str], str | None],
 ) -> list[LibraryLoad]:
     """Each library's load: ok, failed (dlopen's error, or the crash it caused), skipped (it needs
-    the driver) or not-run (the process died before it)."""
+    the driver, or what ``absent`` says the wheel leaves out) or not-run (the process died before it)."""
     results: list[LibraryLoad] = []
     died = finished
     for member in members:
@@ -606,6 +661,8 @@ def _load_results(
         elif error and _NEEDS_DRIVER.search(error):
             why = f"it needs the NVIDIA driver, which this machine does not have ({error})"
             results.append(LibraryLoad(member, "skipped", why))
+        elif error and (left_out := absent(error)):
+            results.append(LibraryLoad(member, "skipped", left_out))
         elif error:
             results.append(LibraryLoad(member, "failed", error))
         elif not died:
@@ -892,6 +949,16 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             )
             if manifest
             else frozenset(),
+            left_to_host=frozenset(soname_stem(name) for name in manifest.left_to_host)
+            if manifest
+            else frozenset(),
+            optional=only_with_extras(
+                read_requirements(
+                    wheel.requires_dist(),
+                    {**{k: str(v) for k, v in default_environment().items()}, "extra": ""},
+                ),
+                wheel.distribution,
+            ),
         )
 
 
@@ -995,14 +1062,19 @@ def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
       another interpreter is "skipped". An untagged ``.so`` that exports ``PyInit_<name>`` is "skipped"
       too: it may as well be a library that the package loads with ctypes.
 
-    Sorted by dotted name, packages before what they hold; each importable name once.
+    Sorted by dotted name, packages before what they hold, top-level names with a leading underscore
+    last; each importable name once.
     """
     members: dict[str, str] = {}  # installed path -> archive member
     for member in wheel.members:
         if not member.is_dir:
             members.setdefault(wheel.installed_path(member.name), member.name)
     found = [*_InstalledTree(members).packages_and_modules(), *_extension_modules(wheel, members)]
-    found.sort(key=lambda target: (target.name.split("."), not target.importable))
+    # Public names first: a private top-level module (``_qec_decoders_standalone``) is one the package
+    # imports itself, or one meant for use apart from it. cudaq-qec-cu12 0.8.1's, imported first,
+    # makes ``import cudaq_qec`` fail after it (its bindings register a type again); imported after
+    # it, or alone, both work.
+    found.sort(key=lambda t: (t.name.startswith("_"), t.name.split("."), not t.importable))
     seen: set[str] = set()
     imports: list[ImportResult] = []
     for target in found:
@@ -1168,8 +1240,9 @@ def _judge(
 ) -> tuple[list[LoadedLibrary], list[VerifyProblem], list[str]]:
     """The NVIDIA libraries mapped, where each came from, and the problems; and the sonames not judged:
     those that only libraries ``skipped`` (installed paths: their load needs the NVIDIA driver, which
-    this machine lacks) need. cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and
-    NVRTC; on a machine without a GPU they were "not mapped", and a wheel that loads them right failed."""
+    this machine lacks, or a library the wheel leaves to the host or to an extra) need.
+    cuequivariance-ops-cu11 0.5.1's ``libcue_ops.so`` alone needs cuBLAS and NVRTC; on a machine
+    without a GPU they were "not mapped", and a wheel that loads them right failed."""
     manifest_libraries = facts.manifest.libraries if facts.manifest else ()
     by_name = {library.name: library for library in manifest_libraries}
     known = catalog.library_names

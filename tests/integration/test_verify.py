@@ -826,8 +826,75 @@ def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
     assert document["stand_ins"] == []
     assert main(["verify", str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "not judged: libcudss.so.1: only libraries that need the NVIDIA driver" in printed
+    assert "not judged: libcudss.so.1: only libraries whose load was skipped need them" in printed
     assert "passes: 0 NVIDIA libraries mapped, 1 not judged, 0 problems" in printed
+
+
+@pytest.mark.parametrize("how", ["extra", "excluded"])
+def test_a_library_left_to_the_host_or_to_an_extra_is_skipped_not_failed(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    how: str,
+) -> None:
+    """cudaq-qec-cu12 0.8.1's TensorRT decoder plugin needs ``libnvinfer.so.10``, which only its extra
+    'trt-decoder' brings in (tensorrt-cu12), and onnxruntime-gpu's TensorRT provider one that repair
+    --exclude nvinfer left to the host: check warns of both, and verify failed the plugin's load where
+    TensorRT is not installed. The load is skipped, saying why; what only it needs is not judged."""
+    build = tmp_path / "build"
+    nvinfer = compile_shared(
+        build / "libnvinfer.so.10",
+        {"nv.c": "int nvinfer_entry(void) { return 10; }\n"},
+        soname="libnvinfer.so.10",
+    )
+    plugin = compile_shared(
+        build / "libtrt_plugin.so",
+        {"p.c": "int nvinfer_entry(void);\nint plugin(void) { return nvinfer_entry(); }\n"},
+        link=[nvinfer],
+        rpath="$ORIGIN/../nvidia/cu13/lib",
+    )
+    solver = compile_shared(
+        build / "libsolver.so",
+        {"s.c": "int cudssCreate(void *);\nint solve(void) { return cudssCreate(0); }\n"},
+        link=[elf_zoo.libcudss],
+        rpath="$ORIGIN/../nvidia/cu13/lib",
+    )
+    optional = ['tensorrt-cu13; extra == "trt" or extra == "all"', 'numpy; extra == "all"']
+    requires = ["nvidia-cudss-cu13>=1.0.0.35,<2", *(optional if how == "extra" else [])]
+    files = {
+        "ops/__init__.py": b"",
+        "ops/libsolver.so": solver.read_bytes(),
+        "ops/plugins/libtrt_plugin.so": plugin.read_bytes(),
+    }
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(tmp_path / "w", "ops", "1.0", files, tag=SOLVER_TAG, requires=requires)
+    if how == "excluded":
+        result = repair_to_json(
+            capsys,
+            wheel,
+            tmp_path / "out",
+            own_catalog,
+            "--cuda",
+            "13",
+            "--isolated-environment",
+            "--exclude",
+            "nvinfer",
+        )
+        wheel = Path(result["output"])
+    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 0, document["problems"]
+    loads = {load["member"]: load for load in document["loads"]}
+    assert loads["ops/libsolver.so"]["status"] == "ok"
+    plugin_load = loads["ops/plugins/libtrt_plugin.so"]
+    assert plugin_load["status"] == "skipped"
+    if how == "extra":
+        assert "only the extra 'all' or 'trt' installs (tensorrt-cu13)" in plugin_load["error"]
+        assert "(--extra trt installs it)" in plugin_load["error"]  # the one that brings in least
+    else:
+        assert "which the wheel leaves to the host (--exclude nvinfer)" in plugin_load["error"]
 
 
 @_NO_DRIVER

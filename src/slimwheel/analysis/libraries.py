@@ -193,11 +193,11 @@ class NvidiaProduct:
     # ``slimwheel catalog update`` learns it without being named (cuda-toolkit's extras and the seeds).
     seeded: bool = True
 
-    def is_distributed_as(self, distribution: str) -> bool:
-        """Whether ``distribution`` (a canonical name) is one of the product's pip distributions, of
-        any CUDA major: tensorrt, tensorrt-cu12 and tensorrt-cu12-libs are TensorRT's."""
+    def distributed_as(self, distributions: Iterable[str]) -> str | None:
+        """The first of ``distributions`` (canonical names) that is one of the product's pip
+        distributions, of any CUDA major: tensorrt, tensorrt-cu12 and tensorrt-cu12-libs are TensorRT's."""
         own = _DISTRIBUTION_MAJOR.sub("", self.distribution.replace("<major>", ""))
-        return _DISTRIBUTION_MAJOR.sub("", distribution) == own
+        return next((name for name in distributions if _DISTRIBUTION_MAJOR.sub("", name) == own), None)
 
 
 # What a product's distribution names add to its family name: the CUDA major, then "-libs".

@@ -321,18 +321,16 @@ class Diagnosis:
         The author made the file optional, as with an NVIDIA wheel only an extra installs, and where
         that install puts the library is unknown here: a warning that says so, not an error."""
         product = nvidia_product_of(soname)
-        if product is None:
+        distribution = product.distributed_as(sorted(self.optional_others)) if product else None
+        if product is None or distribution is None:
             return ""
-        for distribution, extras in sorted(self.optional_others.items()):
-            if product.is_distributed_as(distribution):
-                listed = " or ".join(repr(extra) for extra in extras)
-                return (
-                    f"; it is part of {product.name}, which only the extra {listed} installs "
-                    f"({distribution}): no wheel the catalog knows ships that soname, so whether that "
-                    f"install puts it on this file's search path is not judged; without the extra this "
-                    "file does not load"
-                )
-        return ""
+        listed = " or ".join(repr(extra) for extra in self.optional_others[distribution])
+        return (
+            f"; it is part of {product.name}, which only the extra {listed} installs "
+            f"({distribution}): no wheel the catalog knows ships that soname, so whether that "
+            "install puts it on this file's search path is not judged; without the extra this "
+            "file does not load"
+        )
 
     def _host_hint(self, soname: str) -> str:
         """Why a library nothing in the install ships is not taken from the host: the wheel's manylinux

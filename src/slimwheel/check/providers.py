@@ -28,6 +28,7 @@ from slimwheel.requirements import (
     RequirementScope,
     expand_requirements,
     installed_with,
+    only_with_extras,
     read_requirements,
 )
 
@@ -88,12 +89,13 @@ class ProviderResolver:
         lines = read_requirements(requires, self.environment)
         extras = sorted({e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras})
         found: dict[str, dict[str, Release]] = {}
-        plain = {canonicalize_name(requirement.name) for requirement in self.others}
+        self.optional_others = {
+            name: extras_of
+            for name, extras_of in only_with_extras(lines, self.own_name).items()
+            if name not in self.catalog.distributions
+        }
         for extra in extras:
             in_force = installed_with(lines, self.own_name, [extra])
-            for line in in_force:
-                if line.name not in self.catalog.distributions and line.name not in plain:
-                    self.optional_others[line.name] = (*self.optional_others.get(line.name, ()), extra)
             roots = [("", line.requirement) for line in in_force if line.name in self.catalog.distributions]
             if not roots:
                 continue

@@ -159,9 +159,10 @@ def _render(report: VerifyReport, settings: Output) -> None:
         )
     if report.unjudged:
         out.print(
-            f"[yellow]not judged[/yellow]: {escape(', '.join(report.unjudged))}: only libraries that "
-            "need the NVIDIA driver, which this machine lacks, need them (verify where it is installed "
-            "judges them)"
+            f"[yellow]not judged[/yellow]: {escape(', '.join(report.unjudged))}: only libraries whose "
+            "load was skipped need them (they need the NVIDIA driver, which this machine lacks, or a "
+            "library the wheel leaves to the host or to an extra; the loads table says which: verify "
+            "where it is installed judges them)"
         )
     verdict = "[green]passes[/green]" if report.ok else "[red]fails[/red]"
     unjudged = f", {len(report.unjudged)} not judged" if report.unjudged else ""
