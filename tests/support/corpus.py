@@ -374,6 +374,8 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=12,
         adds=(),  # it requires each of them itself
+        # lightning_gpu_ops lists every NVIDIA folder before scipy_openblas32's: rewritten for that once.
+        edits=("pennylane_lightning/liblightning_gpu_catalyst.so",),
     ),
     CorpusWheel(
         project="qiskit-aer-gpu",
@@ -540,6 +542,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         install_mb=2500,  # cuQuantum, cuTENSOR, cuBLAS, cuSOLVER, cuSPARSE, cupy, scipy
         must_repair=True,
         adds=(),
+    ),
+    CorpusWheel(
+        project="cudaq-qec-cu12",
+        filename="cudaq_qec_cu12-0.8.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="080abface811604c4d3d68f3eef784d8ef463253f835fa1e91cbc9f861769188",
+        size=17_445_965,
+        vendors=(
+            "nothing vendored; its files need libcudart.so.12, which no requirement of its own brings, and "
+            "its TensorRT decoder plugin libnvinfer.so.10, which only its extras 'trt-decoder' and 'all' "
+            "install (tensorrt-cu12, sdists only): repair refused it as 'only TensorRT on the host'"
+        ),
+        install_mb=3000,  # cuda-quantum-cu12, cuquantum-python-cu12 with cuQuantum, cupy, cuBLAS...
+        must_repair=True,
+        cuda_major=12,
+        adds=("nvidia-cuda-runtime-cu12",),
     ),
     CorpusWheel(
         project="nixl-cu12",
