@@ -74,6 +74,9 @@ if TYPE_CHECKING:
 # end of the file, where it grows (it was copied to an appended segment: +0.4 MiB).
 # sipppy-backend-cuda 0.1.4 (abi3, 132 MiB): a 166 MB Rust extension linked by lld, no spare DT_NULL in
 # .dynamic, gets an RPATH: .dynamic moves to the appended segment with .dynstr (patchelf's edit before).
+# libcuopt-routing-cu12 26.10.0 (py3, 250 MiB): nothing to drop; libcuopt_routing.so (311 MiB) already
+# reaches its NVIDIA wheels, through an RPATH with entries that can only miss and its NVIDIA folders
+# before another package's: copied raw (it was rewritten until that counted as no reason to edit).
 # pynvvideocodec 2.2.4 (cp311, 26 MiB): drops auditwheel's copy of cudart 12.3 and renames NEEDED in its
 # two extensions; with --pad-files it is the wheel of very many files (memory that grows per member).
 REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] = {
@@ -106,6 +109,14 @@ REAL_CASES: dict[str, tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]] =
         ("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libcudnn*", "--exclude", "libnccl*"),
     ),
     "sipppy-backend-cuda": ((), frozenset({0}), ("--exclude", "libcu*")),
+    "libcuopt-routing-cu12": (
+        (),
+        frozenset({0}),
+        (
+            *("--exclude", "libcu*", "--exclude", "libnv*", "--exclude", "libnccl*"),
+            *("--exclude", "librmm*", "--exclude", "librapids*", "--exclude", "libcuopt*"),
+        ),
+    ),
     "libcuvs-cu12": (
         ("--preloaded", "librmm-cu12", "--preloaded", "libkvikio-cu12", "--preloaded", "rapids-logger"),
         frozenset({0}),

@@ -825,6 +825,18 @@ BENCH_ONLY: tuple[CorpusWheel, ...] = (
         install_mb=1500,
     ),
     CorpusWheel(
+        project="libcuopt-routing-cu12",
+        filename="libcuopt_routing_cu12-26.10.0-py3-none-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="5c00edf663ddd5c359a740d69c1506709009c2ff24afbef5938f3f83a2887a71",
+        size=262_181_873,
+        vendors=(
+            "nothing vendored; libcuopt_routing.so (311 MiB of device code) reaches cuBLAS, cuSPARSE and "
+            "nvJitLink through an RPATH that names its own folder three ways and nvidia/cudss/lib, where no "
+            "cuDSS wheel installs, and lists its NVIDIA folders before libcuopt_client's: left as it is"
+        ),
+        install_mb=1500,
+    ),
+    CorpusWheel(
         project="mxnet-cu112",
         filename="mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl",
         sha256="70137a60eef49241b1137231bbd6bdeedbb0eca83e136f864ead36998814bfe5",
