@@ -341,16 +341,11 @@ def verify_wheel(
         unrun = _unrun_modules(imports, facts.extension_modules)
         members = [*unrun, *facts.libraries] if mapped is not None and not problems else []
         imported = [t.name for t in imports if t.status == "ok"]
-        stand_ins = _stand_ins(python, work / "stand-ins", facts) if members else {}
-        loads, mapped, more = _load_libraries(
-            python,
-            work,
-            site,
+        loads, mapped, more, stand_ins = _load_with_stand_ins(
+            _LoadRun(python, work, site, imported, progress),
             members,
-            imported,
-            progress,
             mapped,
-            stand_ins=stand_ins,
+            facts,
             absent=lambda error: _left_out(error, facts, asked),
         )
         problems += more
@@ -617,13 +612,15 @@ def _for_driver(target: ImportResult) -> bool:
     )
 
 
-def _stand_ins(python: Path, folder: Path, facts: _WheelFacts) -> dict[str, Path]:
-    """Stand-ins (``slimwheel.elf.stub``) for the driver libraries the wheel's files need and this
-    machine cannot load, each exporting the driver API functions the files import from it, written
-    into ``folder``: soname -> file. None is made for a library whose API the table does not know, nor
-    for files of a machine stand-ins are not made for: those files' loads are skipped, as before."""
-    wanted = dict(facts.driver_imports)  # a file may need one and import nothing from it
-    if not wanted or facts.machine is None:
+def _stand_ins(
+    python: Path, folder: Path, wanted: Mapping[str, frozenset[str]], machine: str | None
+) -> dict[str, Path]:
+    """Stand-ins (``slimwheel.elf.stub``) for the driver libraries of ``wanted`` (soname -> the driver
+    API functions the files that need it import; a file may need one and import nothing from it) that
+    this machine cannot load, each exporting those functions, written into ``folder``: soname -> file.
+    None is made for a library whose API the table does not know, nor for files of a ``machine``
+    stand-ins are not made for: those files' loads are skipped, as before."""
+    if not wanted or machine is None:
         return {}
     asked = _run(
         [str(python), "-c", _CANNOT_LOAD, *sorted(wanted)], cwd=folder.parent, timeout=60, clean=True
@@ -632,13 +629,106 @@ def _stand_ins(python: Path, folder: Path, facts: _WheelFacts) -> dict[str, Path
     made: dict[str, Path] = {}
     for soname in sorted(lacking):
         try:
-            image = stand_in_library(soname, wanted[soname], facts.machine)
+            image = stand_in_library(soname, wanted[soname], machine)
         except ValueError:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         (folder / soname).write_bytes(image)
         made[soname] = folder / soname
     return made
+
+
+@dataclass(frozen=True)
+class _LoadRun:
+    """Where and after what the load probe runs."""
+
+    python: Path
+    work: Path
+    site: Path
+    imported: Sequence[str]
+    progress: Progress
+
+
+def _load_with_stand_ins(
+    run: _LoadRun,
+    members: Sequence[str],
+    mapped: list[str] | None,
+    facts: _WheelFacts,
+    *,
+    absent: Callable[[str], str | None],
+) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem], dict[str, Path]]:
+    """``_load_libraries`` beside stand-ins for the driver libraries the wheel's files need and this
+    machine lacks; and, where a load was still skipped for want of one, beside a stand-in for what the
+    installed files that need it import, once more: a library of another distribution the wheel's
+    files load may need the driver where none of theirs does (acellera-openmmtorch-cu12's CUDA plugin
+    reaches libcuda.so.1 through openmm's libOpenMMCUDA.so). Also returns the stand-ins made."""
+    folder = run.work / "stand-ins"
+    stand_ins = _stand_ins(run.python, folder, facts.driver_imports, facts.machine) if members else {}
+
+    def load(made: Mapping[str, Path]) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
+        return _load_libraries(
+            run.python,
+            run.work,
+            run.site,
+            members,
+            run.imported,
+            run.progress,
+            mapped,
+            stand_ins=made,
+            absent=absent,
+        )
+
+    loads, after, problems = load(stand_ins)
+    lacking = _driver_sonames(loads) - set(stand_ins)
+    if not lacking:
+        return loads, after, problems, stand_ins
+    theirs, machine = _installed_driver_imports(run.site, lacking)
+    wanted = dict(facts.driver_imports)
+    for soname, names in theirs.items():
+        wanted[soname] = wanted.get(soname, frozenset()) | names
+    more = _stand_ins(run.python, folder, wanted, facts.machine or machine)
+    if not set(more) - set(stand_ins):
+        return loads, after, problems, stand_ins
+    return (*load(more), more)
+
+
+def _driver_sonames(loads: Sequence[LibraryLoad]) -> set[str]:
+    """The driver libraries whose absence skipped a load (``libcuda.so.1``) and whose API
+    (``DRIVER_API``) a stand-in can export."""
+    found = (_NEEDS_DRIVER.search(load.error or "") for load in loads if load.status == "skipped")
+    sonames = {match.group(0).split(":", 1)[0] for match in found if match is not None}
+    return {soname for soname in sonames if driver_api(soname) is not None}
+
+
+def _installed_driver_imports(
+    site: Path, sonames: Collection[str]
+) -> tuple[dict[str, frozenset[str]], str | None]:
+    """Per driver library of ``sonames``, the driver API functions the installed ELF files in ``site``
+    that need it import; and their machine. Only the dynamic section of each file is read, and the
+    symbols of those that need one."""
+    found: dict[str, set[str]] = {}
+    machine: str | None = None
+    for folder, _, files in os.walk(site):
+        for filename in files:
+            if not (is_shared_library_name(filename) or filename.endswith(".so")):
+                continue
+            path = Path(folder) / filename
+            try:
+                with path.open("rb") as stream:
+                    if not is_elf(stream.read(4)):
+                        continue
+                    stream.seek(0)
+                    facts = read_elf(stream, path=str(path), symbols=False)
+                    drivers = [soname for soname in facts.needed if soname in sonames]
+                    if not drivers:
+                        continue
+                    machine = machine or facts.machine
+                    stream.seek(0)
+                    for soname, names in _driver_imports(stream, str(path), drivers).items():
+                        found.setdefault(soname, set()).update(names)
+            except (OSError, ElfError):
+                continue
+    return {soname: frozenset(names) for soname, names in found.items()}, machine
 
 
 def _load_results(

@@ -830,6 +830,67 @@ def test_what_only_a_library_needing_the_driver_needs_is_not_judged_without_it(
     assert "passes: 0 NVIDIA libraries mapped, 1 not judged, 0 problems" in printed
 
 
+@_NO_DRIVER
+def test_a_library_that_reaches_the_driver_through_another_distribution_gets_a_stand_in(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """acellera-openmmtorch-cu12 1.10's CUDA plugin needs openmm's libOpenMMCUDA.so, which needs
+    libcuda.so.1; the plugin's own files need no driver library, so no stand-in was made, its load was
+    skipped and what only it needs was not judged. The installed files that need the driver say what
+    its stand-in must export (here cuInit, bound at load: -z now), and the load runs again."""
+    build = tmp_path / "build"
+    dep = compile_shared(
+        build / "libdep.so",
+        {"dep.c": "int cuInit(unsigned);\nint dep(void) { return cuInit(0); }\n"},
+        soname="libdep.so",
+        link=[elf_zoo.libcuda],
+        flags=("-Wl,-z,now",),
+    )
+    plugin = compile_shared(
+        build / "libplugin.so",
+        {
+            "p.c": "int dep(void);\nint cudssCreate(void *);\n"
+            "int plugin(void) { return dep() + cudssCreate(0); }\n"
+        },
+        link=[dep, elf_zoo.libcudss],
+        rpath="$ORIGIN/../dep:$ORIGIN/../nvidia/cu13/lib",
+    )
+    links = tmp_path / "links"
+    links.mkdir()
+    make_wheel(
+        links, "dep", "1.0", {"dep/__init__.py": b"", "dep/libdep.so": dep.read_bytes()}, tag=SOLVER_TAG
+    )
+    files = {"ops/__init__.py": b"", "ops/libplugin.so": plugin.read_bytes()}
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(
+        tmp_path / "w",
+        "ops",
+        "1.0",
+        files,
+        tag=SOLVER_TAG,
+        requires=["dep", "nvidia-cudss-cu13>=1.0.0.35,<2"],
+    )
+    sources = [
+        "--find-links",
+        str(providers.directory),
+        "--find-links",
+        str(links),
+        "--catalog",
+        str(own_catalog),
+    ]
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 0, document["problems"]
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libplugin.so", "ok")]
+    assert document["stand_ins"] == ["libcuda.so.1"]
+    assert document["unjudged"] == []
+    owners = {library["name"]: library["distribution"] for library in document["libraries"]}
+    assert owners["cudss"] == "nvidia-cudss-cu13"
+
+
 @pytest.mark.parametrize("how", ["extra", "excluded"])
 def test_a_library_left_to_the_host_or_to_an_extra_is_skipped_not_failed(
     elf_zoo: ElfZoo,
