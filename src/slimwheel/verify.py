@@ -90,12 +90,12 @@ for name in names:
     except BaseException as exc:
         lines = [l.strip() for l in "".join(traceback.format_exception_only(type(exc), exc)).splitlines()]
         lines = [l for l in lines if l]
-        chain, seen = [], set()
+        error, chain, seen = lines[-1] if lines else type(exc).__name__, [], set()
         while exc is not None and id(exc) not in seen and len(chain) < 8:
             seen.add(id(exc))
             chain.append(str(exc)[:4000])
             exc = exc.__cause__ or exc.__context__
-        say({"name": name, "error": lines[-1] if lines else type(exc).__name__, "chain": chain})
+        say({"name": name, "error": error, "chain": chain})
     else:
         say({"name": name, "error": None})
 if libraries:
