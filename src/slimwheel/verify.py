@@ -1367,10 +1367,18 @@ def _judge(
             where = (
                 "a copy inside the wheel itself" if owner == own else (owner or "no installed distribution")
             )
+            # A requirement's own vendored copy (spconv-cu117 requires cumm-cu117, which bundles cudart
+            # and NVRTC): the fix is in that wheel, and verify can install its repaired one instead.
+            vendored_by = (
+                f"; {owner} vendors it: repair {owner} too, and verify with its repaired wheel in a "
+                "--find-links folder"
+                if owner and owner != own and owner not in catalog.distributions
+                else ""
+            )
             problems.append(
                 VerifyProblem(
                     "outside-provider",
-                    f"{filename} was loaded from {path} ({where}), not from {providers}",
+                    f"{filename} was loaded from {path} ({where}), not from {providers}{vendored_by}",
                 )
             )
     for (name, _major), paths in paths_by_name.items():

@@ -390,6 +390,47 @@ def test_second_copy_loaded_by_path_is_mapped_twice(
     assert "a copy inside the wheel itself" in outside
 
 
+def test_a_copy_a_requirement_vendors_names_that_requirement_and_the_way_out(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """spconv-cu117 2.3.6, repaired, requires cumm-cu117, whose published wheel bundles cudart and
+    NVRTC: verify found them loaded from cumm_cu117.libs and said only "not from
+    nvidia-cuda-runtime-cu11". The fix is in that requirement: verify says so, and how to verify
+    with its repaired wheel."""
+    links = tmp_path / "links"
+    links.mkdir()
+    loads_copy = b"""import ctypes, os
+_copy = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "..", "dep.libs", "libcudss-1a2b3c4d.so.1"))
+"""
+    copy = tmp_path / "build" / "libcudss-1a2b3c4d.so.1"
+    copy.parent.mkdir()
+    shutil.copyfile(elf_zoo.libcudss, copy)
+    patchelf(copy, "--set-rpath", "$ORIGIN/../nvidia/cu13/lib")
+    dep_files = {"dep/__init__.py": loads_copy, "dep.libs/libcudss-1a2b3c4d.so.1": copy.read_bytes()}
+    make_wheel(links, "dep", "1.0", dep_files, tag=SOLVER_TAG, requires=["nvidia-cublas"])
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(
+        tmp_path / "w", "ops", "1.0", {"ops/__init__.py": b"import dep\n"}, tag=SOLVER_TAG, requires=["dep"]
+    )
+    sources = [
+        "--find-links",
+        str(providers.directory),
+        "--find-links",
+        str(links),
+        "--catalog",
+        str(own_catalog),
+    ]
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 1, document["problems"]
+    (outside,) = _problems(document, "outside-provider")
+    assert "dep.libs/libcudss-1a2b3c4d.so.1 (dep)" in outside
+    assert "; dep vendors it: repair dep too, and verify with its repaired wheel in a --find-links" in outside
+
+
 def test_uninstallable_wheel_reports_pips_error(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
