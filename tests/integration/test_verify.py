@@ -431,6 +431,31 @@ _copy = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "..", "dep.libs", "l
     assert "; dep vendors it: repair dep too, and verify with its repaired wheel in a --find-links" in outside
 
 
+def test_an_import_of_a_module_nothing_required_installs_says_so(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pynvvideocodec 2.2.4 ships top-level samples whose scripts import pycuda, which it does not
+    require: each failed import says that nothing the wheel requires installs it, and how to verify
+    only the modules that matter. A submodule missing from a package that is installed is no such case."""
+    files = {
+        "ops/__init__.py": b"",
+        "samples/sample.py": b"import pycuda_not_required\n",  # a namespace folder: each module imported
+        "samples/broken.py": b"import ops.gone\n",
+    }
+    (tmp_path / "w").mkdir()
+    wheel = make_wheel(tmp_path / "w", "ops", "1.0", files, tag="py3-none-any")
+    empty = tmp_path / "links"
+    empty.mkdir()
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 1
+    sample, broken = sorted(_problems(document, "import"), key=lambda message: "pycuda" not in message)
+    assert sample.endswith(
+        "(pycuda_not_required: nothing the wheel requires installs it; --import NAME imports only the "
+        "modules named)"
+    )
+    assert "nothing the wheel requires" not in broken
+
+
 def test_uninstallable_wheel_reports_pips_error(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
