@@ -248,6 +248,15 @@ def test_fat_wheel_fails(
     assert any("a copy inside the wheel itself" in m and "nvidia-cudss-cu13" in m for m in messages), messages
 
 
+def _local_sources(catalog: Path, *folders: Path) -> list[str]:
+    """verify's arguments to install only from ``folders`` (pip's --find-links), with ``catalog``."""
+    return [
+        *(argument for folder in folders for argument in ("--find-links", str(folder))),
+        "--catalog",
+        str(catalog),
+    ]
+
+
 def _problems(document: dict[str, Any], kind: str) -> list[str]:
     return [problem["message"] for problem in document["problems"] if problem["kind"] == kind]
 
@@ -416,14 +425,7 @@ _copy = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "..", "dep.libs", "l
     wheel = make_wheel(
         tmp_path / "w", "ops", "1.0", {"ops/__init__.py": b"import dep\n"}, tag=SOLVER_TAG, requires=["dep"]
     )
-    sources = [
-        "--find-links",
-        str(providers.directory),
-        "--find-links",
-        str(links),
-        "--catalog",
-        str(own_catalog),
-    ]
+    sources = _local_sources(own_catalog, providers.directory, links)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 1, document["problems"]
     (outside,) = _problems(document, "outside-provider")
@@ -800,7 +802,7 @@ def test_a_library_that_needs_the_driver_is_loaded_with_a_stand_in_without_one(
     repaired wheel alike. A stand-in (``slimwheel.elf.stub``) exports the driver functions the file
     imports, so the file loads and where its NVIDIA libraries come from is judged: cuDSS from its wheel
     when the wheel requires it, a load problem naming libcudss.so.1 when it does not."""
-    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    sources = _local_sources(own_catalog, providers.directory)
     right = _gpu_wheel(elf_zoo, tmp_path / "right", elf_zoo.libcuda, requires=("nvidia-cudss-cu13",))
     code, document = _verify(capsys, str(right), *sources)
     assert code == 0, document["problems"]
@@ -856,7 +858,7 @@ def test_an_import_raised_from_the_drivers_absence_is_skipped_and_its_modules_lo
     wheel = make_wheel(
         tmp_path / "w", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=["nvidia-cudss-cu13"]
     )
-    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    sources = _local_sources(own_catalog, providers.directory)
     code, document = _verify(capsys, str(wheel), *sources, *given)
     assert code == 0, document["problems"]
     assert {target["status"] for target in document["imports"]} == {"skipped"}
@@ -940,14 +942,7 @@ def test_a_library_that_reaches_the_driver_through_another_distribution_gets_a_s
         tag=SOLVER_TAG,
         requires=["dep", "nvidia-cudss-cu13>=1.0.0.35,<2"],
     )
-    sources = [
-        "--find-links",
-        str(providers.directory),
-        "--find-links",
-        str(links),
-        "--catalog",
-        str(own_catalog),
-    ]
+    sources = _local_sources(own_catalog, providers.directory, links)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 0, document["problems"]
     assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libplugin.so", "ok")]
@@ -1010,7 +1005,7 @@ def test_a_library_left_to_the_host_or_to_an_extra_is_skipped_not_failed(
             "nvinfer",
         )
         wheel = Path(result["output"])
-    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    sources = _local_sources(own_catalog, providers.directory)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 0, document["problems"]
     loads = {load["member"]: load for load in document["loads"]}
@@ -1037,7 +1032,7 @@ def test_a_wheel_of_libraries_alone_is_verified_by_loading_them(
     wheel = _gpu_wheel(
         elf_zoo, tmp_path / "w", elf_zoo.libcuda, requires=("nvidia-cudss-cu13",), package=False
     )
-    sources = ["--find-links", str(providers.directory), "--catalog", str(own_catalog)]
+    sources = _local_sources(own_catalog, providers.directory)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 0, document["problems"]
     assert document["imports"] == []
