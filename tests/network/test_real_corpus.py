@@ -231,7 +231,8 @@ def test_repaired_wheel_verifies(repaired: RepairOutcome) -> None:
             f"installing it downloads about {repaired.entry.install_mb} MB (over {VERIFY_LIMIT_MB} MB)"
         )
     (output,) = repaired.written
-    code, stdout, stderr, crash = _run_main(["verify", str(output), "--json"])
+    imports = [argument for name in repaired.entry.verify_imports for argument in ("--import", name)]
+    code, stdout, stderr, crash = _run_main(["verify", str(output), "--json", *imports])
     assert crash is None, f"verify raised\n{crash}"
     document: dict[str, Any] = json.loads(stdout)
     assert code == 0, (

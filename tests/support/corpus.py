@@ -61,6 +61,9 @@ class CorpusWheel:
     drops: int | None = None
     # Why `slimwheel verify` cannot judge the repaired wheel on its own ("": it can).
     no_verify: str = ""
+    # What verify imports (--import), where the wheel ships modules that cannot be imported in a plain
+    # install for reasons of their own (samples importing what the wheel does not require).
+    verify_imports: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -618,10 +621,9 @@ CORPUS: tuple[CorpusWheel, ...] = (
         must_repair=True,
         cuda_major=12,
         adds=("nvidia-cuda-runtime-cu12",),
-        no_verify=(
-            "its package turns the driver's ImportError (NVDEC, NVENC) into its own, which names no "
-            "library, and its samples import torch and pycuda, which it does not require"
-        ),
+        # Its samples import torch and pycuda, which it does not require; its package turns the
+        # driver's ImportError into its own (verify reads the exceptions it was raised from).
+        verify_imports=("PyNvVideoCodec",),
     ),
     CorpusWheel(
         project="nvidia-pytriton",
