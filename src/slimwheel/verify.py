@@ -736,19 +736,15 @@ def _installed_driver_imports(
             path = Path(folder) / filename
             try:
                 with path.open("rb") as stream:
-                    if not is_elf(stream.read(4)):
-                        continue
-                    stream.seek(0)
-                    facts = read_elf(stream, path=str(path), symbols=False)
-                    drivers = [soname for soname in facts.needed if soname in sonames]
-                    if not drivers:
-                        continue
-                    machine = machine or facts.machine
-                    stream.seek(0)
-                    for soname, names in _driver_imports(stream, str(path), drivers).items():
-                        found.setdefault(soname, set()).update(names)
-            except (OSError, ElfError):
+                    read = _read_driver_needs(stream, str(path), sonames.__contains__)
+            except OSError:
                 continue
+            if read is None or not read[1]:
+                continue
+            facts, imported = read
+            machine = machine or facts.machine
+            for soname, names in imported.items():
+                found.setdefault(soname, set()).update(names)
     return {soname: frozenset(names) for soname, names in found.items()}, machine
 
 
@@ -1009,19 +1005,14 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if member.is_dir or not (is_shared_library_name(member.name) or member.name.endswith(".so")):
                 continue
             with wheel.seekable_member(member.name) as stream:
-                if not is_elf(stream.read(4)):
-                    continue
-                stream.seek(0)
-                try:
-                    facts = read_elf(stream, path=member.name, symbols=False)
-                except ElfError:
-                    continue
-                drivers = [soname for soname in facts.needed if driver_api(soname) is not None]
-                if drivers:
-                    machine = machine or facts.machine
-                    stream.seek(0)
-                    for soname, names in _driver_imports(stream, member.name, drivers).items():
-                        driver_imports.setdefault(soname, set()).update(names)
+                read = _read_driver_needs(stream, member.name, lambda soname: driver_api(soname) is not None)
+            if read is None:
+                continue
+            facts, imported = read
+            if imported:
+                machine = machine or facts.machine
+            for soname, names in imported.items():
+                driver_imports.setdefault(soname, set()).update(names)
             needed.update(facts.needed)
             installed = wheel.installed_path(member.name)
             for soname in facts.needed:
@@ -1071,6 +1062,26 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 wheel.distribution,
             ),
         )
+
+
+def _read_driver_needs(
+    stream: BinaryIO, name: str, wanted: Callable[[str], bool]
+) -> tuple[ElfFacts, dict[str, set[str]]] | None:
+    """The ELF file in ``stream``'s facts (its dynamic section, no symbols), and per driver library it
+    needs that ``wanted`` accepts, the driver API functions it imports (``_driver_imports``); None for
+    a file that is not ELF or does not read."""
+    if not is_elf(stream.read(4)):
+        return None
+    stream.seek(0)
+    try:
+        facts = read_elf(stream, path=name, symbols=False)
+    except ElfError:
+        return None
+    drivers = [soname for soname in facts.needed if wanted(soname)]
+    if not drivers:
+        return facts, {}
+    stream.seek(0)
+    return facts, _driver_imports(stream, name, drivers)
 
 
 def _driver_imports(stream: BinaryIO, name: str, drivers: Sequence[str]) -> dict[str, set[str]]:
