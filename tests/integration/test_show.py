@@ -21,6 +21,7 @@ from slimwheel.analysis import (
     analyse_wheel,
     named_like_copies,
 )
+from slimwheel.analysis import inspect as inspection
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import check_wheel
 from slimwheel.cli import main
@@ -237,6 +238,76 @@ def test_a_static_cudart_is_found_by_its_symbols_or_by_its_strings(
     assert finding.severity is Severity.INFO
     stripped_words = "its symbols are stripped: strings only its code holds are in .rodata"
     assert (stripped_words in finding.message) is stripped
+
+
+def _counting(calls: list[str], name: str, method: Any) -> Any:
+    """``method``, appending ``name`` to ``calls`` each time it is called."""
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        return method(*args, **kwargs)
+
+    return counted
+
+
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_static_cudart_is_found_where_its_strings_lie_outside_a_views_ends(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, half: str
+) -> None:
+    """In a big CUDA library .rodata lies between the code and the device code, away from the head
+    and tail a streamed read keeps: xgboost-cu12 3.4.1's 126 MiB libxgboost.so has it at 19 MiB,
+    libcudf-cu12 26.10.2's 998 MB libcudf.so at 82 MB, and show said nothing of the cudart both link
+    statically. A file with device code that links no runtime gets a pass that stops after .rodata
+    when it ends in the first half (device data makes the device code most of this file); further
+    on (a big host table in .rodata), that pass would cost about as much as the whole one, and it is
+    not made. Heads and tails of 64 KiB stand for 16 MiB."""
+    nvcc, strip = find_tool("nvcc"), find_tool("strip")
+    if nvcc is None or strip is None:
+        pytest.skip("needs nvcc and strip")
+    values = ",".join(str((i * 7919) % 251) for i in range(1 << 19))  # device data nvcc cannot shrink
+    host_table = "static const unsigned char host_table[6 << 20] = {1};\n" if half == "second" else ""
+    source = tmp_path / "devices.cu"
+    source.write_text(
+        "#include <cuda_runtime.h>\n"
+        f"__device__ unsigned char table[] = {{{values}}};\n{host_table}"
+        "__global__ void kernel(int *x) { *x = table[*x]; }\n"
+        'extern "C" int devices(int i) { int n = 0; cudaGetDeviceCount(&n); kernel<<<1, 1>>>(0); '
+        f"return n{' + host_table[i]' if host_table else ''}; }}\n"
+    )
+    library = tmp_path / "libdevices.so"
+    build = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--exclude-libs,ALL", "-o", str(library)]
+    subprocess.run([*build, str(source)], check=True, capture_output=True)
+    subprocess.run([strip, "--strip-all", str(library)], check=True)
+    facts = read_elf_file(library)
+    rodata = next(section for section in facts.sections if section.name == ".rodata")
+    ends = 64 << 10
+    assert ends < rodata.offset
+    assert facts.file_size - ends > facts.file_size // 2 > ends
+    assert (rodata.offset + rodata.size < facts.file_size // 2) is (half == "first")
+    monkeypatch.setattr(inspection, "_VIEW_HEAD", ends)
+    monkeypatch.setattr(inspection, "_VIEW_TAIL", ends)
+    passes: list[str] = []
+    for method in ("member_view", "open_member", "seekable_member"):
+        monkeypatch.setattr(Wheel, method, _counting(passes, method, getattr(Wheel, method)))
+    (tmp_path / "wheel").mkdir()
+    files = {"devices/libdevices.so": library.read_bytes()}
+    wheel = make_wheel(tmp_path / "wheel", "devices", "1.0", files, tag=TAG)
+    report = _show(wheel, catalog)
+    if half == "second":
+        assert report.static == ()
+        assert passes == ["open_member", "member_view"]  # its first 64 KiB, to tell ELF; one pass
+        return
+    (code,) = report.static
+    assert (code.path, code.library, code.symbols) == ("devices/libdevices.so", "cudart", 0)
+    assert passes == ["member_view", "open_member"]  # the second pass stops after .rodata
+    # A repair's read makes no such pass: the static runtime stays whatever repair does.
+    passes.clear()
+    with Wheel.open(wheel) as opened:
+        keeping = inspection._Keeping(digests=True, rodata_pass=False)
+        read = inspection._inspect_member(opened, opened.member("devices/libdevices.so"), True, keeping)
+    assert read is not None
+    assert read.rodata_strings == ()
+    assert passes == ["member_view"]
 
 
 def test_host_symbol_versions_newer_than_the_tag_promises_are_a_warning(

@@ -28,6 +28,7 @@ from slimwheel.elf import (
     EDIT_ENDS,
     ELF_MAGIC,
     ElfFacts,
+    Section,
     Symbol,
     edit_ranges,
     exports_any,
@@ -115,6 +116,10 @@ class _Keeping:
     tables: Path | None = None
     digests: bool = False
     identity: tuple[int, int, int, int] | None = None
+    # Whether a member whose .rodata a view lacks gets a pass that stops after it, to find a static
+    # cudart stripped of its symbols (see _runtime_unseen): show's read does; a repair's does not,
+    # since that code stays whatever repair does.
+    rodata_pass: bool = True
 
 
 _PLAIN = _Keeping()
@@ -124,8 +129,9 @@ def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
     return [m for m in wheel.members if not m.name.endswith("/") and not _NOT_BINARY.search(m.name)]
 
 
-def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
-    """Everything analysis needs from one ELF file, reading only the tables it needs."""
+def _inspect(stream: BinaryIO, name: str, scan_strings: bool, *, rodata_pass: bool = False) -> _Inspection:
+    """Everything analysis needs from one ELF file, reading only the tables it needs. ``rodata_pass``:
+    whether a ``.rodata`` a view lacks may be asked for (see :func:`_runtime_unseen`)."""
     facts = read_elf(stream, path=name, symbols=False)
     exported = scan_symbols(stream, facts, pattern=_SCAN_PATTERN_BYTES, table=".dynsym", path=name)
     internal = (
@@ -148,12 +154,38 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool) -> _Inspection:
     )
     # Where it costs nothing, also for the runtime's API alone: a shim that dlopens libcudart.so
     # (tilelang's libstub_cudart.so) names it there; nvcc's static runtime does not.
+    if (
+        scan_strings
+        and rodata_pass
+        and not cheap
+        and rodata is not None
+        and _runtime_unseen(stream, facts, rodata)
+    ):
+        raise MissingRangeError(name, rodata.offset, rodata.size)
     if scan_strings and (suspicious or (cheap and (facts.fatbin_size > 0 or bool(libraries)))):
         strings = _scan_rodata(stream, facts, name)
     extension = _is_extension_module(stream, facts, name)
     foreign = _imports_from_unknown_libraries(stream, facts, name)
     return _Inspection(
         facts, exported, internal, strings, extension_module=extension, foreign_imports=foreign
+    )
+
+
+def _runtime_unseen(stream: BinaryIO, facts: ElfFacts, rodata: Section) -> bool:
+    """Whether a file with device code that links no CUDA runtime has a ``.rodata`` worth a pass that
+    stops after it: only its strings tell a static cudart whose symbols were stripped (``nvcc``'s
+    default link), and in a big CUDA library that section lies between the code and the device code,
+    away from a view's ends (xgboost-cu12 3.4.1's 126 MiB ``libxgboost.so`` has it at 19 MiB,
+    libcudf-cu12 26.10.2's 998 MB ``libcudf.so`` at 82 MB). Where it ends in the member's first half,
+    that pass inflates a fraction of what the whole one did; further on, it is left unread."""
+    size = getattr(stream, "size", None)
+    if facts.fatbin_size == 0 or not isinstance(size, int) or rodata.size > _RODATA_SCAN_LIMIT:
+        return False
+    if rodata.offset + rodata.size > size // 2:
+        return False
+    return all(
+        (parsed := parse_library_file_name(soname)) is None or parsed.stem != "cudart"
+        for soname in facts.needed
     )
 
 
@@ -198,10 +230,10 @@ def _inspect_member(
     Returns None when the member is not ELF.
     """
     if not keeping.digests or member.compress_type != zipfile.ZIP_DEFLATED:
-        return _inspect_member_passes(wheel, member, scan_strings, keeping.tables, None)
+        return _inspect_member_passes(wheel, member, scan_strings, keeping, None)
     with HashBehind() as hash_behind:
         hasher = _FirstPassHash(hash_behind)
-        inspection = _inspect_member_passes(wheel, member, scan_strings, keeping.tables, hasher)
+        inspection = _inspect_member_passes(wheel, member, scan_strings, keeping, hasher)
         if inspection is None or not hasher.whole:
             return inspection
         return replace(inspection, digest=hash_behind.digest())
@@ -223,10 +255,10 @@ def _inspect_member_passes(
     wheel: ArchiveSource,
     member: WheelMember,
     scan_strings: bool,
-    save_to: Path | None,
+    keeping: _Keeping,
     hasher: _FirstPassHash | None,
 ) -> _Inspection | None:
-    name = member.name
+    name, save_to = member.name, keeping.tables
     if member.file_size > _PEEK_ABOVE:
         # A big member that is not ELF (data files): one chunk tells, no need to inflate it all.
         with wheel.open_member(name) as start:
@@ -261,9 +293,12 @@ def _inspect_member_passes(
                 return None
             view.seek(0)
             try:
-                return _saving_tables(_inspect(view, name, scan_strings), raw_view, member, save_to)
+                inspection = _inspect(view, name, scan_strings, rodata_pass=keeping.rodata_pass)
+                return _saving_tables(inspection, raw_view, member, save_to)
             except MissingRangeError as missing:
-                wanted = [*extra, (missing.offset, missing.length)]
+                miss = (missing.offset, missing.length)
+                wanted = [*extra, miss]
+                data: set[tuple[int, int]] = set()
                 if not extra:
                     with contextlib.suppress(MissingRangeError):  # no section headers kept: the miss only
                         tables = table_ranges(view)
@@ -272,9 +307,10 @@ def _inspect_member_passes(
                         with_data = table_ranges(view, read_only_data=_RODATA_SCAN_LIMIT)
                         fits = sum(n for _, n in [*wanted, *with_data]) <= _EXTRA_LIMIT
                         wanted.extend(with_data if fits else tables)
+                        data = set(with_data).difference(tables, [miss]) if fits else data
                         ends = (_SMALL_END, _SMALL_END) if tables else ends
                 found = _inspect_extended(
-                    wheel, raw_view, wanted, member, scan_strings=scan_strings, save_to=save_to
+                    wheel, raw_view, wanted, member, scan_strings=scan_strings, save_to=save_to, data=data
                 )
                 if found is not None:
                     return found
@@ -293,21 +329,27 @@ def _inspect_extended(
     *,
     scan_strings: bool,
     save_to: Path | None,
+    data: set[tuple[int, int]],
 ) -> _Inspection | None:
     """The inspection on ``view`` extended with the ``wanted`` ranges it lacks, when those all lie in
     the member's first half: a pass that stops after them costs less than another whole one
-    (mxnet-cu112's ``libmxnet.so``: a 26 MB ``.dynstr`` ending at 33 MB of 850). None when they do not,
-    or the extended view still lacks something (added to ``wanted`` for the next whole pass)."""
+    (mxnet-cu112's ``libmxnet.so``: a 26 MB ``.dynstr`` ending at 33 MB of 850). ``data``: ranges of
+    ``wanted`` kept only where that pass reaches them (read-only data no miss named: the scan reads
+    ``.rodata`` alone, and the device code and ``.eh_frame`` after it may lie anywhere). None when the
+    others do not all lie there, or the extended view still lacks something (added to ``wanted`` for
+    the next whole pass)."""
     if not isinstance(view, MemberView):
         return None
-    lacking_end = max((o + n for o, n in wanted if not view.has_range(o, n)), default=0)
-    if not lacking_end or lacking_end > member.file_size // 2:
+    half = member.file_size // 2
+    reached = [(o, n) for o, n in wanted if (o, n) not in data or o + n <= half]
+    lacking_end = max((o + n for o, n in reached if not view.has_range(o, n)), default=0)
+    if not lacking_end or lacking_end > half:
         return None
     with wheel.open_member(member.name) as stream:
-        extended = view.extended(iter(lambda: stream.read(CHUNK_SIZE), b""), wanted)
+        extended = view.extended(iter(lambda: stream.read(CHUNK_SIZE), b""), reached)
     with extended:
         try:
-            inspection = _inspect(cast(BinaryIO, extended), member.name, scan_strings)
+            inspection = _inspect(cast(BinaryIO, extended), member.name, scan_strings, rodata_pass=True)
         except MissingRangeError as missing:
             wanted.append((missing.offset, missing.length))
             return None
@@ -601,7 +643,7 @@ def _inspect_in_worker(task: Mapping[str, Any]) -> list[_Outcome]:
     """What a worker process does with its task (see :class:`_Worker`)."""
     path, scan_strings = task["path"], task["scan_strings"]
     tables = None if task["tables"] is None else Path(task["tables"])
-    keeping = _Keeping(tables, task["digests"], task["identity"])
+    keeping = _Keeping(tables, task["digests"], task["identity"], task["rodata_pass"])
     members = [WheelMember(*fields) for fields in task["members"]]
     with Wheel.open_members(path, members) as wheel:
         if keeping.identity is not None and wheel.identity != keeping.identity:
@@ -675,6 +717,7 @@ class _Worker:
             "tables": None if keeping.tables is None else str(keeping.tables),
             "digests": keeping.digests,
             "identity": keeping.identity,
+            "rodata_pass": keeping.rodata_pass,
         }
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -742,7 +785,9 @@ def _read_members(
     # analysis reads little else, and another process would cost more memory than it saves time).
     reread = [m for m in candidates if m.name in rewrites]
     keeping = (
-        _Keeping(cache.tables_folder, cache.hashes_content, getattr(wheel, "identity", None))
+        _Keeping(
+            cache.tables_folder, cache.hashes_content, getattr(wheel, "identity", None), rodata_pass=False
+        )
         if cache is not None
         else _PLAIN
     )
