@@ -29,7 +29,7 @@ from slimwheel.index._http import (
 )
 from slimwheel.index.cache import Cache, CachedPage, atomic_writer, safe_filename
 from slimwheel.index.config import IndexSettings
-from slimwheel.index.errors import HashMismatchError, ProjectNotFoundError
+from slimwheel.index.errors import FileTooLargeError, HashMismatchError, ProjectNotFoundError
 from slimwheel.index.lazy import RangeFile
 from slimwheel.index.simple import (
     DistributionFile,
@@ -269,13 +269,19 @@ class IndexClient:
     # -- downloads --------------------------------------------------------------------------------
 
     def download(
-        self, file: DistributionFile, dest: Path | None = None, *, progress: ProgressCallback | None = None
+        self,
+        file: DistributionFile,
+        dest: Path | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        limit: int | None = None,
     ) -> Path:
         """Download ``file`` into the cache (and into the directory ``dest`` when given).
 
         The body is streamed to a temporary name, checked against the listed hashes and size, and
         renamed into place; a file already in the cache (or in ``dest`` with the right hash) is
         reused without any request. Progress goes to ``progress``, else to the client's reporter.
+        ``limit``: the most bytes to accept, for a file read whole in memory afterwards.
         """
         try:
             name = safe_filename(file.filename)
@@ -293,12 +299,22 @@ class IndexClient:
                 existing = dest / name
             else:
                 raise UsageError("download needs a cache or a destination directory")
-            self._stream_to(file, existing, progress)
+            self._stream_to(file, existing, progress, limit)
         if dest is None or existing == dest / name:
             return existing
         return _place(existing, dest / name)
 
-    def _stream_to(self, file: DistributionFile, target: Path, progress: ProgressCallback | None) -> None:
+    def _stream_to(
+        self,
+        file: DistributionFile,
+        target: Path,
+        progress: ProgressCallback | None,
+        limit: int | None = None,
+    ) -> None:
+        if limit is not None and file.size is not None and file.size > limit:
+            raise IndexUnavailableError(
+                file.url, f"the index lists {file.size} bytes, more than {limit} expected"
+            )
         hashers = _hashers(file.hashes)
         headers = {"Accept-Encoding": "identity"}
         with get(self._http, file.url, stats=self.stats, headers=headers, retries=self._retries) as response:
@@ -318,6 +334,8 @@ class IndexClient:
                     for hasher in hashers.values():
                         hasher.update(chunk)
                     received += len(chunk)
+                    if limit is not None and received > limit:
+                        raise FileTooLargeError(file.url, limit)
                     report(received, total)
                 if file.size is not None and received != file.size:
                     raise IndexUnavailableError(

@@ -20,6 +20,7 @@ import email.parser
 import hashlib
 import json
 import math
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,7 +31,13 @@ import httpx
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag, parse_tag
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 from slimwheel.dist_files import ReleaseFiles, RequirementFiles, is_library_path, pick_versions
@@ -38,7 +45,9 @@ from slimwheel.errors import SlimwheelError
 from slimwheel.index.cache import Cache, atomic_writer
 from slimwheel.index.client import IndexClient
 from slimwheel.index.config import IndexSettings
+from slimwheel.index.errors import FileTooLargeError
 from slimwheel.index.simple import DistributionFile
+from slimwheel.index.stub import SDIST_LIMIT, wheel_stub_index
 from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
 
 if TYPE_CHECKING:
@@ -85,6 +94,9 @@ class IndexDistFiles:
         self._max_workers = max(max_workers, 1)
         self._client: IndexClient | None = None
         self._http: httpx.Client | None = None
+        # The clients of the indexes wheel-stub sdists name, by URL, and the distributions each serves.
+        self._stub_clients: dict[str, IndexClient] = {}
+        self._served_by: dict[str, IndexClient] = {}
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -97,6 +109,10 @@ class IndexDistFiles:
         self.close()
 
     def close(self) -> None:
+        for client in self._stub_clients.values():
+            client.close()
+        self._stub_clients.clear()
+        self._served_by.clear()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -130,6 +146,16 @@ class IndexDistFiles:
             wanted = WheelFilter(requirement.specifier, platform, python)
             page = self.client.project(name, refresh=self._refresh, keep=wanted)
             installable = _installable(page, requirement, platform, python)
+            client = self.client
+            if not installable:
+                # An sdist that fetches its wheel from another index when built (TensorRT's): that
+                # index's wheel is what pip installs.
+                followed = self._through_wheel_stub(self.client.project(name), requirement, platform, python)
+                if isinstance(followed, str):
+                    return RequirementFiles(text, name, problem=followed)
+                if followed is not None:
+                    client, installable = followed
+                    self._served_by[name] = client
             if not installable:
                 # The message names the newest releases of all the files: those need the whole page.
                 page = self.client.project(name)
@@ -148,7 +174,7 @@ class IndexDistFiles:
             chosen = pick_versions(allowed, oldest=self._oldest, newest=self._newest)
             files = [installable[version] for version in chosen]
             with ThreadPoolExecutor(max_workers=min(self._max_workers, len(files))) as pool:
-                listed = list(pool.map(self._library_files, files))
+                listed = list(pool.map(lambda file: self._library_files(file, client), files))
         except OfflineError:
             return RequirementFiles(
                 text, name, problem=f"offline, and {name}'s files for {where} are not in slimwheel's cache"
@@ -166,14 +192,15 @@ class IndexDistFiles:
         by range requests), cached beside its file list; unchanged when that fails or is offline."""
         if release.requires is not None:
             return release
+        client = self._served_by.get(release.distribution, self.client)
         try:
-            page = self.client.project(release.distribution, keep=lambda filename: filename == release.wheel)
+            page = client.project(release.distribution, keep=lambda filename: filename == release.wheel)
             file = next((f for f in page.files if f.filename == release.wheel), None)
             if file is None:
                 return release
             requires = self._load_requires(file)
             if requires is None:
-                metadata = email.parser.BytesHeaderParser().parsebytes(self.client.fetch_metadata(file))
+                metadata = email.parser.BytesHeaderParser().parsebytes(client.fetch_metadata(file))
                 requires = tuple(str(line).strip() for line in metadata.get_all("Requires-Dist") or ())
                 self._store_requires(file, requires)
         except SlimwheelError:  # offline (OfflineError) included: the requirements stay unread
@@ -200,13 +227,69 @@ class IndexDistFiles:
         with contextlib.suppress(OSError), atomic_writer(entry.with_suffix(".requires.json")) as handle:
             handle.write(json.dumps(record).encode())
 
+    # -- wheel-stub sdists ------------------------------------------------------------------------
+
+    def _through_wheel_stub(
+        self, page: ProjectPage, requirement: Requirement, platform: Platform, python: str | None
+    ) -> tuple[IndexClient, dict[str, DistributionFile]] | str | None:
+        """The client of the index that the newest allowed sdist of a project with no wheel for the
+        target fetches its wheel from (``slimwheel.index.stub``), and that index's installable
+        wheels; a problem when that index cannot be read or has none; None when the sdist is no
+        wheel-stub, or there is none."""
+        sdists: dict[Version, DistributionFile] = {}
+        for file in page.files:
+            with contextlib.suppress(InvalidSdistFilename, InvalidVersion):
+                _, version = parse_sdist_filename(file.filename)
+                if file.filename.endswith(".tar.gz") and not file.is_yanked:
+                    sdists[version] = file
+        allowed = sorted(requirement.specifier.filter(sdists), reverse=True)
+        if not allowed:
+            return None
+        sdist = sdists[allowed[0]]
+        if sdist.size is not None and sdist.size > SDIST_LIMIT:
+            return None  # a wheel-stub is a few kB: this one builds the project itself
+        with tempfile.TemporaryDirectory(prefix="slimwheel-stub-") as folder:
+            try:
+                path = self.client.download(
+                    sdist, None if self._cache is not None else Path(folder), limit=SDIST_LIMIT
+                )
+            except FileTooLargeError:  # listed with no size
+                return None
+            if path.stat().st_size > SDIST_LIMIT:  # a local file, which download does not bound
+                return None
+            url = wheel_stub_index(path.read_bytes())
+        if url is None:
+            return None
+        name = canonicalize_name(requirement.name)
+        stub = f"the index serves {name} {allowed[0]} as a wheel-stub sdist, whose build fetches its wheel"
+        stub += f" from {url}"
+        client = self._stub_clients.get(url)
+        if client is None:
+            client = self._stub_clients[url] = IndexClient(
+                IndexSettings(url, origin=f"named by {sdist.filename}"),
+                cache=self.client.cache,
+                http=self._http,
+                max_workers=self._max_workers,
+            )
+        wanted = WheelFilter(requirement.specifier, platform, python)
+        try:
+            installable = _installable(
+                client.project(name, refresh=self._refresh, keep=wanted), requirement, platform, python
+            )
+        except SlimwheelError as error:
+            return f"{stub}: {error}"
+        if not installable:
+            where = f"{platform.key}" + (f", Python {python}" if python else "")
+            return f"{stub}, which has no wheel of it that it allows for {where}"
+        return client, installable
+
     # -- one wheel --------------------------------------------------------------------------------
 
-    def _library_files(self, file: DistributionFile) -> tuple[str, ...]:
+    def _library_files(self, file: DistributionFile, client: IndexClient) -> tuple[str, ...]:
         cached = self._load(file)
         if cached is not None:
             return cached
-        with self.client.open_wheel(file) as wheel:
+        with client.open_wheel(file) as wheel:
             paths = tuple(
                 sorted(
                     {

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from slimwheel.errors import IndexUnavailableError
 
-__all__ = ["HashMismatchError", "ProjectNotFoundError"]
+__all__ = ["FileTooLargeError", "HashMismatchError", "ProjectNotFoundError"]
 
 
 class ProjectNotFoundError(IndexUnavailableError):
@@ -35,3 +35,12 @@ class HashMismatchError(IndexUnavailableError):
         self.algorithm = algorithm
         self.expected = expected
         self.actual = actual
+
+
+class FileTooLargeError(IndexUnavailableError):
+    """A file fetched to be read whole in memory is bigger than the caller allows."""
+
+    def __init__(self, url: str, limit: int, listed: int | None = None) -> None:
+        what = f"the index lists {listed} bytes" if listed is not None else "the download goes on"
+        super().__init__(url, f"{what}, more than the {limit} expected", hint="it is not the file expected")
+        self.limit = limit
