@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from slimwheel.analysis._worker import BOOTSTRAP
-from slimwheel.analysis.libraries import api_library_of, unbound_nvidia_needs
+from slimwheel.analysis.libraries import api_library_of, nvidia_product_of, unbound_nvidia_needs
 from slimwheel.analysis.model import _ElfMember
 from slimwheel.analysis.static import _RODATA_SCAN_LIMIT, _SCAN_PATTERN_BYTES, _is_code, _scan_rodata
 from slimwheel.elf import (
@@ -159,7 +159,7 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool, *, rodata_pass: bo
         and rodata_pass
         and not cheap
         and rodata is not None
-        and _runtime_unseen(stream, facts, rodata)
+        and _runtime_unseen(stream, facts, rodata, name)
     ):
         raise MissingRangeError(name, rodata.offset, rodata.size)
     if scan_strings and (suspicious or (cheap and (facts.fatbin_size > 0 or bool(libraries)))):
@@ -171,15 +171,18 @@ def _inspect(stream: BinaryIO, name: str, scan_strings: bool, *, rodata_pass: bo
     )
 
 
-def _runtime_unseen(stream: BinaryIO, facts: ElfFacts, rodata: Section) -> bool:
+def _runtime_unseen(stream: BinaryIO, facts: ElfFacts, rodata: Section, name: str) -> bool:
     """Whether a file with device code that links no CUDA runtime has a ``.rodata`` worth a pass that
     stops after it: only its strings tell a static cudart whose symbols were stripped (``nvcc``'s
     default link), and in a big CUDA library that section lies between the code and the device code,
     away from a view's ends (xgboost-cu12 3.4.1's 126 MiB ``libxgboost.so`` has it at 19 MiB,
     libcudf-cu12 26.10.2's 998 MB ``libcudf.so`` at 82 MB). Where it ends in the member's first half,
-    that pass inflates a fraction of what the whole one did; further on, it is left unread."""
+    that pass inflates a fraction of what the whole one did; further on, it is left unread. Not in
+    one of NVIDIA's libraries (a vendored copy of cuRAND links its runtime so): that is no news."""
     size = getattr(stream, "size", None)
     if facts.fatbin_size == 0 or not isinstance(size, int) or rodata.size > _RODATA_SCAN_LIMIT:
+        return False
+    if nvidia_product_of(facts.soname or posixpath.basename(name)) is not None:
         return False
     if rodata.offset + rodata.size > size // 2:
         return False
