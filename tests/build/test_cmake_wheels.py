@@ -263,6 +263,31 @@ def test_static_libraries_link_from_the_wheels_static_archive(tmp_path: Path, bu
     assert document["targets"]["runtime_probe"]["static"] == ["cudart"]
 
 
+UNUSED_LISTS = """cmake_minimum_required(VERSION 3.18)
+project(unused LANGUAGES C)
+include(slimwheel)
+add_library(runtime_probe SHARED probe.c)
+slimwheel_link_nvidia(runtime_probe PRIVATE cudart cublas INSTALL_DIR pkg {keep})
+"""
+
+
+@pytest.mark.parametrize("default", ["--no-as-needed", "--as-needed"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_an_nvidia_library_the_target_calls_nothing_of_is_not_needed(
+    tmp_path: Path, build_python: Path, keep: bool, default: str
+) -> None:
+    """The probe calls the runtime and nothing of cuBLAS: linked --as-needed (CMake 3.24+), it needs
+    only the runtime, so repair requires only nvidia-cuda-runtime (gbgpu-cuda11x 1.2.4, built without
+    it, required cuBLAS and cuSPARSE for nothing), whatever the toolchain's default (manylinux's gcc
+    links what is named, Ubuntu's as needed: ``default`` stands for each). KEEP_UNUSED keeps both."""
+    lists = UNUSED_LISTS.format(keep="KEEP_UNUSED" if keep else "")
+    linker = f"-DCMAKE_SHARED_LINKER_FLAGS=-Wl,{default}"
+    build = _cmake_build(tmp_path, build_python, lists, {"probe.c": STATIC_SOURCE}, linker)
+    needed = read_elf_file(build / "libruntime_probe.so", symbols=False).needed
+    assert "libcudart.so.13" in needed
+    assert ("libcublas.so.13" in needed) is keep, needed
+
+
 BAD_LISTS = """cmake_minimum_required(VERSION 3.18)
 project(bad LANGUAGES C)
 include(slimwheel)

@@ -2,7 +2,8 @@
 #
 #   include(slimwheel)                       # scikit-build-core: slimwheel in build-system.requires
 #   slimwheel_enable_cuda()                  # before .cu sources: nvcc from nvidia-cuda-nvcc
-#   slimwheel_link_nvidia(<target> [PUBLIC|PRIVATE|INTERFACE] <lib>... [INSTALL_DIR <dir>] [RUNPATH])
+#   slimwheel_link_nvidia(<target> [PUBLIC|PRIVATE|INTERFACE] <lib>... [INSTALL_DIR <dir>] [RUNPATH]
+#                         [KEEP_UNUSED])
 #
 # Everything is found at configure time by the build interpreter (Python_EXECUTABLE, as
 # scikit-build-core sets it; it sees the isolated build environment) running
@@ -16,6 +17,11 @@
 # Variables: SLIMWHEEL_CUDA_MAJOR (cache; empty: the one installed), SLIMWHEEL_INSTALL_DIR (the
 # default INSTALL_DIR), SLIMWHEEL_LINK_RECORD (where what was linked is recorded, as JSON),
 # SLIMWHEEL_STATIC_LIBRARIES (libraries linked from their lib<name>_static.a: static-fallback).
+#
+# With CMake 3.24 or newer, the NVIDIA libraries are linked --as-needed (and nothing else is): one the
+# target calls nothing of gets no DT_NEEDED entry, so the wheel does not require its distribution,
+# whatever the toolchain's default (manylinux's gcc links every library named; Ubuntu's, as needed).
+# KEEP_UNUSED links each one named, --no-as-needed (one wanted for what loading it does).
 
 include_guard(GLOBAL)
 if(CMAKE_VERSION VERSION_LESS 3.18)
@@ -32,6 +38,14 @@ if(NOT DEFINED SLIMWHEEL_LINK_RECORD)
 endif()
 # A fresh record per configure: what this configure links, nothing left from an earlier one.
 file(REMOVE "${SLIMWHEEL_LINK_RECORD}")
+# --as-needed around the NVIDIA libraries alone (see slimwheel_link_nvidia): a target's other
+# libraries keep the toolchain's default (PyTorch's libtorch_cuda must not be dropped so).
+foreach(_slimwheel_mode as_needed no_as_needed)
+  string(REPLACE "_" "-" _slimwheel_flag "--${_slimwheel_mode}")
+  set(CMAKE_LINK_LIBRARY_USING_slimwheel_${_slimwheel_mode}
+      "LINKER:--push-state,${_slimwheel_flag}" "<LINK_ITEM>" "LINKER:--pop-state")
+  set(CMAKE_LINK_LIBRARY_USING_slimwheel_${_slimwheel_mode}_SUPPORTED TRUE)
+endforeach()
 
 function(_slimwheel_python out)
   foreach(variable IN ITEMS Python_EXECUTABLE Python3_EXECUTABLE PYTHON_EXECUTABLE)
@@ -121,7 +135,7 @@ function(_slimwheel_import found)
 endfunction()
 
 function(slimwheel_link_nvidia target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "RUNPATH" "INSTALL_DIR" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "RUNPATH;KEEP_UNUSED" "INSTALL_DIR" "")
   if(NOT TARGET "${target}")
     message(FATAL_ERROR "slimwheel_link_nvidia: ${target} is not a target (call it after add_library)")
   endif()
@@ -157,7 +171,15 @@ function(slimwheel_link_nvidia target)
   set(rpath)
   foreach(name IN LISTS _SLIMWHEEL_LOCATED)
     _slimwheel_define_target(${name})
-    target_link_libraries("${target}" ${scope} slimwheel::${name})
+    if(_SLIMWHEEL_${name}_STATIC OR CMAKE_VERSION VERSION_LESS 3.24)
+      target_link_libraries("${target}" ${scope} slimwheel::${name})
+    else()
+      set(mode as_needed)
+      if(arg_KEEP_UNUSED)
+        set(mode no_as_needed)
+      endif()
+      target_link_libraries("${target}" ${scope} "$<LINK_LIBRARY:slimwheel_${mode},slimwheel::${name}>")
+    endif()
     if(name STREQUAL "cudart")
       # The runtime is linked as a shared library: nvcc must not add its static copy too.
       set_property(TARGET "${target}" PROPERTY CUDA_RUNTIME_LIBRARY None)
