@@ -1171,11 +1171,17 @@ def _module_file(filename: str) -> _ModuleFile | None:
     return None  # libfoo.1.so, a library
 
 
+# A project's setup.py the wheel ships at the top of site-packages by mistake (uc-manager-cuda-cu129
+# 0.8.1): importing it would run setup(), a build, not the package.
+_BUILD_SCRIPT = "a build script shipped at the top level of site-packages: importing it would run setup()"
+
+
 def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
     """What verify imports by default, from the wheel's member paths as installed (``top_level.txt`` is
     not read: it is often absent or wrong), each with status "not-run", or "skipped" and why:
 
-    - every top-level package (a folder with ``__init__``) and module (``.py``); a folder without
+    - every top-level package (a folder with ``__init__``) and module (``.py``; a ``setup.py`` there
+      is "skipped": importing a build script runs it); a folder without
       ``__init__`` is a namespace package, so the packages and modules it holds are imported instead
       (``ns/inner/__init__.py``: ``ns.inner``), and a folder with no Python at all is left alone;
       ``*.dist-info``, ``*.data`` (but for purelib and platlib) and ``<pkg>.libs`` are no packages;
@@ -1228,6 +1234,9 @@ class _InstalledTree:
             module = _module_file(filename)
             if module is not None and module.kind == "source" and module.stem != "__init__":
                 where = posixpath.join(folder, filename)
+                if not folder and module.stem == "setup":
+                    found.append(ImportResult(module.stem, "module", where, "skipped", _BUILD_SCRIPT))
+                    continue
                 found.append(ImportResult(prefix + module.stem, "module", where, "not-run"))
         for child in sorted(self.folders.get(folder, set())):
             if not _importable_part(child):

@@ -69,6 +69,25 @@ def test_what_is_no_package(tmp_path: Path) -> None:
     ]
 
 
+def test_a_setup_py_at_the_top_is_not_imported(tmp_path: Path) -> None:
+    """uc-manager-cuda-cu129 0.8.1 ships its setup.py at the top of site-packages: importing it would
+    run setup() (a build), and failed for want of setuptools. A setup.py inside a package is that
+    package's module."""
+    files = {
+        "setup.py": b"from setuptools import setup\nsetup()\n",
+        "ucm/__init__.py": b"",
+        "ucm/setup.py": b"",
+    }
+    wheel = make_wheel(tmp_path, "demo", "1.0", files, tag="py3-none-manylinux_2_17_x86_64")
+    with Wheel.open(wheel) as opened:
+        found = {r.name: r for r in find_imports(opened)}
+    assert sorted(found) == ["setup", "ucm"]
+    assert (found["setup"].status, found["setup"].member) == ("skipped", "setup.py")
+    assert found["setup"].error is not None
+    assert "importing it would run setup()" in found["setup"].error
+    assert found["ucm"].status == "not-run"
+
+
 def test_extension_modules_this_python_cannot_load_are_skipped(tmp_path: Path, elf_zoo: ElfZoo) -> None:
     files = {
         f"pkg/__init__{EXTENSION_SUFFIX}": b"\x7fELF",  # a compiled package (Cython): imported once
