@@ -216,6 +216,7 @@ def _file(name: str, content: bytes) -> tuple[tarfile.TarInfo, bytes]:
         ("stub", "http://127.0.0.1:1/simple/"),
         ("other backend", None),
         ("file url", None),
+        ("plain http elsewhere", None),
         ("nested", None),
         ("symlink", None),
         ("too big", None),
@@ -225,7 +226,8 @@ def _file(name: str, content: bytes) -> tuple[tarfile.TarInfo, bytes]:
 )
 def test_wheel_stub_index_reads_only_a_stubs_own_pyproject(case: str, expected: str | None) -> None:
     """Hostile sdists name no index: a pyproject.toml deeper than the top folder, a link, one of more
-    than 64 KiB, one that is not TOML, a URL that is not HTTP, bytes that are not a tar.gz."""
+    than 64 KiB, one that is not TOML, a URL that is not HTTPS (plain HTTP only to this machine, as
+    pip allows without --trusted-host), bytes that are not a tar.gz."""
     good = _stub_pyproject("http://127.0.0.1:1/simple/").encode()
     name = "x-1.0/pyproject.toml"
     if case == "not gzip":
@@ -235,6 +237,7 @@ def test_wheel_stub_index_reads_only_a_stubs_own_pyproject(case: str, expected: 
         "stub": good,
         "other backend": _stub_pyproject("http://127.0.0.1:1/simple/", "hatchling.build").encode(),
         "file url": _stub_pyproject("file:///etc/").encode(),
+        "plain http elsewhere": _stub_pyproject("http://index.example.invalid/simple/").encode(),
         "too big": good + b"#" * (64 << 10),
         "not toml": b"[build-system\n" + good,
     }.get(case, good)

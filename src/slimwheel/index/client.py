@@ -312,9 +312,7 @@ class IndexClient:
         limit: int | None = None,
     ) -> None:
         if limit is not None and file.size is not None and file.size > limit:
-            raise IndexUnavailableError(
-                file.url, f"the index lists {file.size} bytes, more than {limit} expected"
-            )
+            raise FileTooLargeError(file.url, limit, file.size)
         hashers = _hashers(file.hashes)
         headers = {"Accept-Encoding": "identity"}
         with get(self._http, file.url, stats=self.stats, headers=headers, retries=self._retries) as response:

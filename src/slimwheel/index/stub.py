@@ -14,6 +14,7 @@ import io
 import posixpath
 import sys
 import tarfile
+import urllib.parse
 from typing import Any
 
 __all__ = ["SDIST_LIMIT", "wheel_stub_index"]
@@ -22,6 +23,7 @@ SDIST_LIMIT = 1 << 20  # a wheel-stub sdist is about 15 kB; a bigger sdist is no
 _PYPROJECT_LIMIT = 64 << 10
 _MEMBERS_READ = 32  # pyproject.toml comes among an sdist's first files
 _BACKEND = "wheel_stub.buildapi"
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 def wheel_stub_index(sdist: bytes) -> str | None:
@@ -42,7 +44,12 @@ def wheel_stub_index(sdist: bytes) -> str | None:
         return None
     stub = tool.get("wheel_stub")
     url = stub.get("index_url") if isinstance(stub, dict) else None
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+    if not isinstance(url, str):
+        return None
+    parsed = urllib.parse.urlsplit(url)
+    # As pip: an index over plain HTTP only on this machine (pip ignores any other without
+    # --trusted-host, which an sdist cannot give).
+    if parsed.scheme != "https" and not (parsed.scheme == "http" and parsed.hostname in _LOOPBACK):
         return None
     return url
 
