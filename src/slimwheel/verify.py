@@ -999,7 +999,13 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
         needed_by: dict[str, set[str]] = {}
         driver_imports: dict[str, set[str]] = {}
         machine: str | None = None
-        modules = {target.member for target in imports if target.kind == "extension" and target.member}
+        # An untagged .so that exports PyInit_<name> and no import loads is loaded as a library: so a
+        # package opens it by path (torch.ops.load_library: torchmd-net-cu11's torchmdnet_extensions.so).
+        modules = {
+            target.member
+            for target in imports
+            if target.kind == "extension" and target.member and not _untagged_skipped(target)
+        }
         libraries: dict[str, ElfFacts] = {}
         for member in wheel.members:
             if member.is_dir or not (is_shared_library_name(member.name) or member.name.endswith(".so")):
@@ -1188,7 +1194,8 @@ def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
     - each extension module by its dotted name (``pkg/core_cc.cpython-311-x86_64-linux-gnu.so`` and
       ``pkg/core_cc.abi3.so`` are ``pkg.core_cc``), when this interpreter loads its suffix; one built for
       another interpreter is "skipped". An untagged ``.so`` that exports ``PyInit_<name>`` is "skipped"
-      too: it may as well be a library that the package loads with ctypes.
+      too: it may as well be a library that the package loads with ctypes, and is loaded as one after
+      the imports.
 
     Sorted by dotted name, packages before what they hold, top-level names with a leading underscore
     last; each importable name once.
@@ -1283,10 +1290,16 @@ def _extension_modules(wheel: Wheel, members: dict[str, str]) -> list[ImportResu
         elif _exports_init(wheel, members[installed], own):
             why = (
                 f"an untagged .so: an extension module or a library loaded with ctypes (it exports "
-                f"PyInit_{own}); --import {name} imports it"
+                f"PyInit_{own}): loaded as a library after the imports; --import {name} imports it"
             )
             found.append(ImportResult(name, "extension", installed, "skipped", why))
     return found
+
+
+def _untagged_skipped(target: ImportResult) -> bool:
+    """Whether ``target`` is an untagged ``.so`` the imports leave out (see :func:`_extension_modules`)."""
+    module = _module_file(posixpath.basename(target.member or ""))
+    return not target.importable and module is not None and module.kind == "untagged"
 
 
 def _exports_init(wheel: Wheel, member: str, name: str) -> bool:

@@ -714,6 +714,35 @@ def test_the_wheels_other_shared_libraries_are_loaded_after_the_imports(
     assert "libmissing.so.7" in load_problems[0]["message"]
 
 
+def test_an_untagged_extension_module_no_import_loads_is_loaded_as_a_library(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """torchmd-net-cu11 2.4.14's torchmdnet_extensions.so is untagged and exports PyInit_: torch.ops
+    loads it by path, not import. It alone needs the CUDA runtime; verify skipped its import, loaded it
+    neither, and then said libcudart.so.11.0 was "not mapped". It is loaded as a library after the
+    imports: here one that needs a library nothing installs fails that load, naming it."""
+    missing = compile_shared(
+        tmp_path / "build" / "libmissing.so.7",
+        {"m.c": "int missing(void) { return 7; }"},
+        soname="libmissing.so.7",
+    )
+    source = (
+        "int missing(void);\nint run(void) { return missing(); }\nvoid *PyInit__ops(void) { return 0; }\n"
+    )
+    ops = compile_shared(tmp_path / "build" / "_ops.so", {"ops.c": source}, link=[missing])
+    empty = tmp_path / "links"
+    empty.mkdir()
+    (tmp_path / "w").mkdir()
+    files = {"ops/__init__.py": b"", "ops/_ops.so": ops.read_bytes()}
+    wheel = make_wheel(tmp_path / "w", "ops", "1.0", files, tag="py3-none-linux_x86_64")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 1
+    assert [(i["name"], i["status"]) for i in document["imports"]] == [("ops", "ok"), ("ops._ops", "skipped")]
+    (load,) = document["loads"]
+    assert (load["member"], load["status"]) == ("ops/_ops.so", "failed")
+    assert "libmissing.so.7" in load["error"]
+
+
 @pytest.mark.parametrize(
     ("new_dtags", "loaded"),
     [(False, ["ok", "ok", "ok"]), (True, ["failed", "failed", "ok"])],

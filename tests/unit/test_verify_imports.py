@@ -119,8 +119,8 @@ def test_extension_modules_this_python_cannot_load_are_skipped(tmp_path: Path, e
         "extension",
         "pkg/_solver.so",
         "skipped",
-        "an untagged .so: an extension module or a library loaded with ctypes (it exports PyInit__solver); "
-        "--import pkg._solver imports it",
+        "an untagged .so: an extension module or a library loaded with ctypes (it exports PyInit__solver): "
+        "loaded as a library after the imports; --import pkg._solver imports it",
     )
 
 
