@@ -43,12 +43,11 @@ def _stub_pyproject(index_url: str, backend: str = "wheel_stub.buildapi") -> str
 def _sdist(directory: Path, name: str, version: str, files: dict[str, bytes | str]) -> Path:
     """``<name>-<version>.tar.gz`` holding ``files`` under ``<name>-<version>/``, as sdists do."""
     path = directory / f"{name}-{version}.tar.gz"
-    with tarfile.open(path, "w:gz") as archive:
-        for member, content in files.items():
-            data = content.encode() if isinstance(content, str) else content
-            info = tarfile.TarInfo(f"{name}-{version}/{member}")
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
+    entries = [
+        _file(f"{name}-{version}/{member}", content.encode() if isinstance(content, str) else content)
+        for member, content in files.items()
+    ]
+    path.write_bytes(_tar_gz([info for info, _ in entries], {info.name: data for info, data in entries}))
     return path
 
 

@@ -140,7 +140,7 @@ class IndexDistFiles:
     ) -> RequirementFiles:
         name = canonicalize_name(requirement.name)
         text = str(requirement)
-        where = f"{platform.key}" + (f", Python {python}" if python else "")
+        where = _target_words(platform, python)
         try:
             # Only the wheels that could be chosen are parsed: numpy's page lists over 4,000 files.
             wanted = WheelFilter(requirement.specifier, platform, python)
@@ -279,8 +279,7 @@ class IndexDistFiles:
         except SlimwheelError as error:
             return f"{stub}: {error}"
         if not installable:
-            where = f"{platform.key}" + (f", Python {python}" if python else "")
-            return f"{stub}, which has no wheel of it that it allows for {where}"
+            return f"{stub}, which has no wheel of it that it allows for {_target_words(platform, python)}"
         return client, installable
 
     # -- one wheel --------------------------------------------------------------------------------
@@ -331,6 +330,11 @@ class IndexDistFiles:
 
 
 # -- which wheel pip would install ----------------------------------------------------------------
+
+
+def _target_words(platform: Platform, python: str | None) -> str:
+    """The target as messages name it: ``manylinux_x86_64, Python 3.11``."""
+    return f"{platform.key}" + (f", Python {python}" if python else "")
 
 
 def wheel_rank(filename: str, platform: Platform, python: str | None) -> tuple[int, int, int] | None:
