@@ -165,3 +165,58 @@ def test_glibc_loads_the_plugin_only_after_its_host_library(built: dict[str, byt
     alone, after = result.stdout.splitlines()
     assert "libhost.so.0: cannot open shared object file" in alone
     assert after == "after host: 8"
+
+
+@pytest.fixture(scope="module")
+def misnamed(tmp_path_factory: pytest.TempPathFactory, built: dict[str, bytes]) -> dict[str, bytes]:
+    """libhost.so.0 shipped as ``pkg/lib/libhost.so.0.1.2`` (onnxruntime-ep-nv-tensorrt-rtx-cu13
+    0.5.0 ships ``libtensorrt_rtx.so.1.7.1``, soname ``libtensorrt_rtx.so.1``), and a plugin whose
+    RPATH is that folder."""
+    out = tmp_path_factory.mktemp("misnamed")
+    host = out / "libhost.so.0"
+    host.write_bytes(built["pkg/lib/libhost.so.0"])
+    plugin = compile_shared(
+        out / "libplug.so",
+        {"plug.c": "int host_value(void);\nint plug(void) { return host_value() + 1; }\n"},
+        link=[host],
+        rpath="$ORIGIN/..",
+    )
+    return {"pkg/lib/libhost.so.0.1.2": host.read_bytes(), "pkg/lib/plugins/libplug.so": plugin.read_bytes()}
+
+
+def test_a_library_named_otherwise_than_its_soname_is_found_by_no_rpath(
+    misnamed: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """Its RPATH reaches the folder, and still no search finds the file: check says to ship it under
+    its soname, not to add the RPATH it has; show says the wheel has that soname under another name."""
+    wheel = make_wheel(tmp_path, "pkg", "1.0", misnamed, tag=TAG)
+    report = _check(wheel, provider_catalog)
+    assert not report.has_errors
+    (finding,) = [f for f in report.findings if f.kind is CheckKind.LOADED_FIRST]
+    assert finding.path == "pkg/lib/plugins/libplug.so"
+    assert "searched pkg/lib" in finding.message
+    assert "ship libhost.so.0.1.2 as libhost.so.0" in finding.message
+    assert "add RPATH" not in finding.message
+    with Wheel.open(wheel) as opened:
+        shown = analyse_wheel(opened, provider_catalog)
+    (unresolved,) = [f for f in shown.findings if f.path == "pkg/lib/plugins/libplug.so"]
+    assert "pkg/lib/libhost.so.0.1.2 has that soname" in unresolved.message
+    assert "not in the wheel" not in unresolved.message
+
+
+def test_glibc_finds_a_misnamed_library_by_no_rpath_only_once_loaded(
+    misnamed: dict[str, bytes], tmp_path: Path
+) -> None:
+    """What the finding says, by the real loader: the plugin's RPATH names the folder, and it fails
+    alone; after the host library is loaded by path, it loads."""
+    root = tmp_path / "site"
+    for name, data in misnamed.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    script = _LOAD.replace("/pkg/lib/libhost.so.0", "/pkg/lib/libhost.so.0.1.2")
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, check=True, timeout=60
+    )
+    alone, after = result.stdout.splitlines()
+    assert "libhost.so.0: cannot open shared object file" in alone
+    assert after == "after host: 8"

@@ -79,6 +79,15 @@ def analyse_wheel(
     by_name: dict[str, _ElfMember] = {}
     for item in elf_members:
         by_name.setdefault(posixpath.basename(item.member.name), item)
+    # A library shipped under another name than its soname (TensorRT-RTX's libtensorrt_rtx.so.1.7.1,
+    # soname libtensorrt_rtx.so.1): no search finds it by that soname; glibc reuses it once loaded.
+    carriers = {
+        item.facts.soname: item.member.name
+        for item in reversed(elf_members)
+        if item.facts is not None
+        and item.facts.soname
+        and item.facts.soname != posixpath.basename(item.member.name)
+    }
 
     elf_reports = []
     static: list[StaticCode] = []
@@ -105,7 +114,7 @@ def analyse_wheel(
                         FindingKind.UNRESOLVED_NEEDED,
                         Severity.WARNING,
                         item.member.name,
-                        _unresolved_message(need.soname, catalog),
+                        _unresolved_message(need.soname, catalog, carriers.get(need.soname)),
                     )
                 )
         unused = _unused_needed(facts, resolved, item.foreign_imports)
@@ -217,9 +226,17 @@ def analyse_wheel(
     )
 
 
-def _unresolved_message(soname: str, catalog: Catalog) -> str:
+def _unresolved_message(soname: str, catalog: Catalog, carrier: str | None = None) -> str:
     """What an unresolved DT_NEEDED is, in words a user knows: NVIDIA's libraries by their product's
-    name (TensorRT's libnvinfer.so.10 has no wheel to learn on the public index), and what to do."""
+    name (TensorRT's libnvinfer.so.10 has no wheel to learn on the public index), and what to do.
+    ``carrier``: the wheel's file of that soname under another name."""
+    if carrier is not None:
+        return (
+            f"needs {soname}: no file of the wheel is named so, but {carrier} has that soname; "
+            f"the loader finds it only if the package loads {posixpath.basename(carrier)} first (by "
+            f"path), since a search looks for a file named {soname}: ship it under its soname for the "
+            "file to load alone"
+        )
     product = nvidia_product_of(soname)
     if product is None:
         return f"needs {soname}: not in the wheel, not an NVIDIA wheel's, not a system library"

@@ -289,10 +289,9 @@ class Diagnosis:
             why += self._requirement_hint(elf, shipped, check.searched)
             carrier = self.tree.sonames.get(soname)
             if carrier is not None and carrier != elf.installed_path:
-                entry = rpath_entry(elf.installed_path, posixpath.dirname(carrier) or ".")
                 why += (
                     f"; this wheel's {carrier} has that soname, but import loads an extension module "
-                    f"before its package's libraries: add RPATH {entry!r}"
+                    f"before its package's libraries: {_found_alone(elf, soname, carrier)}"
                 )
             elif not shipped and not self.catalog.providers(soname=soname):
                 optional = self._optional_product(soname)
@@ -438,7 +437,6 @@ class Diagnosis:
         loaded by ``import`` before anything of its package: the simulation calls that not found.)"""
         searched = ", ".join(folder or "." for folder in check.searched)
         path_words = f"searched {searched}" if searched else "no RPATH"
-        entry = rpath_entry(elf.installed_path, posixpath.dirname(provider) or ".")
         self.findings.append(
             Finding(
                 FindingKind.LOADED_FIRST,
@@ -446,7 +444,7 @@ class Diagnosis:
                 elf.path,
                 f"needs {check.soname}: not on its search path ({path_words}); "
                 f"found only if {provider} (this wheel's, that soname) is loaded first, as a plugin's host "
-                f"library does; add RPATH {entry!r} for it to load alone",
+                f"library does; {_found_alone(elf, check.soname, provider)}",
                 check.soname,
             )
         )
@@ -601,3 +599,16 @@ def pins_text(pins: Sequence[Pin]) -> str:
     for pin in pins:
         by_distribution.setdefault(pin.distribution, []).append(pin.version)
     return "; ".join(f"{d} {', '.join(versions)}" for d, versions in by_distribution.items())
+
+
+def _found_alone(elf: ElfReport, soname: str, carrier: str) -> str:
+    """What makes ``elf`` find the wheel's ``carrier`` of ``soname`` by a search: an RPATH to its
+    folder, unless it is named otherwise (TensorRT-RTX's ``libtensorrt_rtx.so.1.7.1``): a search
+    looks for a file of that name, and no RPATH finds it."""
+    if posixpath.basename(carrier) == soname:
+        entry = rpath_entry(elf.installed_path, posixpath.dirname(carrier) or ".")
+        return f"add RPATH {entry!r} for it to load alone"
+    return (
+        f"ship {posixpath.basename(carrier)} as {soname} for it to load alone: a search looks for a "
+        "file of that name, and no RPATH finds one named otherwise"
+    )
