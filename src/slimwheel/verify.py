@@ -20,6 +20,7 @@ import io
 import json
 import keyword
 import os
+import platform
 import posixpath
 import re
 import signal
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+import packaging.tags
 from packaging.markers import default_environment
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -260,6 +262,7 @@ def verify_wheel(
     path = Path(path)
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
     facts = _read_wheel(path, names)
+    _require_installable_here(path)
     asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
     for extra in asked:
         if not is_extra_name(extra):
@@ -977,6 +980,20 @@ def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:
         if scope is RequirementScope.EXTRA:
             found.extend(extra for extra in extras if extra not in found)
     return tuple(found)
+
+
+def _require_installable_here(path: Path) -> None:
+    """The venv is made from this interpreter, so pip installs only a wheel whose tags it supports:
+    say so before making it (a cp312-abi3 wheel under Python 3.11 failed as "not a supported wheel
+    on this platform", a problem found, exit 1, when it is a question of the Python that runs verify)."""
+    tags = parse_wheel_filename(path.name)[3]
+    if tags.isdisjoint(packaging.tags.sys_tags()):
+        here = f"{platform.python_implementation()} {platform.python_version()}"
+        raise UsageError(
+            f"{path.name}: pip cannot install it under this Python ({here}, {sys.executable}), "
+            f"which supports none of its tags ({', '.join(sorted(str(tag) for tag in tags))})",
+            hint="run verify with a Python the wheel supports: python3.X -m slimwheel verify WHEEL",
+        )
 
 
 def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
