@@ -24,6 +24,7 @@ __all__ = [
     "NameStyle",
     "is_extension_abi_tag",
     "is_extension_module_name",
+    "is_libpython",
     "is_private_copy_name",
     "is_shared_library_name",
     "module_init_symbols",
@@ -107,6 +108,16 @@ def is_extension_abi_tag(tag: str) -> bool:
     """``tag`` (``cpython-311-x86_64-linux-gnu``, ``abi3``) is an extension module's ABI tag, for this
     interpreter or another."""
     return f".{tag}.so" in importlib.machinery.EXTENSION_SUFFIXES or bool(_EXTENSION_ABI_TAG.fullmatch(tag))
+
+
+# The interpreter's own library: libpython3.12.so.1.0, libpython3.13t.so.1.0, libpython3.so.
+_LIBPYTHON = re.compile(r"libpython\d+(\.\d+[a-z]*)?\.so(\.[\d.]+)?")
+
+
+def is_libpython(soname: str) -> bool:
+    """``soname`` is CPython's shared library (``libpython3.12.so.1.0``), which only an interpreter
+    built with ``--enable-shared`` has loaded."""
+    return bool(_LIBPYTHON.fullmatch(soname))
 
 
 def is_extension_module_name(filename: str) -> bool:

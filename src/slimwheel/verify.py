@@ -262,7 +262,6 @@ def verify_wheel(
     path = Path(path)
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
     facts = _read_wheel(path, names)
-    _require_installable_here(path)
     asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
     for extra in asked:
         if not is_extra_name(extra):
@@ -1002,6 +1001,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
     not match its CRC-32) is refused here too, as an InputError (exit 2), before pip sees it: an
     install that fails on it would otherwise be reported as a problem found (exit 1)."""
     with Wheel.open(path) as wheel:
+        _require_installable_here(path)
         wheel.record()  # parses RECORD: a malformed one is a WheelError
         for member in wheel.members:
             if not member.is_dir:

@@ -363,6 +363,19 @@ def test_a_host_library_outside_the_policy_is_not_found_and_says_why(
     assert all("host libraries" not in message for message in nvidia)
 
 
+def test_libpython_is_named_the_interpreters_not_a_library_to_bundle(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """BabitMF-GPU 0.2.0's extension modules and pegaflow-llm-cu13 0.25.1's program need
+    ``libpython3.12.so.1.0``: no requirement can install it and bundling it is no fix; check said both."""
+    solver = _solver(elf_zoo, tmp_path, ("--add-needed", "libpython3.12.so.1.0"))
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": solver}, tag=TAG, requires=[CUDSS])
+    (error,) = [e for e in _errors(_check(wheel, catalog))[CheckKind.UNRESOLVED] if "libpython" in e]
+    assert "it is the Python interpreter's own library" in error
+    assert "link without -lpython" in error
+    assert "bundle" not in error
+
+
 def test_an_nvidia_library_no_wheel_ships_comes_from_an_install_of_it(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

@@ -518,7 +518,8 @@ def test_a_wheel_this_python_cannot_install_is_bad_usage_before_any_venv(
     """dyng-cu13 0.2.0 (cp312-abi3) under Python 3.11: pip refused it as "not a supported wheel on this
     platform", and verify called that a problem of the wheel (exit 1). It is the Python running verify
     that cannot install it: exit 2, one line, before a venv is made or pip is run."""
-    wheel = make_wheel(tmp_path, "elsewhere", "1.0", {"elsewhere/__init__.py": b""}, tag="cp39-cp39-win_amd64")
+    files = {"elsewhere/__init__.py": b""}
+    wheel = make_wheel(tmp_path, "elsewhere", "1.0", files, tag="cp39-cp39-win_amd64")
     before = sorted(tmp_path.iterdir())
     assert main(["verify", str(wheel), "--find-links", str(tmp_path), "--catalog", str(own_catalog)]) == 2
     captured = capsys.readouterr()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from slimwheel.errors import UsageError
-from slimwheel.names import NameStyle, parse_library_file_name, parse_library_spec, soname_stem
+from slimwheel.names import NameStyle, is_libpython, parse_library_file_name, parse_library_spec, soname_stem
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,19 @@ def test_library_specs() -> None:
         parse_library_spec("cudss>=>1")
     with pytest.raises(UsageError):
         parse_library_spec("")
+
+
+@pytest.mark.parametrize(
+    ("soname", "expected"),
+    [
+        ("libpython3.12.so.1.0", True),
+        ("libpython3.13t.so.1.0", True),
+        ("libpython3.so", True),
+        ("libpython2.7.so.1.0", True),
+        ("libpythonista.so", False),
+        ("libpython3.12.so.1.0.bak", False),
+        ("libboost_python312.so.1.83.0", False),
+    ],
+)
+def test_is_libpython(soname: str, expected: bool) -> None:
+    assert is_libpython(soname) is expected

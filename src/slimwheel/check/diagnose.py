@@ -35,7 +35,7 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
-from slimwheel.names import soname_stem
+from slimwheel.names import is_libpython, soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -342,6 +342,13 @@ class Diagnosis:
                 f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "
                 f"only {product.name} installed on the host provides it (--exclude {soname_stem(soname)} "
                 "leaves it to the host)"
+            )
+        if is_libpython(soname):
+            return (
+                "; it is the Python interpreter's own library, loaded only by a Python built with "
+                "--enable-shared (manylinux's are not): an extension module should not link it (PEP 513: "
+                "the interpreter provides its symbols; link without -lpython), and a program that embeds "
+                "Python finds it only where the host's Python has it"
             )
         framework = framework_of(soname)
         if framework is not None:
