@@ -87,7 +87,31 @@ if "--load" in arguments:
 def say(record):
     with open(results, "a") as out:
         out.write(json.dumps(record) + "\n")
+def loaded_as(name):
+    # An extension module the package's code already loaded from its file under another name
+    # (gbrl-gpu's importlib loads gbrl/gbrl_cpp...so as "gbrl_cpp"): a second load fails in pybind11.
+    import importlib.util, os
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        return None
+    origin = getattr(spec, "origin", None)
+    if name in sys.modules or not isinstance(origin, str) or not origin.endswith(".so"):
+        return None
+    real = os.path.realpath(origin)
+    for other, module in list(sys.modules.items()):
+        try:
+            where = module.__dict__.get("__file__")
+        except Exception:
+            continue
+        if other != name and isinstance(where, str) and os.path.realpath(where) == real:
+            return other
+    return None
 for name in names:
+    other = loaded_as(name)
+    if other is not None:
+        say({"name": name, "error": None, "loaded_as": other})
+        continue
     try:
         __import__(name)
     except BaseException as exc:
@@ -336,19 +360,19 @@ def verify_wheel(
                 timeout=IMPORT_TIMEOUT,
                 clean=True,
             )
-        errors, mapped = _read_probe(results_file)
-        imports, problems = _import_results(facts.imports, errors, mapped is not None, probe)
+        probed = _read_probe(results_file)
+        imports, problems = _import_results(facts.imports, probed, probe)
         problems = [_unrequired_module(problem, site) for problem in problems]
         # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
         # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
         # driver's libraries this machine lacks.
         unrun = _unrun_modules(imports, facts.extension_modules)
-        members = [*unrun, *facts.libraries] if mapped is not None and not problems else []
+        members = [*unrun, *facts.libraries] if probed.mapped is not None and not problems else []
         imported = [t.name for t in imports if t.status == "ok"]
         loads, mapped, more, stand_ins = _load_with_stand_ins(
             _LoadRun(python, work, site, imported, progress),
             members,
-            mapped,
+            probed.mapped,
             facts,
             absent=lambda error: _left_out(error, facts, asked),
         )
@@ -471,11 +495,18 @@ _DRIVER_STEMS = "|".join(sorted(map(re.escape, DRIVER_LIBRARY_NAMES)))
 _NEEDS_DRIVER = re.compile(rf"lib({_DRIVER_STEMS})\.so(\.\d+)*: cannot open shared object file")
 
 
-def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | None]:
-    """What the probe wrote: each name it imported -> None (it worked) or Python's last error line; and
-    the mapped paths (None when the probe died before it read them)."""
+@dataclass(frozen=True)
+class _ProbeResult:
+    errors: dict[str, str | None]  # each name imported -> None (it worked) or Python's last error line
+    mapped: list[str] | None  # the mapped paths; None when the probe died before it read them
+    loaded_as: dict[str, str]  # a name not imported: its file was loaded already, under this name
+
+
+def _read_probe(results_file: Path) -> _ProbeResult:
+    """What the probe wrote."""
     errors: dict[str, str | None] = {}
     mapped: list[str] | None = None
+    loaded_as: dict[str, str] = {}
     for record in _records(results_file):
         paths = record.get("mapped")
         name = record.get("name")
@@ -485,7 +516,10 @@ def _read_probe(results_file: Path) -> tuple[dict[str, str | None], list[str] | 
             error = record.get("error")
             chain = record.get("chain")
             errors[name] = None if error is None else _with_driver_cause(str(error), chain)
-    return errors, mapped
+            other = record.get("loaded_as")
+            if isinstance(other, str):
+                loaded_as[name] = other
+    return _ProbeResult(errors, mapped, loaded_as)
 
 
 def _with_driver_cause(error: str, chain: object) -> str:
@@ -533,7 +567,7 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
             clean=True,
             library_path=folders,
         )
-    _, mapped_after = _read_probe(loads_file)
+    mapped_after = _read_probe(loads_file).mapped
     loads = _load_results(
         members, site, _read_loads(loads_file), mapped_after is not None, loading, absent=absent
     )
@@ -784,11 +818,11 @@ def _load_results(
 
 def _import_results(
     targets: Sequence[ImportResult],
-    errors: dict[str, str | None],
-    finished: bool,
+    probed: _ProbeResult,
     probe: subprocess.CompletedProcess[str],
 ) -> tuple[list[ImportResult], list[VerifyProblem]]:
     """Each target's result, and an "import" problem for each failed import (and for a probe that died)."""
+    errors, finished = probed.errors, probed.mapped is not None
     problems: list[VerifyProblem] = []
     died: str | None = None  # the import the process died in
     if not finished:
@@ -798,6 +832,13 @@ def _import_results(
     for target in targets:
         if not target.importable:
             results.append(target)
+        elif target.name in probed.loaded_as:
+            why = (
+                f"its file was loaded already, as {probed.loaded_as[target.name]} (by the package's own "
+                "code): a second load under another name fails where a module registers its types once "
+                "(pybind11)"
+            )
+            results.append(replace(target, status="skipped", error=why))
         elif target.name in errors:
             error = errors[target.name]
             if error is not None and _NEEDS_DRIVER.search(error):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes.util
 import json
 import shutil
+import sysconfig
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -759,6 +760,53 @@ def test_an_untagged_extension_module_no_import_loads_is_loaded_as_a_library(
     (load,) = document["loads"]
     assert (load["member"], load["status"]) == ("ops/_ops.so", "failed")
     assert "libmissing.so.7" in load["error"]
+
+
+_REGISTERS_ONCE_C = """\
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+static int made;
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "core", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_core(void) {
+    if (made++) {  /* as pybind11 refuses a type registered by an earlier load */
+        PyErr_SetString(PyExc_ImportError, "generic_type: type \\"Core\\" is already registered!");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}
+"""
+
+_LOADS_ITS_OWN = b"""\
+import importlib.util, pathlib
+_file = next(pathlib.Path(__file__).parent.glob("core.*.so"))
+_spec = importlib.util.spec_from_file_location("core", _file)
+core = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(core)
+"""
+
+
+def test_an_extension_module_the_package_loaded_under_another_name_is_not_loaded_again(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gbrl-gpu 1.1.0's ``__init__`` loads ``gbrl/gbrl_cpp....so`` with importlib as ``gbrl_cpp``;
+    verify then imported ``gbrl.gbrl_cpp``, a second load of the same file, which pybind11 refuses
+    ("type already registered"): the wheel failed for what no user of it does. It is skipped, saying
+    under which name it was loaded."""
+    include = Path(sysconfig.get_paths()["include"])
+    if not (include / "Python.h").is_file():
+        pytest.skip(f"building an extension module needs {include / 'Python.h'}")
+    core = compile_shared(
+        tmp_path / "build" / f"core{EXTENSION_SUFFIX}", {"core.c": _REGISTERS_ONCE_C}, flags=(f"-I{include}",)
+    )
+    empty = tmp_path / "links"
+    empty.mkdir()
+    (tmp_path / "w").mkdir()
+    files = {"pkg/__init__.py": _LOADS_ITS_OWN, f"pkg/core{EXTENSION_SUFFIX}": core.read_bytes()}
+    wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files, tag="py3-none-linux_x86_64")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert [(i["name"], i["status"]) for i in document["imports"]] == [("pkg", "ok"), ("pkg.core", "skipped")]
+    assert "loaded already, as core " in document["imports"][1]["error"]
+    assert code == 0
 
 
 @pytest.mark.parametrize(
