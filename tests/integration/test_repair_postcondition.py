@@ -117,10 +117,15 @@ def test_the_report_carries_the_check_of_the_output(
 def test_a_wheel_that_still_fails_check_is_not_written(
     elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An error in the input that repair cannot fix (a bundled driver, kept without --force) still
-    fails the output: a wheel slimwheel writes passes its own check, or is not written. The refusal
-    says which errors repair caused and which the input had; --allow-broken writes it and exits 1."""
-    wheel = _renamed_solver(tmp_path, elf_zoo, {"solver.libs/libcuda.so.1": elf_zoo.libcudss.read_bytes()})
+    """An error in the input that repair cannot fix (a bundled driver the package's code names, kept
+    without --force) still fails the output: a wheel slimwheel writes passes its own check, or is not
+    written. The refusal says which errors repair caused and which the input had; --allow-broken
+    writes it and exits 1."""
+    driver = {
+        "solver.libs/libcuda.so.1": elf_zoo.libcudss.read_bytes(),
+        "solver/_driver.py": b'DRIVER = "libcuda.so.1"\n',
+    }
+    wheel = _renamed_solver(tmp_path, elf_zoo, driver)
     out = tmp_path / "out"
     argv = ["repair", str(wheel), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
     assert main([*argv, "--isolated-environment"]) == 1

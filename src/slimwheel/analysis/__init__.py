@@ -19,8 +19,10 @@ from slimwheel.analysis.libraries import (
     LOADS_BY_SONAME,
     SAME_IN_EVERY_MAJOR,
     api_library_of,
+    driver_soname,
     is_driver_library,
     is_system_library,
+    provided_by_driver,
     runtime_majors,
 )
 from slimwheel.analysis.model import (
@@ -60,9 +62,11 @@ __all__ = [
     "WheelReport",
     "analyse_wheel",
     "api_library_of",
+    "driver_soname",
     "is_driver_library",
     "is_system_library",
     "named_like_copies",
+    "provided_by_driver",
     "rpath_problems",
     "runtime_majors",
 ]

@@ -24,11 +24,13 @@ __all__ = [
     "NvidiaProduct",
     "api_library_of",
     "driver_api",
+    "driver_soname",
     "is_driver_library",
     "is_dynamic_loader",
     "is_system_library",
     "nvidia_product_of",
     "other_makers_of",
+    "provided_by_driver",
     "runtime_majors",
     "unbound_nvidia_needs",
 ]
@@ -149,10 +151,42 @@ def api_library_of(symbol: str) -> str | None:
 
 
 def is_driver_library(soname: str) -> bool:
+    """One of the driver's libraries, however named: ``libcuda.so.1``, or a copy auditwheel grafted
+    (``libcuda-f27223c5.so.580.95.05``)."""
     parsed = parse_library_file_name(soname)
     return (
         parsed is not None and parsed.stem in DRIVER_LIBRARY_NAMES and parsed.style is not NameStyle.WINDOWS
     )
+
+
+# The soname under which the host's driver installs each of its libraries (it installs
+# libcuda.so.<driver version> and the link libcuda.so.1), by stem.
+_DRIVER_SONAMES = {
+    "cuda": "libcuda.so.1",
+    "nvidia-ml": "libnvidia-ml.so.1",
+    "nvcuvid": "libnvcuvid.so.1",
+    "nvidia-encode": "libnvidia-encode.so.1",
+    "nvidia-ptxjitcompiler": "libnvidia-ptxjitcompiler.so.1",
+    "nvidia-nvvm": "libnvidia-nvvm.so.4",
+    "nvidia-opticalflow": "libnvidia-opticalflow.so.1",
+}
+
+
+def driver_soname(name: str) -> str | None:
+    """The soname the host's driver provides for the driver library ``name`` names, however named:
+    ``libcuda-f27223c5.so.580.95.05`` (gwatch-cu128 0.0.3's grafted copy) -> ``libcuda.so.1``."""
+    parsed = parse_library_file_name(name)
+    if parsed is None or parsed.style is NameStyle.WINDOWS:
+        return None
+    return _DRIVER_SONAMES.get(parsed.stem)
+
+
+def provided_by_driver(soname: str) -> bool:
+    """A DT_NEEDED the host's driver answers: one of its libraries under a name it installs, not a
+    private copy's (a consumer of auditwheel's ``libcuda-f27223c5.so.580.95.05`` finds no such file on
+    any host once the copy is gone)."""
+    parsed = parse_library_file_name(soname)
+    return is_driver_library(soname) and parsed is not None and parsed.style is NameStyle.PLAIN
 
 
 def is_system_library(soname: str, glibc: tuple[int, int] | None = None) -> bool:

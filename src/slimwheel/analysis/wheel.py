@@ -12,10 +12,10 @@ from packaging.utils import canonicalize_name
 
 from slimwheel.analysis.inspect import PARALLEL_BYTES, InspectionCache, _read_members
 from slimwheel.analysis.libraries import (
-    is_driver_library,
     is_dynamic_loader,
     is_system_library,
     nvidia_product_of,
+    provided_by_driver,
     runtime_majors,
     unbound_nvidia_needs,
 )
@@ -277,7 +277,7 @@ def _resolve(
         if inside.member.name in vendored:
             return NeededLibrary(soname, Resolution.VENDORED, (inside.member.name,))
         return NeededLibrary(soname, Resolution.WHEEL, (inside.member.name,))
-    if is_driver_library(soname):
+    if provided_by_driver(soname):
         return NeededLibrary(soname, Resolution.DRIVER)
     providers = catalog.providers(soname=soname)
     if providers:

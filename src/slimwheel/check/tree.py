@@ -13,8 +13,8 @@ from slimwheel.analysis import (
     ElfReport,
     Resolution,
     WheelReport,
-    is_driver_library,
     is_system_library,
+    provided_by_driver,
 )
 from slimwheel.check.model import ProviderRelease
 from slimwheel.findings import Pin
@@ -193,7 +193,7 @@ class SimulatedTree:
                 if where:
                     where_first = posixpath.join(min(where), soname)
                     return Answer(self._resolution_of(distribution), where_first, distribution, None)
-        if is_driver_library(soname):
+        if provided_by_driver(soname):
             return Answer(Resolution.DRIVER, None, None, None)
         if is_system_library(soname, self.glibc):
             return Answer(Resolution.SYSTEM, None, None, None)

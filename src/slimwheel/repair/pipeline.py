@@ -361,12 +361,13 @@ def _write(
 
 def copies_named_by_code(source: ArchiveSource, report: WheelReport) -> dict[str, str]:
     """``plan_repair``'s ``named_by_code`` for the wheel ``report`` describes: the file names of its
-    vendored copies that its code names, each with a file that does (the loader repair embeds left
-    out), which planning keeps as likely loaded by path."""
+    vendored copies (and bundled driver libraries) that its code names, each with a file that does
+    (the loader repair embeds left out), which planning keeps as likely loaded by path."""
     from slimwheel.repair.embed import is_loader_file
     from slimwheel.sources import named_by_code
 
-    copies = (posixpath.basename(copy.path) for copy in report.vendored)
+    drivers = (f.path for f in report.findings if f.kind is FindingKind.BUNDLED_DRIVER)
+    copies = (posixpath.basename(path) for path in (*(copy.path for copy in report.vendored), *drivers))
     return named_by_code(source, copies, skip=is_loader_file)
 
 

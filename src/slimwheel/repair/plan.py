@@ -33,6 +33,7 @@ from slimwheel.analysis import (
     Severity,
     VendoredCopy,
     WheelReport,
+    driver_soname,
     is_driver_library,
     is_system_library,
     runtime_majors,
@@ -1022,13 +1023,24 @@ def _decide_drops(
         draft.drop.add(copy.path)
     for finding in report.findings:
         if finding.kind is FindingKind.BUNDLED_DRIVER:
-            if options.force:
-                draft.drop.add(finding.path)
-                draft.warnings.append(
-                    f"{finding.path}: bundled driver dropped (--force); the host's driver loads"
+            # A driver library works only with the kernel module of its own version: a copy serves no
+            # host but its builder's (auditwheel grafts libcuda.so.1 where not told --exclude).
+            name = posixpath.basename(finding.path)
+            host = driver_soname(name) or name
+            if not options.wants(soname_stem(host)):
+                continue
+            if name in named_by_code and not options.force:
+                draft.left_alone.append(
+                    f"{finding.path}: {finding.message}; {named_by_code[name]} names it, so Python code "
+                    "may load it by path (kept; --force drops it)"
                 )
-            else:
-                draft.left_alone.append(f"{finding.path}: {finding.message} (kept; --force drops it)")
+                continue
+            draft.drop.add(finding.path)
+            draft.warnings.append(
+                f"{finding.path}: a copy of the NVIDIA driver's library, dropped: the host's driver "
+                f"provides {host}, of the version its kernel module needs (build with `auditwheel repair "
+                f"--exclude {host}` to leave it out)"
+            )
         elif finding.kind is FindingKind.STATIC_NVIDIA and finding.severity is Severity.WARNING:
             draft.left_alone.append(f"{finding.path}: {finding.message}")
 
@@ -1493,6 +1505,14 @@ def _edits(
                 and needed.soname != copy.original_soname
             ):
                 renames.append((needed.soname, copy.original_soname))
+            elif (
+                needed.provided_by
+                and needed.provided_by[0] in draft.drop
+                and (host := driver_soname(needed.soname)) is not None
+                and needed.soname != host
+            ):
+                # A dropped copy of the driver: the host's driver answers its soname.
+                renames.append((needed.soname, host))
         folders = draft.folders_for.get(elf.installed_path or elf.path, [])
         outside = (elf.installed_path or "").startswith("../")
         if folders and outside:
