@@ -361,7 +361,9 @@ def verify_wheel(
                 clean=True,
             )
         probed = _read_probe(results_file)
-        imports, problems = _import_results(facts.imports, probed, probe)
+        imports, problems = _import_results(
+            facts.imports, probed, probe, lacks_driver=_lacks_driver(python, work, probed)
+        )
         problems = [_unrequired_module(problem, site) for problem in problems]
         # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
         # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
@@ -493,6 +495,13 @@ def _records(results_file: Path) -> list[dict[str, object]]:
 # dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
 _DRIVER_STEMS = "|".join(sorted(map(re.escape, DRIVER_LIBRARY_NAMES)))
 _NEEDS_DRIVER = re.compile(rf"lib({_DRIVER_STEMS})\.so(\.\d+)*: cannot open shared object file")
+# A package's own words for it: mlrs-cuda 0.1.0 raises "mlrs-cuda requires the cuda runtime/driver;
+# none was detected"; torch's "Found no NVIDIA driver on your system". Read so only where this machine
+# cannot load libcuda.so.1.
+_MENTIONS_DRIVER = re.compile(
+    r"\b(cuda|nvidia|gpu)\b.*\bdriver|\bdriver\b.*\b(cuda|nvidia|gpu)\b", re.IGNORECASE
+)
+_DRIVER_SKIP = "it needs the NVIDIA driver, which this machine does not have"
 
 
 @dataclass(frozen=True)
@@ -664,9 +673,16 @@ def _left_out(error: str, facts: _WheelFacts, extras: Collection[str]) -> str | 
 
 def _for_driver(target: ImportResult) -> bool:
     """Whether ``target`` was skipped because its import needs the NVIDIA driver."""
-    return (
-        target.status == "skipped" and bool(target.error) and bool(_NEEDS_DRIVER.search(target.error or ""))
-    )
+    return target.status == "skipped" and (target.error or "").startswith(_DRIVER_SKIP)
+
+
+def _lacks_driver(python: Path, work: Path, probed: _ProbeResult) -> bool:
+    """Whether an import failed in words of its own about the NVIDIA driver (not dlopen's, which say
+    it plainly) on a machine that cannot load ``libcuda.so.1``."""
+    if not any(error and _MENTIONS_DRIVER.search(error) for error in probed.errors.values()):
+        return False
+    asked = _run([str(python), "-c", _CANNOT_LOAD, "libcuda.so.1"], cwd=work, timeout=60, clean=True)
+    return "libcuda.so.1" in asked.stdout.split()
 
 
 def _stand_ins(
@@ -802,8 +818,7 @@ def _load_results(
         if error is None:
             results.append(LibraryLoad(member, "ok"))
         elif error and _NEEDS_DRIVER.search(error):
-            why = f"it needs the NVIDIA driver, which this machine does not have ({error})"
-            results.append(LibraryLoad(member, "skipped", why))
+            results.append(LibraryLoad(member, "skipped", f"{_DRIVER_SKIP} ({error})"))
         elif error and (left_out := absent(error)):
             results.append(LibraryLoad(member, "skipped", left_out))
         elif error:
@@ -820,8 +835,12 @@ def _import_results(
     targets: Sequence[ImportResult],
     probed: _ProbeResult,
     probe: subprocess.CompletedProcess[str],
+    *,
+    lacks_driver: bool = False,
 ) -> tuple[list[ImportResult], list[VerifyProblem]]:
-    """Each target's result, and an "import" problem for each failed import (and for a probe that died)."""
+    """Each target's result, and an "import" problem for each failed import (and for a probe that died).
+    ``lacks_driver``: this machine cannot load the driver, so an import that fails in words about it
+    fails for want of it."""
     errors, finished = probed.errors, probed.mapped is not None
     problems: list[VerifyProblem] = []
     died: str | None = None  # the import the process died in
@@ -841,9 +860,11 @@ def _import_results(
             results.append(replace(target, status="skipped", error=why))
         elif target.name in errors:
             error = errors[target.name]
-            if error is not None and _NEEDS_DRIVER.search(error):
+            if error is not None and (
+                _NEEDS_DRIVER.search(error) or (lacks_driver and _MENTIONS_DRIVER.search(error))
+            ):
                 # Not the wheel's fault: the files are loaded after the imports, with a stand-in.
-                why = f"it needs the NVIDIA driver, which this machine does not have ({error})"
+                why = f"{_DRIVER_SKIP} ({error})"
                 results.append(replace(target, status="skipped", error=why))
                 continue
             results.append(replace(target, status="ok" if error is None else "failed", error=error))

@@ -3,6 +3,7 @@ process, and a verdict on where each NVIDIA library was mapped from."""
 
 from __future__ import annotations
 
+import ctypes
 import ctypes.util
 import json
 import shutil
@@ -690,6 +691,37 @@ def test_every_top_level_package_and_module_is_imported(
     assert document["import_name"] == "gamma"
     assert _imports(document) == [("gamma", "given", "ok"), ("alpha", "given", "ok")]
     assert [entry["member"] for entry in document["imports"]] == [None, None]
+
+
+def test_an_import_that_fails_in_its_own_words_for_want_of_the_driver_is_skipped(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mlrs-cuda 0.1.0's extension module raises its own ImportError on a machine without the driver
+    ("mlrs-cuda requires the cuda runtime/driver; none was detected"), not dlopen's words: verify
+    failed it on every machine without a GPU. Where this machine cannot load libcuda.so.1, such an
+    import is skipped for want of the driver; one that fails otherwise still fails."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pass
+    else:
+        pytest.skip("this machine has the NVIDIA driver")
+    empty = tmp_path / "links"
+    empty.mkdir()
+    files = {
+        "gated/__init__.py": b'raise ImportError("gated requires the cuda driver; none was detected")\n',
+        "configured/__init__.py": b'raise ImportError("configured needs a config file")\n',
+    }
+    wheel = make_wheel(tmp_path, "gated", "1.0", files, tag="py3-none-any")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    statuses = {entry["name"]: entry["status"] for entry in document["imports"]}
+    assert statuses == {"gated": "skipped", "configured": "failed"}
+    (skipped,) = [entry for entry in document["imports"] if entry["status"] == "skipped"]
+    assert skipped["error"].startswith("it needs the NVIDIA driver, which this machine does not have")
+    assert [problem["message"] for problem in document["problems"]] == [
+        "import configured failed: ImportError: configured needs a config file"
+    ]
+    assert code == 1
 
 
 def test_the_wheels_other_shared_libraries_are_loaded_after_the_imports(
