@@ -414,7 +414,9 @@ int solver_cudss_version(void) {
 """
 
 
+@pytest.mark.parametrize("tag", ["py3-none-linux_x86_64", "py3-none-any"], ids=["linux", "any"])
 def test_linux_tagged_wheel_goes_through_auditwheel_first(
+    tag: str,
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
     own_catalog: Path,
@@ -424,7 +426,9 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """auditwheel bundles the non-NVIDIA library and gives a manylinux tag; NVIDIA's is excluded exactly,
-    then required from its wheel."""
+    then required from its wheel. So too for a wheel tagged for any platform that holds Linux ELF files
+    (tsnecuda 3.0.1 is ``py3-none-any``): repair refused it ("no Linux platform tag") where auditwheel
+    reads the architecture from its files and tags it."""
     from tests.support.elfbuild import compile_shared
 
     system = tmp_path / "system-libs"
@@ -445,7 +449,7 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
         "solver",
         "1.0",
         {"solver/_solver.so": extension.read_bytes(), "solver/__init__.py": SOLVER_INIT},
-        tag="py3-none-linux_x86_64",
+        tag=tag,
     )
     monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # where auditwheel finds what it must bundle
     extra = ("--cuda", "13", "--linked-version", "cudss=1.0.0.35", "--isolated-environment")
@@ -474,6 +478,21 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     mapped = probe["mapped"]
     assert any("site-packages/solver.libs/libhelper-" in path for path in mapped)
     assert any(path.endswith("site-packages/nvidia/cu13/lib/libcudss.so.1") for path in mapped)
+
+
+@pytest.mark.parametrize("tag", ["py3-none-any", "py3-none-win_amd64"])
+def test_a_wheel_with_no_elf_file_or_no_linux_tag_is_one_line_and_exit_2(
+    tag: str, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pure wheel has nothing to repair, and says so; a Windows wheel has no Linux tag."""
+    files = {"pure/__init__.py": b"", "pure/pure.dll": b"MZ not ELF"}
+    wheel = make_wheel(tmp_path, "pure", "1.0", files, tag=tag)
+    argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    expected = "holds no ELF file: nothing to repair" if tag.endswith("any") else "no Linux platform tag"
+    assert expected in line
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
 def test_build_environment_gives_linked_version_and_transitive_libraries(

@@ -24,8 +24,12 @@ __all__ = ["auditwheel_command", "needs_auditwheel", "nvidia_sonames_to_exclude"
 
 
 def needs_auditwheel(report: WheelReport) -> bool:
-    """True for a wheel tagged only ``linux_<arch>`` (no manylinux or musllinux tag)."""
+    """True for a wheel tagged only ``linux_<arch>`` (no manylinux or musllinux tag), or tagged for any
+    platform while it holds ELF files (tsnecuda 3.0.1, ``py3-none-any``), which auditwheel tags for
+    the architecture they are built for."""
     tags = report.platform_tags
+    if set(tags) == {"any"}:
+        return bool(report.elf_files)
     return bool(tags) and all(tag.startswith("linux_") for tag in tags)
 
 

@@ -192,11 +192,27 @@ class RepairPlan:
         return tuple(dict.fromkeys(r.extra for r in self.requirements if r.extra))
 
 
+# ELF's names of machines that wheel tags spell otherwise.
+_TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
+
+
 def _wheel_platform(report: WheelReport) -> Platform:
     platforms = {p for p in map(platform_of_tag, report.platform_tags) if p is not None}
     linux = sorted(p for p in platforms if p.os == "linux")
     if len(linux) == 1:
         return linux[0]
+    machines = {elf.machine for elf in report.elf_files if elf.machine}
+    anywhere = set(report.platform_tags) == {"any"}
+    if not linux and anywhere and len(machines) == 1:
+        # Tagged for any platform, with Linux ELF files (tsnecuda 3.0.1): auditwheel reads the
+        # architecture from them and tags its output for it, as for a linux_* wheel.
+        (machine,) = machines
+        return Platform("linux", _TAG_ARCH.get(machine, machine))
+    if not linux and anywhere and not report.elf_files:
+        raise RepairError(
+            f"{report.filename}: holds no ELF file: nothing to repair",
+            hint="a pure wheel needs no repair; repair rewrites a platform wheel's ELF files",
+        )
     if not linux:
         raise RepairError(
             f"{report.filename}: no Linux platform tag ({', '.join(report.platform_tags) or 'none'})",
