@@ -277,6 +277,68 @@ def test_a_copy_named_by_a_release_file_name_is_known_by_its_soname_unread(
     assert not any("no NVIDIA wheel ships" in line for line in plan["left_alone"])
 
 
+def test_a_copy_whose_real_file_name_extends_its_soname_is_of_that_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5.0 ships ``libtensorrt_rtx.so.1.7.1`` (soname
+    ``libtensorrt_rtx.so.1``): the file name names release 1.7.1.116, read or unread, as auditwheel's
+    names do. It was matched by soname alone, and the floor came from the symbols (1.4.0.76), older
+    than the release the wheel was built with."""
+    catalog = _cupti_catalog(tmp_path, _cupti(tmp_path / "build" / "release", 26))
+    built = _cupti(tmp_path / "build" / "own", 27)  # other bytes: no release's file
+    (tmp_path / "in").mkdir()
+    copy = "pkg/cupti/libcupti.so.12.99.1"
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", copy: built}, tag=TAG)
+    with Wheel.open(wheel) as opened:
+        for unread in (frozenset(), frozenset(named_like_copies(opened, read_catalog(catalog)))):
+            report = analyse_wheel(opened, read_catalog(catalog), unread=unread, jobs=1)
+            (vendored,) = report.vendored
+            assert vendored.identified is not None
+            assert (vendored.identified.confidence.value, vendored.identified.version) == (
+                "by-name",
+                "12.99.1",
+            )
+    plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog), "--force")["plan"]
+    assert isinstance(plan, dict)
+    (requirement,) = plan["requirements"]
+    assert (requirement["linked_version"], requirement["version_source"]) == (
+        "12.99.1",
+        "vendored copy (by-name)",
+    )
+
+
+def test_a_consumer_of_a_copy_named_otherwise_is_linked_to_its_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The EP library needs ``libtensorrt_rtx.so.1``, which it finds only once the package loaded
+    ``libtensorrt_rtx.so.1.7.1`` by path: no DT_NEEDED resolves to the copy, and the requirement
+    repair added for the consumer ignored what the copy said of the release."""
+    catalog = _cupti_catalog(tmp_path, _cupti(tmp_path / "build" / "release", 26))
+    copy = tmp_path / "build" / "own" / "libcupti.so.12"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(_cupti(tmp_path / "build" / "own", 27))
+    consumer = compile_shared(
+        tmp_path / "build" / "libuse.so",
+        {"use.c": "int cuptiGetVersion(unsigned *);\nint use(unsigned *v) { return cuptiGetVersion(v); }\n"},
+        link=[copy],
+    )
+    (tmp_path / "in").mkdir()
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/libuse.so": consumer.read_bytes(),
+        "pkg/libcupti.so.12.99.1": copy.read_bytes(),
+    }
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog))["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == ["pkg/libcupti.so.12.99.1"]
+    (requirement,) = plan["requirements"]
+    assert (requirement["linked_version"], requirement["version_source"]) == (
+        "12.99.1",
+        "vendored copy (by-name)",
+    )
+
+
 def test_a_cuda_major_the_copies_contradict_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -85,6 +85,8 @@ def test_product_names_by_soname() -> None:
             "libnvinfer.so.10",
             "libnvinfer_plugin.so.10",
             "libnvonnxparser.so.10",
+            "libtensorrt_rtx.so.1",
+            "libtensorrt_onnxparser_rtx.so.1",
             "libcutensor.so.2",
             "libcutensorMg.so.2",
             "libcutensornet.so.2",
@@ -98,6 +100,8 @@ def test_product_names_by_soname() -> None:
     }
     assert named == {
         "libnvinfer.so.10": "TensorRT",
+        "libtensorrt_rtx.so.1": "TensorRT-RTX",
+        "libtensorrt_onnxparser_rtx.so.1": "TensorRT-RTX",
         "libnvinfer_plugin.so.10": "TensorRT",
         "libnvonnxparser.so.10": "TensorRT",
         "libcutensor.so.2": "cuTENSOR",

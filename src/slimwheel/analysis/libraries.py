@@ -248,6 +248,7 @@ _PRODUCTS: tuple[tuple[re.Pattern[str], NvidiaProduct], ...] = tuple(
             r"nvinfer(_.+)?|nvonnxparser|nvparsers",
             NvidiaProduct("TensorRT", "tensorrt-cu<major>-libs", sdist_only=True),
         ),
+        (r"tensorrt(_onnxparser)?_rtx", NvidiaProduct("TensorRT-RTX", "tensorrt-rtx-cu<major>-libs")),
         (
             r"custatevec|cutensornet|cudensitymat",
             NvidiaProduct("cuQuantum", "cuquantum-cu<major>", seeded=False),

@@ -78,6 +78,22 @@ def _original_soname(
     return basename, False
 
 
+def _file_version(parsed: LibraryFileName | None, original_soname: str) -> str | None:
+    """The release a copy's file name carries: auditwheel's keeps the file's version
+    (``libnvrtc-672ee683.so.11.8.89``), and a plain name that extends its soname is the real file's
+    (``libtensorrt_rtx.so.1.7.1``, soname ``libtensorrt_rtx.so.1``); a name that is the soname says
+    only the soname (``libnvrtc.so.11.2`` serves CUDA 11.2 to 11.8)."""
+    if parsed is None or not parsed.version:
+        return None
+    if parsed.style is NameStyle.AUDITWHEEL:
+        return parsed.version
+    if parsed.style is NameStyle.PLAIN and f"lib{parsed.stem}.so.{parsed.version}".startswith(
+        f"{original_soname}."
+    ):
+        return parsed.version
+    return None
+
+
 def _identify(
     catalog: Catalog,
     record_sha256: str | None,
@@ -108,14 +124,13 @@ def _identify(
             )
             return _identified(best[0], Confidence.EXACT, len({p.release.key for p in exact}), "sha256")
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
-    file_version = parsed.version if parsed and parsed.style is NameStyle.AUDITWHEEL else None
-    if file_version and file_version.count(".") < 1:
-        file_version = None  # a major alone says no release
 
     def of_that_release(provider: LibraryProvider) -> bool:
-        return bool(file_version) and (
-            provider.version == file_version or provider.version.startswith(f"{file_version}.")
-        )
+        # Read against the release's own soname too: unread, the guess is the whole file name.
+        version = _file_version(parsed, original_soname) or _file_version(parsed, provider.library.soname)
+        if not version or version.count(".") < 1:
+            return False  # a major alone says no release
+        return provider.version == version or provider.version.startswith(f"{version}.")
 
     if not providers and parsed is not None:
         # The soname may be a guess from the file name that misses its minor part (libnvrtc-builtins):
@@ -134,12 +149,11 @@ def _identify(
         )
     if not providers:
         return None
-    if file_version:
-        by_name = [p for p in providers if of_that_release(p)]
-        if by_name:
-            return _identified(
-                by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
-            )
+    by_name = [p for p in providers if of_that_release(p)]
+    if by_name:
+        return _identified(
+            by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
+        )
     # Of the sonames a guess admits, those the copy's file name spells (libcupti.so.11.7, not .11.8,
     # for libcupti-1a2b3c4d.so.11.7.101) come first: the others are other libraries by ABI.
     named = _named_file(parsed)

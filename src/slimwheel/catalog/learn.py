@@ -73,6 +73,9 @@ DEFAULT_SEEDS: tuple[str, ...] = tuple(
         # TensorRT's libraries (libnvinfer.so.10, ...). Where the index serves them only as sdists
         # that fetch the wheel at install time, nothing is learned and repair leaves them alone.
         ("tensorrt", "-libs", (12, 13)),
+        # TensorRT for RTX (libtensorrt_rtx.so.1): wheels on the public index, which
+        # onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5.0 vendors (223 MiB) instead of requiring.
+        ("tensorrt-rtx", "-libs", (12, 13)),
         # cuQuantum's libraries (cuquantum-python requires them; Qiskit Aer, PennyLane Lightning and
         # others link libcustatevec.so.1 and libcutensornet.so.2).
         ("custatevec", "", (12, 13)),
@@ -97,6 +100,7 @@ _NVIDIA_NAME_PREFIXES = (
     "nvidia-",
     "cutensor",
     "tensorrt-cu",
+    "tensorrt-rtx-cu",
     "custatevec-",
     "cudensitymat-",
     "cupauliprop-",

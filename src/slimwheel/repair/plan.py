@@ -296,6 +296,13 @@ def _needs(
                 continue
             need.needed_by.add(elf.installed_path or elf.path)
             need.needed_as.add(needed.soname)
+    # A dropped copy shipped under another name than its soname (onnxruntime-ep-nv-tensorrt-rtx-cu13's
+    # libtensorrt_rtx.so.1.7.1) serves its consumers only once loaded, so no DT_NEEDED resolves to it:
+    # it still says which release they were built against.
+    for copy in copies.values():
+        served = needs.get(copy.original_soname)
+        if served is not None and copy.path in dropped and copy not in served.copies:
+            served.copies.append(copy)
     for path in sorted(on_request):
         copy = copies[path]
         needs.setdefault(copy.original_soname, _Need(copy.original_soname)).copies.append(copy)
