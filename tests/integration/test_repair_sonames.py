@@ -299,12 +299,14 @@ def test_a_copy_whose_real_file_name_extends_its_soname_is_of_that_release(
                 "12.99.1",
             )
     plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog), "--force")["plan"]
+    assert _linked(plan) == ("12.99.1", "vendored copy (by-name)")
+
+
+def _linked(plan: object) -> tuple[str, str]:
+    """The one requirement's linked version and where it came from."""
     assert isinstance(plan, dict)
     (requirement,) = plan["requirements"]
-    assert (requirement["linked_version"], requirement["version_source"]) == (
-        "12.99.1",
-        "vendored copy (by-name)",
-    )
+    return requirement["linked_version"], requirement["version_source"]
 
 
 def test_a_consumer_of_a_copy_named_otherwise_is_linked_to_its_release(
@@ -332,11 +334,7 @@ def test_a_consumer_of_a_copy_named_otherwise_is_linked_to_its_release(
     plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog))["plan"]
     assert isinstance(plan, dict)
     assert plan["drop"] == ["pkg/libcupti.so.12.99.1"]
-    (requirement,) = plan["requirements"]
-    assert (requirement["linked_version"], requirement["version_source"]) == (
-        "12.99.1",
-        "vendored copy (by-name)",
-    )
+    assert _linked(plan) == ("12.99.1", "vendored copy (by-name)")
 
 
 def test_a_cuda_major_the_copies_contradict_is_refused(
