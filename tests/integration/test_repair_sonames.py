@@ -337,6 +337,53 @@ def test_a_consumer_of_a_copy_named_otherwise_is_linked_to_its_release(
     assert _linked(plan) == ("12.99.1", "vendored copy (by-name)")
 
 
+@pytest.mark.parametrize("major", [12, 13])
+def test_a_copy_named_for_a_release_both_majors_ship_is_of_the_wheels_major(
+    major: int, tmp_path: Path
+) -> None:
+    """tensorrt-rtx-cu12-libs and tensorrt-rtx-cu13-libs are both 1.7.1.116: the CUDA 12 EP's copy was
+    called CUDA 13's, and repair kept it ("this repair is for CUDA 12"), 210 MiB."""
+    build = tmp_path / "build"
+    releases = []
+    for each in (12, 13):
+        library = compile_shared(
+            build / f"cu{each}" / "libfake.so.1",
+            {"f.c": f"int fake(void) {{ return {each}; }}\n"},
+            soname="libfake.so.1",
+        )
+        releases.append(
+            make_wheel(
+                tmp_path,
+                f"fakelib-cu{each}-libs",
+                "1.7.1.116",
+                {"fakelib_libs/libfake.so.1": library.read_bytes()},
+                tag="py3-none-manylinux_2_17_x86_64",
+            )
+        )
+    catalog = learn_from_wheels(releases)
+    copy = compile_shared(
+        build / "own" / "libfake.so.1", {"f.c": "int fake(void) { return 0; }\n"}, soname="libfake.so.1"
+    )
+    extension = compile_shared(
+        build / "_ext.so", {"e.c": "int fake(void);\nint ext(void) { return fake(); }\n"}, link=[copy]
+    )
+    patchelf(extension, "--add-needed", f"libcudart.so.{major}")
+    (tmp_path / "in").mkdir()
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/_ext.so": extension.read_bytes(),
+        "pkg/libfake.so.1.7.1": copy.read_bytes(),
+    }
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    with Wheel.open(wheel) as opened:
+        (vendored,) = analyse_wheel(opened, catalog, jobs=1).vendored
+    assert vendored.identified is not None
+    assert (vendored.identified.distribution, vendored.identified.confidence.value) == (
+        f"fakelib-cu{major}-libs",
+        "by-name",
+    )
+
+
 def test_a_cuda_major_the_copies_contradict_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

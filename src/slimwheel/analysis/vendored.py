@@ -150,6 +150,9 @@ def _identify(
     if not providers:
         return None
     by_name = [p for p in providers if of_that_release(p)]
+    # One release number, several CUDA majors' wheels (tensorrt-rtx-cu12-libs and -cu13-libs 1.7.1.116):
+    # the major the wheel's runtime sonames name.
+    by_name = [p for p in by_name if p.release.cuda_major == major] or by_name
     if by_name:
         return _identified(
             by_name[0], Confidence.BY_NAME, len({p.release.key for p in by_name}), "file version"
