@@ -364,7 +364,9 @@ def verify_wheel(
         imports, problems = _import_results(
             facts.imports, probed, probe, lacks_driver=_lacks_driver(python, work, probed)
         )
-        problems = [_unrequired_module(problem, site) for problem in problems]
+        problems = [
+            _unrequired_library(_unrequired_module(problem, site), owners, catalog) for problem in problems
+        ]
         # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
         # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
         # driver's libraries this machine lacks.
@@ -623,6 +625,30 @@ def _unrequired_module(problem: VerifyProblem, site: Path) -> VerifyProblem:
         return problem
     hint = f" ({top}: nothing the wheel requires installs it; --import NAME imports only the modules named)"
     return replace(problem, message=problem.message + hint)
+
+
+# A library file name in an error message: "Failure finding "libnvJitLink.so.13 or libnvJitLink.so.12"".
+_LIBRARY_NAME = re.compile(r"\blib[\w+-]+\.so(?:\.\d+)*\b")
+
+
+def _unrequired_library(problem: VerifyProblem, owners: Mapping[str, str], catalog: Catalog) -> VerifyProblem:
+    """An import that failed naming NVIDIA libraries no installed distribution ships, with the NVIDIA
+    wheels that do: gpu4pyscf-cuda12x 1.9.2 loads nvJitLink at import by name (through
+    cuda-pathfinder), "Failure finding libnvJitLink.so.13 or libnvJitLink.so.12", and requires no
+    nvidia-nvjitlink. Its author adds the requirement; a DT_NEEDED would have been check's to find."""
+    if problem.kind != "import":
+        return problem
+    installed = {posixpath.basename(path) for path in owners}
+    hints = []
+    for soname in dict.fromkeys(_LIBRARY_NAME.findall(problem.message)):
+        if soname in installed:
+            continue
+        shipping = sorted({provider.distribution for provider in catalog.providers(soname=soname)})
+        if shipping:
+            hints.append(
+                f"{soname}: {' or '.join(shipping)} ships it, which nothing the wheel requires installs"
+            )
+    return replace(problem, message=f"{problem.message} ({'; '.join(hints)})") if hints else problem
 
 
 def _unrun_modules(imports: Sequence[ImportResult], modules: Sequence[str]) -> list[str]:

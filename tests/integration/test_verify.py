@@ -482,6 +482,24 @@ def test_uninstallable_wheel_reports_pips_error(
     assert document["sources"] == ["--no-index", "--find-links", str(empty)]
 
 
+def test_an_import_that_fails_for_an_nvidia_library_nothing_installs_names_its_wheels(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gpu4pyscf-cuda12x 1.9.2 loads nvJitLink by name at import ("Failure finding libnvJitLink.so.13
+    or libnvJitLink.so.12") and requires no nvidia-nvjitlink: verify said only the error. It now names
+    the NVIDIA wheels that ship what the message names, where no installed distribution does."""
+    empty = tmp_path / "links"
+    empty.mkdir()
+    source = b'raise ImportError("Failure finding \\"libnvrtc.so.13 or libfrob.so.2\\": No such file")\n'
+    wheel = make_wheel(tmp_path, "loader", "1.0", {"loader/__init__.py": source}, tag="py3-none-any")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 1
+    (problem,) = document["problems"]
+    assert problem["message"].endswith(
+        "(libnvrtc.so.13: nvidia-cuda-nvrtc ships it, which nothing the wheel requires installs)"
+    )
+
+
 def test_import_failure_is_reported(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
