@@ -1051,6 +1051,7 @@ def _decide_drops(
             name = posixpath.basename(finding.path)
             host = driver_soname(name) or name
             if not options.wants(soname_stem(host)):
+                draft.left_alone.append(f"{finding.path}: {finding.message} (kept: --only/--exclude)")
                 continue
             if name in named_by_code and not options.force:
                 draft.left_alone.append(
