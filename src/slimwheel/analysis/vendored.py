@@ -126,8 +126,11 @@ def _identify(
     providers = catalog.providers(soname=original_soname, include_prereleases=True)
 
     def of_that_release(provider: LibraryProvider) -> bool:
-        # Read against the release's own soname too: unread, the guess is the whole file name.
-        version = _file_version(parsed, original_soname) or _file_version(parsed, provider.library.soname)
+        # Unread, the soname is a guess (the whole file name): the name is read against the release's
+        # own soname too. A soname the copy gives stands: libcudss.so.0.7 is no release of libcudss.so.0.
+        version = _file_version(parsed, original_soname) or (
+            None if said else _file_version(parsed, provider.library.soname)
+        )
         if not version or version.count(".") < 1:
             return False  # a major alone says no release
         return provider.version == version or provider.version.startswith(f"{version}.")
