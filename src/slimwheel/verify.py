@@ -365,7 +365,8 @@ def verify_wheel(
             facts.imports, probed, probe, lacks_driver=_lacks_driver(python, work, probed)
         )
         problems = [
-            _unrequired_library(_unrequired_module(problem, site), owners, catalog) for problem in problems
+            _unrequired_library(_unrequired_module(problem, site), owners, catalog, facts.needed)
+            for problem in problems
         ]
         # Once the imports went well, the wheel's other shared libraries are loaded, and the extension
         # modules whose import needed the NVIDIA driver: loaded, not run, with stand-ins for the
@@ -631,17 +632,20 @@ def _unrequired_module(problem: VerifyProblem, site: Path) -> VerifyProblem:
 _LIBRARY_NAME = re.compile(r"\blib[\w+-]+\.so(?:\.\d+)*\b")
 
 
-def _unrequired_library(problem: VerifyProblem, owners: Mapping[str, str], catalog: Catalog) -> VerifyProblem:
+def _unrequired_library(
+    problem: VerifyProblem, owners: Mapping[str, str], catalog: Catalog, needed: Collection[str]
+) -> VerifyProblem:
     """An import that failed naming NVIDIA libraries no installed distribution ships, with the NVIDIA
     wheels that do: gpu4pyscf-cuda12x 1.9.2 loads nvJitLink at import by name (through
     cuda-pathfinder), "Failure finding libnvJitLink.so.13 or libnvJitLink.so.12", and requires no
-    nvidia-nvjitlink. Its author adds the requirement; a DT_NEEDED would have been check's to find."""
+    nvidia-nvjitlink. Its author adds the requirement. A soname the wheel's files need (``needed``)
+    is left to check's diagnosis, which follows."""
     if problem.kind != "import":
         return problem
     installed = {posixpath.basename(path) for path in owners}
     hints = []
     for soname in dict.fromkeys(_LIBRARY_NAME.findall(problem.message)):
-        if soname in installed:
+        if soname in installed or soname in needed:
             continue
         shipping = sorted({provider.distribution for provider in catalog.providers(soname=soname)})
         if shipping:
