@@ -919,10 +919,18 @@ def _how_it_ended(process: subprocess.CompletedProcess[str]) -> str:
     """Python's last error line, or the signal that killed the process."""
     if process.returncode < 0 and not (process.stderr or "").strip():
         try:
-            return f"killed by {signal.Signals(-process.returncode).name}"
+            name = signal.Signals(-process.returncode).name
         except ValueError:
             return f"killed by signal {-process.returncode}"
+        return f"killed by {name}{_SIGNAL_MEANS.get(name, '')}"
     return _last_error(process)
+
+
+# What a signal that kills an import says of the wheel: fastlisaresponse-cuda12x 1.1.17's import dies
+# of SIGILL on a CPU without the instructions its build assumes.
+_SIGNAL_MEANS = {
+    "SIGILL": " (an instruction this CPU does not have: the build assumes a newer CPU)",
+}
 
 
 def lowest_pins(

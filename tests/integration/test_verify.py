@@ -500,6 +500,23 @@ def test_an_import_that_fails_for_an_nvidia_library_nothing_installs_names_its_w
     )
 
 
+def test_an_import_killed_by_sigill_says_what_that_means(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fastlisaresponse-cuda12x 1.1.17's import dies of SIGILL here: code for a newer CPU."""
+    empty = tmp_path / "links"
+    empty.mkdir()
+    source = b"import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n"
+    wheel = make_wheel(tmp_path, "newer", "1.0", {"newer/__init__.py": source}, tag="py3-none-any")
+    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    assert code == 1
+    (problem,) = document["problems"]
+    assert problem["message"] == (
+        "import newer failed: killed by SIGILL (an instruction this CPU does not have: the build assumes "
+        "a newer CPU)"
+    )
+
+
 def test_import_failure_is_reported(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
