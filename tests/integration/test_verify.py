@@ -33,6 +33,16 @@ def _verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[s
     return code, json.loads(capsys.readouterr().out)
 
 
+def _verify_pure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Path, name: str, files: dict[str, bytes]
+) -> tuple[int, dict[str, Any]]:
+    """Verify a pure wheel ``name`` of ``files`` that requires nothing, installed from no index."""
+    empty = tmp_path / "links"
+    empty.mkdir()
+    wheel = make_wheel(tmp_path, name, "1.0", files, tag="py3-none-any")
+    return _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(catalog))
+
+
 def _repaired_solver(
     zoo: ElfZoo, catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> Path:
@@ -488,11 +498,8 @@ def test_an_import_that_fails_for_an_nvidia_library_nothing_installs_names_its_w
     """gpu4pyscf-cuda12x 1.9.2 loads nvJitLink by name at import ("Failure finding libnvJitLink.so.13
     or libnvJitLink.so.12") and requires no nvidia-nvjitlink: verify said only the error. It now names
     the NVIDIA wheels that ship what the message names, where no installed distribution does."""
-    empty = tmp_path / "links"
-    empty.mkdir()
     source = b'raise ImportError("Failure finding \\"libnvrtc.so.13 or libfrob.so.2\\": No such file")\n'
-    wheel = make_wheel(tmp_path, "loader", "1.0", {"loader/__init__.py": source}, tag="py3-none-any")
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    code, document = _verify_pure(capsys, tmp_path, own_catalog, "loader", {"loader/__init__.py": source})
     assert code == 1
     (problem,) = document["problems"]
     assert problem["message"].endswith(
@@ -504,11 +511,8 @@ def test_an_import_killed_by_sigill_says_what_that_means(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """fastlisaresponse-cuda12x 1.1.17's import dies of SIGILL here: code for a newer CPU."""
-    empty = tmp_path / "links"
-    empty.mkdir()
     source = b"import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n"
-    wheel = make_wheel(tmp_path, "newer", "1.0", {"newer/__init__.py": source}, tag="py3-none-any")
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    code, document = _verify_pure(capsys, tmp_path, own_catalog, "newer", {"newer/__init__.py": source})
     assert code == 1
     (problem,) = document["problems"]
     assert problem["message"] == (
@@ -520,16 +524,8 @@ def test_an_import_killed_by_sigill_says_what_that_means(
 def test_import_failure_is_reported(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    empty = tmp_path / "links"
-    empty.mkdir()
-    wheel = make_wheel(
-        tmp_path,
-        "broken",
-        "1.0",
-        {"broken/__init__.py": b"raise RuntimeError('boom here')\n"},
-        tag="py3-none-any",
-    )
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    files = {"broken/__init__.py": b"raise RuntimeError('boom here')\n"}
+    code, document = _verify_pure(capsys, tmp_path, own_catalog, "broken", files)
     assert code == 1
     (problem,) = document["problems"]
     assert problem["kind"] == "import"
@@ -741,14 +737,11 @@ def test_an_import_that_fails_in_its_own_words_for_want_of_the_driver_is_skipped
         pass
     else:
         pytest.skip("this machine has the NVIDIA driver")
-    empty = tmp_path / "links"
-    empty.mkdir()
     files = {
         "gated/__init__.py": b'raise ImportError("gated requires the cuda driver; none was detected")\n',
         "configured/__init__.py": b'raise ImportError("configured needs a config file")\n',
     }
-    wheel = make_wheel(tmp_path, "gated", "1.0", files, tag="py3-none-any")
-    code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
+    code, document = _verify_pure(capsys, tmp_path, own_catalog, "gated", files)
     statuses = {entry["name"]: entry["status"] for entry in document["imports"]}
     assert statuses == {"gated": "skipped", "configured": "failed"}
     (skipped,) = [entry for entry in document["imports"] if entry["status"] == "skipped"]
