@@ -8,6 +8,7 @@ is a real PEP 691/503 server on 127.0.0.1; torchlike's wheels are listed through
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -19,14 +20,16 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, Lookup, Pin, check_wheel
 from slimwheel.cli import main
 from slimwheel.dist_files import ReleaseFiles, StaticDistFiles
+from slimwheel.elf import read_elf
 from slimwheel.errors import UsageError
 from slimwheel.index import Cache, IndexSettings
 from slimwheel.index.dist_files import IndexDistFiles, wheel_rank
 from slimwheel.platforms import Platform
-from slimwheel.repair.pipeline import repair_wheel
+from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared
 from tests.support.index_server import IndexServer
+from tests.support.venvs import make_venv, pip_install, site_packages
 from tests.support.wheels import make_wheel
 
 StartServer = Callable[..., IndexServer]
@@ -278,6 +281,55 @@ def test_a_wheel_repaired_counting_on_a_preloaded_requirement_passes_check_as_it
         assert "found only because torchlike's torchlike/lib/libc10x.so is loaded first" in warning
         assert not report.has_errors, report.findings
         assert _check(outcome.output, provider_catalog, source, recorded=False).has_errors
+
+
+def test_repair_reaches_a_library_a_requirement_installs_off_the_search_path(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    """What check's error says to add, repair adds: an RPATH entry into each folder where the
+    releases the range admits install it (torchlike 1.0 and 2.0 in torchlike/lib, 3.0 in
+    torchlike/lib64). The wheel written passes check, and, installed by pip beside the newest
+    torchlike, its file loads and calls into the requirement's library."""
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["torchlike>=1.0"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        assert _check(wheel, provider_catalog, source).has_errors
+        outcome = repair_wheel(wheel, tmp_path / "out", provider_catalog, dist_files=source)
+        assert outcome.output is not None
+        assert not _check(outcome.output, provider_catalog, source).has_errors
+    (edit,) = outcome.plan.edits
+    assert edit.search_path == ("$ORIGIN", "$ORIGIN/../torchlike/lib", "$ORIGIN/../torchlike/lib64")
+    assert "also reaches libc10x.so in torchlike's torchlike/lib or torchlike/lib64" in edit.reason
+    assert [(r.soname, r.distribution) for r in outcome.plan.reached] == [("libc10x.so", "torchlike")]
+    with Wheel.open(outcome.output) as written, written.seekable_member("ext/_ext.so") as stream:
+        assert read_elf(stream, path="ext/_ext.so", symbols=False).rpath == edit.search_path
+
+    python = make_venv(tmp_path / "venv")
+    pip_install(python, str(outcome.output), index_url=server.simple_url)
+    call = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).ext_call())"
+    answer = subprocess.run(
+        [str(python), "-c", call, str(site_packages(python) / "ext/_ext.so")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert answer.stdout.strip() == "42"
+
+
+def test_repair_leaves_the_search_path_alone_for_a_requirement_counted_as_preloaded_or_unread(
+    built: Built, provider_catalog: Catalog, server: IndexServer, cache: Cache, tmp_path: Path
+) -> None:
+    """``--preloaded`` says the package's import loads it first: the file is left as it is. Without
+    the requirements' files (offline), nothing tells where they are: refused, naming the library."""
+    wheel = _extension(tmp_path / "w", built, rpath="$ORIGIN", requires=["torchlike>=1.0,<3"])
+    with IndexDistFiles(IndexSettings(server.simple_url), cache=cache) as source:
+        outcome = repair_wheel(
+            wheel, tmp_path / "out", provider_catalog, dist_files=source, preloaded=["torchlike"]
+        )
+    assert outcome.plan.edits == ()
+    assert outcome.plan.reached == ()
+    with pytest.raises(RepairRefusedError, match=r"needs libc10x\.so: not found"):
+        repair_wheel(wheel, tmp_path / "offline", provider_catalog, dist_files=None)
+    assert not (tmp_path / "offline").exists() or not any((tmp_path / "offline").iterdir())
 
 
 def test_a_preloaded_distribution_no_requires_dist_names_is_looked_up_too(

@@ -40,6 +40,7 @@ from slimwheel.check.model import (
     NeededCheck,
     ProviderRelease,
     RequirementCheck,
+    RequirementReach,
 )
 from slimwheel.check.run import check_wheel
 from slimwheel.findings import Pin
@@ -56,6 +57,7 @@ __all__ = [
     "Pin",
     "ProviderRelease",
     "RequirementCheck",
+    "RequirementReach",
     "SearchFolder",
     "check_wheel",
 ]

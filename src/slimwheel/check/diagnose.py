@@ -434,8 +434,8 @@ class Diagnosis:
         folder, distribution = where[0]
         entry = rpath_entry(elf.installed_path, folder or ".")
         return (
-            f": add RPATH {entry!r}, or, if importing {distribution} loads it first, count on that "
-            f"(--preloaded {distribution})"
+            f": add RPATH {entry!r} (slimwheel repair does), or, if importing {distribution} loads it "
+            f"first, count on that (--preloaded {distribution})"
         )
 
     def _loaded_first(self, elf: ElfReport, check: NeededCheck, provider: str) -> None:

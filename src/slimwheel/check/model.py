@@ -19,6 +19,7 @@ __all__ = [
     "NeededCheck",
     "ProviderRelease",
     "RequirementCheck",
+    "RequirementReach",
 ]
 
 # One vocabulary with show's (slimwheel.findings); the old names stay for callers.
@@ -85,6 +86,19 @@ class FileCheck:
 
 
 @dataclass(frozen=True)
+class RequirementReach:
+    """A DT_NEEDED no search path of its file reaches, which another requirement of the wheel (not an
+    NVIDIA wheel's) installs: an RPATH entry to ``folders`` finds it in any install where both share
+    site-packages (librmm-cu12's ``librmm/lib64``, torch's ``torch/lib``). What repair adds for it."""
+
+    path: str  # archive member of the file that needs it
+    installed_path: str
+    soname: str
+    distribution: str
+    folders: tuple[str, ...]  # installed folders, relative to site-packages, of the releases read
+
+
+@dataclass(frozen=True)
 class CheckReport:
     filename: str
     distribution: str
@@ -106,6 +120,8 @@ class CheckReport:
     recorded: tuple[str, ...] = ()
     # NVIDIA releases only an extra of the wheel brings in (``ProviderRelease.extras`` says which).
     optional_providers: tuple[ProviderRelease, ...] = ()
+    # DT_NEEDED entries a requirement installs off their file's search path (see RequirementReach).
+    reachable: tuple[RequirementReach, ...] = ()
 
     @property
     def has_errors(self) -> bool:

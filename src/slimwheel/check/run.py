@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from slimwheel.analysis import WheelReport, analyse_wheel
+from slimwheel.analysis import WheelReport, analyse_wheel, is_driver_library
 from slimwheel.catalog.model import Catalog
 from slimwheel.check.diagnose import CARRIED, Diagnosis
-from slimwheel.check.model import CheckReport, ProviderRelease
+from slimwheel.check.model import CheckReport, ProviderRelease, RequirementReach
 from slimwheel.check.providers import ProviderResolver, requirement_files, transitive_files
 from slimwheel.check.target import Target, platform_of, python_of
 from slimwheel.check.tree import SimulatedTree, Simulation
@@ -140,6 +140,7 @@ def check_wheel(
         simulation = Simulation(tree, elfs)
         simulation.run()
 
+    reachable = _reachable(report, catalog, simulation)
     # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
     findings += [finding for finding in report.findings if finding.kind in CARRIED]
     context = Diagnosis(
@@ -174,6 +175,22 @@ def check_wheel(
         preloaded=preloaded,
         optional_providers=tuple(optional),
         recorded=counted_on,
+        reachable=reachable,
+    )
+
+
+def _reachable(report: WheelReport, catalog: Catalog, simulation: Simulation) -> tuple[RequirementReach, ...]:
+    """The DT_NEEDED entries of files inside site-packages that only another requirement installs,
+    off their search path: NVIDIA's sonames (repair's providers) and the driver's are left out."""
+    members = {elf.installed_path: elf.path for elf in report.elf_files}
+    return tuple(
+        RequirementReach(members[path], path, soname, distribution, folders)
+        for (path, soname), found in simulation.off_path_in_requirements().items()
+        if path in members
+        and not path.startswith("../")
+        and not is_driver_library(soname)
+        and not catalog.providers(soname=soname)
+        for distribution, folders in sorted(found.items())
     )
 
 

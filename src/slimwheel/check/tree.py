@@ -288,6 +288,29 @@ class Simulation:
             if soname in self.tree.shipped and any(a.resolution is Resolution.UNRESOLVED for a in answers)
         }
 
+    def off_path_in_requirements(self) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+        """Per (file, soname) that some search of that file's misses, or finds only as loaded first:
+        the requirements (not NVIDIA's, not counted as loaded first) that install a file of that name,
+        each with the folders inside site-packages it does so in, in any release read."""
+        reach: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+        for (path, soname), answers in sorted(self.answers.items()):
+            if not any(a.found_by is None and a.resolution in _OFF_PATH for a in answers):
+                continue
+            by_distribution = {
+                distribution: tuple(
+                    sorted({f for folders in by_version.values() for f in folders if not f.startswith("../")})
+                )
+                for distribution, by_version in self.tree.shipped.get(soname, {}).items()
+                if distribution in self.tree.requirements and distribution not in self.tree.preloaded
+            }
+            if found := {d: folders for d, folders in by_distribution.items() if folders}:
+                reach[(path, soname)] = found
+        return reach
+
+
+# Answers no search path gave: not found at all, or found in a requirement only if loaded first.
+_OFF_PATH = frozenset({Resolution.UNRESOLVED, Resolution.REQUIREMENT})
+
 
 def _first_of_each(folders: Sequence[SearchFolder]) -> tuple[SearchFolder, ...]:
     """``folders`` with each folder kept at its first place only (the entry that names it first)."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slimwheel._scratch import private_folder, scratch_folder
-from slimwheel.analysis import Severity
+from slimwheel.analysis import Resolution, Severity
 from slimwheel.errors import SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.progress import SILENT, Progress
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from slimwheel.analysis import InspectionCache, WheelReport
     from slimwheel.catalog.exports import ExportSource
     from slimwheel.catalog.model import Catalog
-    from slimwheel.check import CheckReport
+    from slimwheel.check import CheckReport, RequirementReach
     from slimwheel.dist_files import DistFileSource, ReleaseFiles, RequirementFiles
     from slimwheel.elf.edit import ElfPatch
     from slimwheel.findings import Finding
@@ -412,6 +412,7 @@ def _plan(
     progress: Progress,
     cache: InspectionCache | None = None,
     preloaded: Sequence[str] = (),
+    reach: Sequence[RequirementReach] = (),
 ) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
@@ -444,6 +445,7 @@ def _plan(
         else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
         embed=None if embed is None else embed_request(wheel, tuple(embed)),
         classifiers=wheel.metadata().get_all("Classifier") or (),
+        reach=reach,
     )
     plan = planning()
     if plan.assumed_floors and exports is not None:
@@ -455,6 +457,26 @@ def _plan(
         plan = dataclasses.replace(plan, manifest=manifest)
     analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
     return plan, [wheel.member(edit.path) for edit in plan.edits], analysed
+
+
+def _requirement_reach(
+    wheel: Wheel,
+    report: WheelReport,
+    catalog: Catalog,
+    dist_files: DistFileSource | None,
+    preloaded: Sequence[str],
+) -> tuple[RequirementReach, ...]:
+    """The libraries of the wheel's other requirements that its files need off their search path
+    (``CheckReport.reachable``), for the plan to reach by RPATH. Only a wheel with a DT_NEEDED that
+    neither it, an NVIDIA wheel nor the system provides is checked for them, and only where the
+    requirements' files can be read (not --offline)."""
+    if dist_files is None or not any(
+        need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed
+    ):
+        return ()
+    from slimwheel.check import check_wheel
+
+    return check_wheel(wheel, catalog, dist_files=dist_files, preloaded=preloaded, report=report).reachable
 
 
 def _inspection_cache(scratch: Path) -> InspectionCache:
@@ -532,9 +554,11 @@ def repair_wheel(
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
             wheel = held.enter_context(Wheel.open(path))
             report = _analyse(wheel, catalog, options, cache)
+        asked = _AskedOnce(dist_files) if dist_files is not None else None
         plan, to_edit, analysed = _plan(
             wheel,
             report,
+            reach=_requirement_reach(wheel, report, catalog, asked, preloaded),
             cache=cache,
             catalog=catalog,
             options=options,
@@ -545,7 +569,6 @@ def repair_wheel(
             progress=progress,
         )
         input_reads = cache.reads
-        asked = _AskedOnce(dist_files) if dist_files is not None else None
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
             raise UsageError(f"{wheel_path}: the output would replace the input", hint="pass another -w")
         size_before = wheel_path.stat().st_size

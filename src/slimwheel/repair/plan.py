@@ -40,6 +40,7 @@ from slimwheel.analysis import (
 )
 from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
+from slimwheel.check.model import RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import soname_stem
@@ -179,6 +180,9 @@ class RepairPlan:
     # as a warning (onnxruntime-gpu 1.20.2's TensorRT provider needs libnvinfer.so.10, which only a
     # TensorRT install provides: --exclude nvinfer, as with auditwheel's --exclude).
     left_to_host: tuple[str, ...] = ()
+    # Libraries of the wheel's other requirements (librmm-cu12's librmm.so, torch's libc10.so) that
+    # a file needs and its search path missed: its RPATH now reaches them (see RequirementReach).
+    reached: tuple[RequirementReach, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -1021,6 +1025,7 @@ class _Draft:
     on_request: set[str] = field(default_factory=set)  # copies dropped that nothing links (--force)
     unread_providers: list[str] = field(default_factory=list)  # see RepairPlan.unread_providers
     assumed: list[AssumedFloor] = field(default_factory=list)  # see RepairPlan.assumed_floors
+    reached: list[RequirementReach] = field(default_factory=list)  # see RepairPlan.reached
 
 
 def _decide_drops(
@@ -1513,6 +1518,7 @@ def _edits(
         names={folder: frozenset(held) for folder, held in names.items()},
     )
     copies = {copy.path: copy for copy in report.vendored}
+    reaching = _reached_words(draft.reached)
     edits = []
     for elf in report.elf_files:
         if elf.path in draft.drop or elf.error:
@@ -1547,6 +1553,8 @@ def _edits(
             )
             folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=options.use_runpath)
+        if search is not None and (reached := reaching.get(elf.path)):
+            why = "; ".join(filter(None, [why, f"also reaches {reached}, which the wheel requires"]))
         runpath = options.use_runpath
         if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
@@ -1556,6 +1564,22 @@ def _edits(
         if edit.changes_anything:
             edits.append(edit)
     return edits
+
+
+def _reached_words(reached: Sequence[RequirementReach]) -> dict[str, str]:
+    """Per file, the requirements' libraries its new RPATH reaches: "librmm.so in librmm-cu12's
+    librmm/lib64, libc10.so, libtorch.so in torch's torch/lib"."""
+    grouped: dict[str, dict[tuple[str, tuple[str, ...]], list[str]]] = {}
+    for found in reached:
+        where = grouped.setdefault(found.path, {})
+        where.setdefault((found.distribution, found.folders), []).append(found.soname)
+    return {
+        path: ", ".join(
+            f"{', '.join(sorted(sonames))} in {distribution}'s {' or '.join(folders)}"
+            for (distribution, folders), sonames in where.items()
+        )
+        for path, where in grouped.items()
+    }
 
 
 def _folders_above(path: str) -> Iterator[str]:
@@ -1655,6 +1679,7 @@ def plan_repair(
     embed: EmbedRequest | None = None,
     floors: Mapping[str, SymbolFloor] | None = None,
     classifiers: Sequence[str] = (),
+    reach: Sequence[RequirementReach] = (),
 ) -> RepairPlan:
     """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
     (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
@@ -1664,7 +1689,9 @@ def plan_repair(
     ``floors``: per distribution, the oldest release exporting what the wheel imports from it, the
     floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``).
     ``classifiers``: the wheel's trove classifiers, whose ``Environment :: GPU :: NVIDIA CUDA :: 11.2``
-    tell the CUDA major where the libraries it needs do not (cuDNN 8 has CUDA 11 and 12 wheels)."""
+    tell the CUDA major where the libraries it needs do not (cuDNN 8 has CUDA 11 and 12 wheels).
+    ``reach``: libraries of the wheel's other requirements that files need off their search path
+    (``CheckReport.reachable``, of the wheel as it is): their folders join those files' RPATH."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
@@ -1734,6 +1761,7 @@ def plan_repair(
         unreplaced_copies=tuple(sorted(staying - draft.kept_copies)),
         left_to_host=tuple(sorted(options.exclude)),
     )
+    _reach_requirements(reach, report, options, draft)
     edits = tuple(_edits(report, draft, catalog, options, installable))  # adds to left_alone
     embedded: tuple[EmbeddedLoader, ...] = ()
     if embed is not None:
@@ -1760,4 +1788,20 @@ def plan_repair(
         embedded=embedded,
         kept_copies=tuple(sorted(draft.kept_copies)),
         left_to_host=tuple(sorted(options.exclude)),
+        reached=tuple(draft.reached),
     )
+
+
+def _reach_requirements(
+    reach: Sequence[RequirementReach], report: WheelReport, options: RepairOptions, draft: _Draft
+) -> None:
+    """Each file's RPATH also reaches the folders where the wheel's other requirements install the
+    libraries it needs and misses (after the NVIDIA wheels' folders): what check's advice says to add.
+    Not for a file repair drops, nor for libraries --exclude leaves to the host."""
+    kept = {elf.path for elf in report.elf_files if elf.path not in draft.drop and elf.error is None}
+    for found in reach:
+        if found.path not in kept or not options.wants(soname_stem(found.soname)):
+            continue
+        folders = draft.folders_for.setdefault(found.installed_path, [])
+        folders += [folder for folder in found.folders if folder not in folders]
+        draft.reached.append(found)
