@@ -220,3 +220,30 @@ def test_glibc_finds_a_misnamed_library_by_no_rpath_only_once_loaded(
     alone, after = result.stdout.splitlines()
     assert "libhost.so.0: cannot open shared object file" in alone
     assert after == "after host: 8"
+
+
+def test_many_warnings_of_one_kind_are_said_again_on_one_line(
+    built: dict[str, bytes], provider_catalog_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openmm-unofficial-cu12 8.3.0rc2's plugins give 30 such warnings: after the findings, one line
+    names the files and sonames and says once what each of them says. Few warnings get no such line."""
+    from slimwheel.cli import main
+
+    plugins = {
+        f"pkg/lib/plugins/libplug{index}.so": built["pkg/lib/plugins/libplug.so"] for index in range(8)
+    }
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {**_only(built), **plugins}, tag=TAG)
+    assert main(["check", str(wheel), "--catalog", str(provider_catalog_file)]) == 0
+    out = capsys.readouterr().out
+    assert "The 8 warnings by kind (of those that say the same of each file):" in out
+    (line,) = [line for line in out.splitlines() if line.startswith("  found-loaded-first (8): ")]
+    assert line.startswith(
+        "  found-loaded-first (8): 8 files (pkg/lib/plugins/libplug0.so, pkg/lib/plugins/libplug1.so, "
+        "pkg/lib/plugins/libplug2.so and 5 more (the findings name them)) need libhost.so.0: found only "
+        "if this wheel's own library of that soname is loaded first"
+    )
+
+    (tmp_path / "few").mkdir()
+    few = make_wheel(tmp_path / "few", "pkg", "1.0", _only(built, "pkg/lib/plugins/libplug.so"), tag=TAG)
+    assert main(["check", str(few), "--catalog", str(provider_catalog_file)]) == 0
+    assert "warnings by kind" not in capsys.readouterr().out

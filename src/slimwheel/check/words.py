@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from slimwheel.check.model import Lookup
+from slimwheel.findings import Finding, FindingKind
 
-__all__ = ["Problem", "lookup_words", "problem_lines", "search_path_words", "versions_words"]
+__all__ = ["Problem", "gist_lines", "lookup_words", "problem_lines", "search_path_words", "versions_words"]
 
 _FILES_NAMED = 3  # files named on a line that many files share (verbose names them all)
 _SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
@@ -19,6 +20,26 @@ _DISTRIBUTIONS = "\2"  # where the distributions stood in a cause that only says
 # A cause that only says which wheel installs the soname where: CUDA 13's wheels share one folder, so
 # moreau-cuda13 0.4.1's files, which miss seven sonames of six wheels there, take one line.
 _INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+)")
+_SONAMES_NAMED = 6  # sonames named on a line of a kind (the findings name them all)
+# What every finding of these kinds says, whichever file and soname it is of: a line per kind says it
+# once (openmm-unofficial-cu12 8.3.0rc2's check has 44 warnings of two kinds).
+_GIST = {
+    FindingKind.SPLIT_INSTALL: (
+        "found only through RPATH/RUNPATH entries into other distributions' folders, which assume "
+        "one site-packages: after pip install --target into another folder, or with "
+        "--system-site-packages, the run-time loader must load NVIDIA's there"
+    ),
+    FindingKind.LOADED_FIRST: (
+        "found only if this wheel's own library of that soname is loaded first, as a plugin's host "
+        "library does (an RPATH entry to that library lets each file load alone)"
+    ),
+    FindingKind.LOADED_BY_CODE: (
+        "found only if the package's code loads the library first (slimwheel verify tells; slimwheel "
+        "repair sets an RPATH to it)"
+    ),
+    FindingKind.PRELOADED: "found only because a --preloaded distribution loads it first",
+    FindingKind.THROUGH_EXTRA: "found only in an NVIDIA wheel that an extra of this wheel installs",
+}
 
 
 class Problem(Protocol):
@@ -186,3 +207,31 @@ def problem_lines(
             where = f"{len(files)} files ({where})"
         said.append((where, text))
     return said
+
+
+def gist_lines(findings: Sequence[Finding], *, rest_named: str) -> list[tuple[str, str]]:
+    """Per kind of finding that says the same of every file and soname (``_GIST``), in the order the
+    kinds come: its line, naming a few files (``rest_named`` says where the rest are) and sonames.
+    Findings of other kinds get none."""
+    by_kind: dict[FindingKind, tuple[dict[str, None], dict[str, None], int]] = {}
+    for finding in findings:
+        if finding.kind not in _GIST or not finding.soname:
+            continue
+        paths, sonames, count = by_kind.get(finding.kind, ({}, {}, 0))
+        paths[finding.path] = None
+        sonames[finding.soname] = None
+        by_kind[finding.kind] = (paths, sonames, count + 1)
+    lines = []
+    for kind, (paths, sonames, count) in by_kind.items():
+        files = list(paths)
+        where = ", ".join(files[:_FILES_NAMED])
+        if len(files) > _FILES_NAMED:
+            where += f" and {len(files) - _FILES_NAMED} more ({rest_named})"
+        named = sorted(sonames)
+        needs = ", ".join(named[:_SONAMES_NAMED])
+        if len(named) > _SONAMES_NAMED:
+            needs += f" and {len(named) - _SONAMES_NAMED} more"
+        between = " between them" if len(files) > 1 and count < len(files) * len(named) else ""
+        subject = f"{len(files)} files ({where}) need" if len(files) > 1 else f"{where} needs"
+        lines.append((f"{kind.value} ({count})", f"{subject} {needs}{between}: {_GIST[kind]}"))
+    return lines

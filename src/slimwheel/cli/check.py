@@ -143,8 +143,12 @@ def _render(report: CheckReport, settings: Output) -> None:
             findings.add_row(finding.severity.value, escape(finding.path), escape(finding.message))
         out.print(findings)
     _errors_by_cause(report, out)
+    _warnings_by_kind(report, out)
     verdict = "[red]fails[/red]" if report.has_errors else "[green]passes[/green]"
     out.print(f"{verdict}: {report.errors} errors, {report.warnings} warnings")
+
+
+_MANY_WARNINGS = 8  # fewer read well in the findings table alone
 
 
 def _errors_by_cause(report: CheckReport, out: Console) -> None:
@@ -162,6 +166,23 @@ def _errors_by_cause(report: CheckReport, out: Console) -> None:
     out.print(f"The {len(errors)} errors by cause:")
     for where, message in lines:
         out.print(f"  {escape(where)}: {escape(message)}" if where else f"  {escape(message)}")
+
+
+def _warnings_by_kind(report: CheckReport, out: Console) -> None:
+    """The warnings that say the same of every file and soname, again, one line per kind, where there
+    are many (openmm-unofficial-cu12 8.3.0rc2: 44 warnings, of two kinds but one)."""
+    from rich.markup import escape
+
+    from slimwheel.check.words import gist_lines
+    from slimwheel.findings import Severity
+
+    warnings = [finding for finding in report.findings if finding.severity is Severity.WARNING]
+    lines = gist_lines(warnings, rest_named="the findings name them")
+    if len(warnings) < _MANY_WARNINGS or not lines:
+        return
+    out.print(f"The {len(warnings)} warnings by kind (of those that say the same of each file):")
+    for kind, text in lines:
+        out.print(f"  {escape(kind)}: {escape(text)}")
 
 
 def _requirements_table(report: CheckReport, settings: Output) -> Table:
