@@ -26,8 +26,8 @@ _SONAMES_NAMED = 6  # sonames named on a line of a kind (the findings name them 
 _GIST = {
     FindingKind.SPLIT_INSTALL: (
         "found only through RPATH/RUNPATH entries into other distributions' folders, which assume "
-        "one site-packages: after pip install --target into another folder, or with "
-        "--system-site-packages, the run-time loader must load NVIDIA's there"
+        "one site-packages (pip install --target into another folder, or --system-site-packages, "
+        "can split it)"
     ),
     FindingKind.LOADED_FIRST: (
         "found only if this wheel's own library of that soname is loaded first, as a plugin's host "

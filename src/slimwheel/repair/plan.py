@@ -1554,7 +1554,9 @@ def _edits(
             folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=options.use_runpath)
         if search is not None and (reached := reaching.get(elf.path)):
-            why = "; ".join(filter(None, [why, f"also reaches {reached}, which the wheel requires"]))
+            why = "; ".join(
+                filter(None, [why, f"also reaches {reached}, which the wheel's requirements install"])
+            )
         runpath = options.use_runpath
         if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
