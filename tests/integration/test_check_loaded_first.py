@@ -21,8 +21,9 @@ import pytest
 from slimwheel.analysis import Resolution, Severity, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, check_wheel
+from slimwheel.repair.pipeline import repair_wheel
 from slimwheel.wheel import Wheel
-from tests.support.elfbuild import compile_shared, find_tool
+from tests.support.elfbuild import compile_program, compile_shared, find_tool
 from tests.support.wheels import make_wheel
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
@@ -247,3 +248,59 @@ def test_many_warnings_of_one_kind_are_said_again_on_one_line(
     few = make_wheel(tmp_path / "few", "pkg", "1.0", _only(built, "pkg/lib/plugins/libplug.so"), tag=TAG)
     assert main(["check", str(few), "--catalog", str(provider_catalog_file)]) == 0
     assert "warnings by kind" not in capsys.readouterr().out
+
+
+def test_a_program_finds_nothing_loaded_first_and_repair_reaches_the_library_by_rpath(
+    built: dict[str, bytes], provider_catalog: Catalog, tmp_path: Path
+) -> None:
+    """libucx-cu13 1.22.0's ``libucx/bin/ucx_info`` needs ``libucx/lib``'s libraries and has no RPATH
+    to them (only its build folder): run, it fails to start. A program, like an extension module,
+    runs with nothing of its package loaded first, so check calls it not found; repair adds the RPATH
+    entry to the folder of the wheel's library of that soname, and the program written runs."""
+    host = tmp_path / "libhost.so.0"
+    host.write_bytes(built["pkg/lib/libhost.so.0"])
+    main_c = (
+        "#include <stdio.h>\nint host_value(void);\n"
+        'int main(void) { printf("%d\\n", host_value()); return 0; }\n'
+    )
+    programs = {
+        "pkg/bin/prog": compile_program(tmp_path / "pie" / "prog", main_c, link=[host]),
+        "pkg/bin/prog-exec": compile_program(tmp_path / "exec" / "prog", main_c, link=[host], pie=False),
+    }
+    files = {
+        **_only(built, f"pkg/{EXTENSION}"),
+        **{name: path.read_bytes() for name, path in programs.items()},
+    }
+    wheel = make_wheel(tmp_path, "pkg", "1.0", files, tag=TAG)
+    report = _check(wheel, provider_catalog)
+    errors = {f.path: f.message for f in report.findings if f.severity is Severity.ERROR}
+    assert sorted(errors) == [f"pkg/{EXTENSION}", "pkg/bin/prog", "pkg/bin/prog-exec"]
+    assert (
+        "a program runs with none of its package's libraries loaded: add RPATH '$ORIGIN/../lib'"
+        in (errors["pkg/bin/prog"])
+    )
+    assert "import loads an extension module before" in errors[f"pkg/{EXTENSION}"]
+    assert {(r.path, r.soname, r.folders) for r in report.reachable} == {
+        ("pkg/bin/prog", "libhost.so.0", ("pkg/lib",)),
+        ("pkg/bin/prog-exec", "libhost.so.0", ("pkg/lib",)),
+        (f"pkg/{EXTENSION}", "libhost.so.0", ("pkg/lib",)),
+    }
+
+    outcome = repair_wheel(wheel, tmp_path / "out", provider_catalog)
+    assert outcome.output is not None
+    edits = {edit.path: edit for edit in outcome.plan.edits}
+    assert edits["pkg/bin/prog"].search_path == ("$ORIGIN/../lib",)
+    assert edits[f"pkg/{EXTENSION}"].search_path == ("$ORIGIN/lib",)
+    assert "also reaches libhost.so.0 in this wheel's pkg/lib" in edits["pkg/bin/prog"].reason
+    assert not _check(outcome.output, provider_catalog).has_errors
+    for which, source in (("input", wheel), ("output", outcome.output)):
+        with zipfile.ZipFile(source) as archive:
+            archive.extractall(tmp_path / which)
+        for name in programs:
+            program = tmp_path / which / name
+            program.chmod(0o755)
+            ran = subprocess.run([str(program)], capture_output=True, text=True, check=False)
+            if which == "input":
+                assert "libhost.so.0: cannot open shared object file" in ran.stderr
+            else:
+                assert (ran.returncode, ran.stdout) == (0, "7\n"), ran.stderr

@@ -129,6 +129,22 @@ def compile_shared(
     return output
 
 
+def compile_program(
+    output: Path, source: str, *, link: Sequence[Path] = (), pie: bool = True, work: Path | None = None
+) -> Path:
+    """Compile one C ``source`` into the program ``output``: a PIE (ET_DYN with an interpreter and no
+    SONAME), or ET_EXEC with ``pie=False``; ``link`` names shared objects it needs, with no RPATH."""
+    gcc = _required_tool("gcc")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    work = work if work is not None else output.parent / f".build-{output.name}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "main.c").write_text(source)
+    kind = ["-fPIE", "-pie"] if pie else ["-fno-PIE", "-no-pie"]
+    argv = [gcc, *kind, "-O1", "-g0", "-o", str(output.absolute()), "main.c"]
+    _run([*argv, *(str(library.absolute()) for library in link)], cwd=work)
+    return output
+
+
 def compile_object(output: Path, name: str, source: str, *, work: Path, flags: Sequence[str] = ()) -> Path:
     """Compile one C source into a relocatable object (ET_REL) at ``output``."""
     gcc = _required_tool("gcc")

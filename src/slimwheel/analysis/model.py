@@ -141,6 +141,9 @@ class ElfReport:
     installed_path: str = ""  # where the file lands, relative to site-packages (.data/purelib resolved)
     # import loads it as an extension module (an ABI-tagged name, or an untagged one exporting PyInit_)
     extension_module: bool = False
+    # A program (ET_EXEC, or an interpreter and no SONAME): run directly, so nothing of the wheel is
+    # loaded before it, as for an extension module.
+    program: bool = False
     # NVIDIA libraries it needs and imports no symbol from (see analysis.wheel._unused_needed)
     unused_needed: tuple[str, ...] = ()
 

@@ -289,10 +289,13 @@ class Diagnosis:
             why += self._requirement_hint(elf, shipped, check.searched)
             carrier = self.tree.sonames.get(soname)
             if carrier is not None and carrier != elf.installed_path:
-                why += (
-                    f"; this wheel's {carrier} has that soname, but import loads an extension module "
-                    f"before its package's libraries: {_found_alone(elf, soname, carrier)}"
+                first = (
+                    "a program runs with none of its package's libraries loaded"
+                    if elf.program and not elf.extension_module
+                    else "import loads an extension module before its package's libraries"
                 )
+                alone = _found_alone(elf, soname, carrier)
+                why += f"; this wheel's {carrier} has that soname, but {first}: {alone}"
             elif not shipped and not self.catalog.providers(soname=soname):
                 optional = self._optional_product(soname)
                 why += optional or self._host_hint(soname)

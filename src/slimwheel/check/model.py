@@ -89,7 +89,9 @@ class FileCheck:
 class RequirementReach:
     """A DT_NEEDED no search path of its file reaches, which another requirement of the wheel (not an
     NVIDIA wheel's) installs: an RPATH entry to ``folders`` finds it in any install where both share
-    site-packages (librmm-cu12's ``librmm/lib64``, torch's ``torch/lib``). What repair adds for it."""
+    site-packages (librmm-cu12's ``librmm/lib64``, torch's ``torch/lib``). Or which a library of the
+    wheel itself carries, where nothing loads that first (``distribution`` is the wheel's: libucx-cu13's
+    programs need ``libucx/lib``'s libraries and have no RPATH to them). What repair adds for it."""
 
     path: str  # archive member of the file that needs it
     installed_path: str

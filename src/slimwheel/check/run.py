@@ -140,7 +140,7 @@ def check_wheel(
         simulation = Simulation(tree, elfs)
         simulation.run()
 
-    reachable = _reachable(report, catalog, simulation)
+    reachable = _reachable(report, catalog, simulation, source.distribution)
     # Of show's findings, those about loading are check's too: the same findings, one vocabulary.
     findings += [finding for finding in report.findings if finding.kind in CARRIED]
     context = Diagnosis(
@@ -179,18 +179,31 @@ def check_wheel(
     )
 
 
-def _reachable(report: WheelReport, catalog: Catalog, simulation: Simulation) -> tuple[RequirementReach, ...]:
-    """The DT_NEEDED entries of files inside site-packages that only another requirement installs,
-    off their search path: NVIDIA's sonames (repair's providers) and the driver's are left out."""
+def _reachable(
+    report: WheelReport, catalog: Catalog, simulation: Simulation, own: str
+) -> tuple[RequirementReach, ...]:
+    """The DT_NEEDED entries of files inside site-packages that only another requirement installs, or
+    that only a library of this wheel (``own``) carries where nothing loads it first, off their search
+    path: NVIDIA's sonames (repair's providers) and the driver's are left out."""
     members = {elf.installed_path: elf.path for elf in report.elf_files}
+    found = [
+        *(
+            (path, soname, distribution, folders)
+            for (path, soname), by in simulation.off_path_in_requirements().items()
+            for distribution, folders in sorted(by.items())
+        ),
+        *(
+            (path, soname, own, (folder,))
+            for (path, soname), folder in simulation.off_path_in_wheel().items()
+        ),
+    ]
     return tuple(
         RequirementReach(members[path], path, soname, distribution, folders)
-        for (path, soname), found in simulation.off_path_in_requirements().items()
+        for path, soname, distribution, folders in found
         if path in members
         and not path.startswith("../")
         and not is_driver_library(soname)
         and not catalog.providers(soname=soname)
-        for distribution, folders in sorted(found.items())
     )
 
 

@@ -259,7 +259,8 @@ class Simulation:
         self._visited_paths.add(path)
         # A folder named again later in the order is never searched again: the first names it.
         folders = _first_of_each(search_folders(obj, loaders, self._folders))
-        extension = obj.extension_module
+        # Nothing of the wheel is loaded before an extension module (import loads it) or a program.
+        extension = obj.extension_module or obj.program
         for need in obj.needed:
             soname = need.soname
             self.searched.setdefault((path, soname), tuple(dict.fromkeys(f.folder for f in folders)))
@@ -305,6 +306,23 @@ class Simulation:
             }
             if found := {d: folders for d, folders in by_distribution.items() if folders}:
                 reach[(path, soname)] = found
+        return reach
+
+    def off_path_in_wheel(self) -> dict[tuple[str, str], str]:
+        """Per (file, soname) not found, where a file of this wheel is named so and carries that soname
+        (an extension module or a program that needs its package's library and has no RPATH to it):
+        that file's folder, which an RPATH entry would reach."""
+        reach: dict[tuple[str, str], str] = {}
+        for (path, soname), answers in sorted(self.answers.items()):
+            carrier = self.tree.sonames.get(soname)
+            if (
+                carrier is not None
+                and carrier != path
+                and posixpath.basename(carrier) == soname
+                and not carrier.startswith("../")
+                and any(a.resolution is Resolution.UNRESOLVED for a in answers)
+            ):
+                reach[(path, soname)] = posixpath.dirname(carrier) or "."
         return reach
 
 

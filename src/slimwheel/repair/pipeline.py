@@ -400,6 +400,9 @@ def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> l
     return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
 
 
+Replan = Callable[[Sequence["RequirementReach"]], tuple[RepairPlan, list["WheelMember"]]]
+
+
 def _plan(
     wheel: Wheel,
     report: WheelReport,
@@ -413,14 +416,15 @@ def _plan(
     cache: InspectionCache | None = None,
     preloaded: Sequence[str] = (),
     reach: Sequence[RequirementReach] = (),
-) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None]:
+) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None, Replan]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
     took of ``wheel``'s members. Where the plan had to assume a
     library's first release, and ``exports`` can tell what NVIDIA's releases export, it is planned
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
     saved of the wheel's files). With ``--drop-unused-needed``, ``exports`` also tell which NVIDIA
-    libraries the files need and import nothing from, where the analysis could not. ``preloaded``
+    libraries the files need and import nothing from, where the analysis could not. The last item
+    plans it again as it was planned, with another ``reach`` (``CheckReport.reachable``). ``preloaded``
     (``check_wheel``'s) goes into the manifest, with the other things the output's check counts on."""
 
     from slimwheel.repair.apply import AnalysedContent
@@ -445,18 +449,40 @@ def _plan(
         else environment.snapshot(p.library.path for p in catalog.iter_libraries()),
         embed=None if embed is None else embed_request(wheel, tuple(embed)),
         classifiers=wheel.metadata().get_all("Classifier") or (),
-        reach=reach,
     )
-    plan = planning()
+    plan = planning(reach=reach)
     if plan.assumed_floors and exports is not None:
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
-            plan = planning(floors=floors)
-    if preloaded:  # what the output's check counts on, recorded for a later check to count on too
-        manifest = plan.manifest.replace(preloaded=tuple(sorted(set(preloaded))))
-        plan = dataclasses.replace(plan, manifest=manifest)
+            planning = partial(planning, floors=floors)
+            plan = planning(reach=reach)
+
+    def finished(plan: RepairPlan) -> tuple[RepairPlan, list[WheelMember]]:
+        if preloaded:  # what the output's check counts on, recorded for a later check to count on too
+            manifest = plan.manifest.replace(preloaded=tuple(sorted(set(preloaded))))
+            plan = dataclasses.replace(plan, manifest=manifest)
+        return plan, [wheel.member(edit.path) for edit in plan.edits]
+
     analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
-    return plan, [wheel.member(edit.path) for edit in plan.edits], analysed
+    return *finished(plan), analysed, lambda again: finished(planning(reach=again))
+
+
+def _checked_input(
+    wheel: Wheel,
+    catalog: Catalog,
+    planned: tuple[RepairPlan, list[WheelMember]],
+    *,
+    replan: Replan,
+    dist_files: DistFileSource | None,
+    preloaded: Sequence[str],
+    report: WheelReport,
+) -> tuple[CheckReport, RepairPlan, list[WheelMember]]:
+    """The input's check, and the plan (with the members it edits) planned again where that check
+    found libraries off a file's search path that an RPATH entry would reach."""
+    checked = _check(wheel, catalog, planned[0], dist_files, preloaded, report=report)
+    if checked.reachable:
+        planned = replan(checked.reachable)
+    return checked, *planned
 
 
 def _requirement_reach(
@@ -555,10 +581,12 @@ def repair_wheel(
             wheel = held.enter_context(Wheel.open(path))
             report = _analyse(wheel, catalog, options, cache)
         asked = _AskedOnce(dist_files) if dist_files is not None else None
-        plan, to_edit, analysed = _plan(
+        # The input's check, which reads the requirements' files, says what the plan reaches in them;
+        # after auditwheel, only at the end, so its output is checked for it first.
+        plan, to_edit, analysed, replan = _plan(
             wheel,
             report,
-            reach=_requirement_reach(wheel, report, catalog, asked, preloaded),
+            reach=_requirement_reach(wheel, report, catalog, asked, preloaded) if path != wheel_path else (),
             cache=cache,
             catalog=catalog,
             options=options,
@@ -592,7 +620,15 @@ def repair_wheel(
             input_check = None
             if path == wheel_path:  # checked while it is open (else _prove opens it again)
                 with progress.step("checking the input"):
-                    input_check = _check(wheel, catalog, plan, asked, preloaded, report=input_report)
+                    input_check, plan, to_edit = _checked_input(
+                        wheel,
+                        catalog,
+                        (plan, to_edit),
+                        replan=replan,
+                        dist_files=asked,
+                        preloaded=preloaded,
+                        report=input_report,
+                    )
             # What the analysis inflated whole is copied raw without inflating it again; not after
             # auditwheel, whose output's members were analysed as the input's where they match.
             staged, edited = _write(

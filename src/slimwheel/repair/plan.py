@@ -1518,7 +1518,7 @@ def _edits(
         names={folder: frozenset(held) for folder, held in names.items()},
     )
     copies = {copy.path: copy for copy in report.vendored}
-    reaching = _reached_words(draft.reached)
+    reaching = _reached_words(draft.reached, report.distribution)
     edits = []
     for elf in report.elf_files:
         if elf.path in draft.drop or elf.error:
@@ -1554,9 +1554,7 @@ def _edits(
             folders = []
         search, why = _search_path(elf, folders, wheel, use_runpath=options.use_runpath)
         if search is not None and (reached := reaching.get(elf.path)):
-            why = "; ".join(
-                filter(None, [why, f"also reaches {reached}, which the wheel's requirements install"])
-            )
+            why = "; ".join(filter(None, [why, f"also reaches {reached}"]))
         runpath = options.use_runpath
         if search is None and not (folders or outside) and (cleaned := _without_cwd_entries(elf)) is not None:
             search, runpath = cleaned, bool(elf.runpath)
@@ -1568,16 +1566,18 @@ def _edits(
     return edits
 
 
-def _reached_words(reached: Sequence[RequirementReach]) -> dict[str, str]:
+def _reached_words(reached: Sequence[RequirementReach], own: str) -> dict[str, str]:
     """Per file, the requirements' libraries its new RPATH reaches: "librmm.so in librmm-cu12's
-    librmm/lib64, libc10.so, libtorch.so in torch's torch/lib"."""
+    librmm/lib64, libc10.so, libtorch.so in torch's torch/lib"; those of the wheel ``own`` (its
+    distribution's name) "in this wheel's libucx/lib"."""
     grouped: dict[str, dict[tuple[str, tuple[str, ...]], list[str]]] = {}
     for found in reached:
         where = grouped.setdefault(found.path, {})
         where.setdefault((found.distribution, found.folders), []).append(found.soname)
     return {
         path: ", ".join(
-            f"{', '.join(sorted(sonames))} in {distribution}'s {' or '.join(folders)}"
+            f"{', '.join(sorted(sonames))} in {'this wheel' if distribution == own else distribution}'s "
+            f"{' or '.join(folders)}"
             for (distribution, folders), sonames in where.items()
         )
         for path, where in grouped.items()
