@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,6 @@ from slimwheel.repair.pipeline import RepairRefusedError, repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared
 from tests.support.index_server import IndexServer
-from tests.support.venvs import make_venv, pip_install, site_packages
 from tests.support.wheels import make_wheel
 
 StartServer = Callable[..., IndexServer]
@@ -303,16 +303,30 @@ def test_repair_reaches_a_library_a_requirement_installs_off_the_search_path(
     with Wheel.open(outcome.output) as written, written.seekable_member("ext/_ext.so") as stream:
         assert read_elf(stream, path="ext/_ext.so", symbols=False).rpath == edit.search_path
 
-    python = make_venv(tmp_path / "venv")
-    pip_install(python, str(outcome.output), index_url=server.simple_url)
-    call = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).ext_call())"
-    answer = subprocess.run(
-        [str(python), "-c", call, str(site_packages(python) / "ext/_ext.so")],
+    # pip installs it for CPython 3.11 (its tag), whichever Python runs the tests: into one folder,
+    # as into a site-packages, with the newest torchlike from the index (3.0, in torchlike/lib64).
+    target = tmp_path / "site-packages"
+    pip = [sys.executable, "-m", "pip", "--isolated", "--disable-pip-version-check", "install"]
+    cp311 = ["--python-version", "3.11", "--implementation", "cp", "--abi", "cp311"]
+    installed = subprocess.run(
+        [
+            *pip,
+            *("--no-cache-dir", "--index-url", server.simple_url, "--target", str(target)),
+            *(*cp311, "--platform", "manylinux_2_17_x86_64", "--only-binary=:all:"),
+            str(outcome.output),
+        ],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
+        timeout=300,
     )
-    assert answer.stdout.strip() == "42"
+    assert installed.returncode == 0, installed.stderr
+    assert (target / "torchlike/lib64/libc10x.so").is_file()
+    call = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).ext_call())"
+    answer = subprocess.run(
+        [sys.executable, "-c", call, str(target / "ext/_ext.so")], capture_output=True, text=True, check=False
+    )
+    assert answer.stdout.strip() == "42", answer.stderr
 
 
 def test_repair_leaves_the_search_path_alone_for_a_requirement_counted_as_preloaded_or_unread(
