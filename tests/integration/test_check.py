@@ -23,6 +23,7 @@ from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, patchelf
 from tests.support.fixtures_elf import AUDITWHEEL_NAME, ElfZoo
+from tests.support.summary import summary_line
 from tests.support.wheels import make_wheel
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
@@ -625,10 +626,13 @@ def test_the_table_ends_with_the_errors_by_cause(
             patchelf(extension, "--add-needed", soname)
         members[f"pkg/_ops{index}.so"] = extension.read_bytes()
     wheel = make_wheel(tmp_path, "pkg", "1.0", members, tag=TAG)
-    assert main(["check", str(wheel), "--catalog", str(catalog_file), "--cuda", "13"]) == 1
-    out = capsys.readouterr().out
-    assert "The 5 errors by cause:" in out
-    (line,) = [line for line in out.splitlines() if line.startswith("  3 files (")]
+    line = summary_line(
+        ["check", str(wheel), "--catalog", str(catalog_file), "--cuda", "13"],
+        capsys,
+        status=1,
+        heading="The 5 errors by cause:",
+        starts="  3 files (",
+    )
     assert line.startswith(
         "  3 files (pkg/_ops0.so, pkg/_ops1.so, pkg/_ops2.so): needs libc10.so, libtorch.so between them: "
         "not found (they are torch's (torch/lib), which this wheel does not require:"

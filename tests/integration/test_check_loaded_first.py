@@ -24,6 +24,7 @@ from slimwheel.check import CheckKind, CheckReport, check_wheel
 from slimwheel.repair.pipeline import repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_program, compile_shared, find_tool
+from tests.support.summary import summary_line
 from tests.support.wheels import make_wheel
 
 pytestmark = pytest.mark.skipif(find_tool("gcc") is None, reason="needs gcc")
@@ -234,10 +235,13 @@ def test_many_warnings_of_one_kind_are_said_again_on_one_line(
         f"pkg/lib/plugins/libplug{index}.so": built["pkg/lib/plugins/libplug.so"] for index in range(8)
     }
     wheel = make_wheel(tmp_path, "pkg", "1.0", {**_only(built), **plugins}, tag=TAG)
-    assert main(["check", str(wheel), "--catalog", str(provider_catalog_file)]) == 0
-    out = capsys.readouterr().out
-    assert "The 8 warnings by kind (of those that say the same of each file):" in out
-    (line,) = [line for line in out.splitlines() if line.startswith("  found-loaded-first (8): ")]
+    line = summary_line(
+        ["check", str(wheel), "--catalog", str(provider_catalog_file)],
+        capsys,
+        status=0,
+        heading="The 8 warnings by kind (of those that say the same of each file):",
+        starts="  found-loaded-first (8): ",
+    )
     assert line.startswith(
         "  found-loaded-first (8): 8 files (pkg/lib/plugins/libplug0.so, pkg/lib/plugins/libplug1.so, "
         "pkg/lib/plugins/libplug2.so and 5 more (the findings name them)) need libhost.so.0: found only "

@@ -492,10 +492,11 @@ def _requirement_reach(
     dist_files: DistFileSource | None,
     preloaded: Sequence[str],
 ) -> tuple[RequirementReach, ...]:
-    """The libraries of the wheel's other requirements that its files need off their search path
-    (``CheckReport.reachable``), for the plan to reach by RPATH. Only a wheel with a DT_NEEDED that
-    neither it, an NVIDIA wheel nor the system provides is checked for them, and only where the
-    requirements' files can be read (not --offline)."""
+    """What auditwheel's output needs off its files' search paths that an RPATH entry would reach
+    (``CheckReport.reachable``: its other requirements' libraries, its own), for the plan to reach
+    before the input is checked at the end. Only a wheel with a DT_NEEDED that neither it, an NVIDIA
+    wheel nor the system provides is checked for them, and only where the requirements' files can be
+    read (not --offline)."""
     if dist_files is None or not any(
         need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed
     ):
