@@ -180,8 +180,9 @@ class RepairPlan:
     # as a warning (onnxruntime-gpu 1.20.2's TensorRT provider needs libnvinfer.so.10, which only a
     # TensorRT install provides: --exclude nvinfer, as with auditwheel's --exclude).
     left_to_host: tuple[str, ...] = ()
-    # Libraries of the wheel's other requirements (librmm-cu12's librmm.so, torch's libc10.so) that
-    # a file needs and its search path missed: its RPATH now reaches them (see RequirementReach).
+    # Libraries of the wheel's other requirements (librmm-cu12's librmm.so, torch's libc10.so), or its
+    # own that nothing loads first (a program's), that a file needs and its search path missed: its
+    # RPATH now reaches them (see RequirementReach).
     reached: tuple[RequirementReach, ...] = ()
 
     @property
@@ -1692,8 +1693,9 @@ def plan_repair(
     floor for a library whose linked version nothing else tells (see ``RepairPlan.assumed_floors``).
     ``classifiers``: the wheel's trove classifiers, whose ``Environment :: GPU :: NVIDIA CUDA :: 11.2``
     tell the CUDA major where the libraries it needs do not (cuDNN 8 has CUDA 11 and 12 wheels).
-    ``reach``: libraries of the wheel's other requirements that files need off their search path
-    (``CheckReport.reachable``, of the wheel as it is): their folders join those files' RPATH."""
+    ``reach``: libraries of the wheel's other requirements, or its own, that files need off their
+    search path (``CheckReport.reachable``, of the wheel as it is): their folders join those files'
+    RPATH."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
@@ -1797,9 +1799,9 @@ def plan_repair(
 def _reach_requirements(
     reach: Sequence[RequirementReach], report: WheelReport, options: RepairOptions, draft: _Draft
 ) -> None:
-    """Each file's RPATH also reaches the folders where the wheel's other requirements install the
-    libraries it needs and misses (after the NVIDIA wheels' folders): what check's advice says to add.
-    Not for a file repair drops, nor for libraries --exclude leaves to the host."""
+    """Each file's RPATH also reaches the folders where the wheel's other requirements, or the wheel
+    itself, install the libraries it needs and misses (after the NVIDIA wheels' folders): what check's
+    advice says to add. Not for a file repair drops, nor for libraries --exclude leaves to the host."""
     kept = {elf.path for elf in report.elf_files if elf.path not in draft.drop and elf.error is None}
     for found in reach:
         if found.path not in kept or not options.wants(soname_stem(found.soname)):
