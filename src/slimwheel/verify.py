@@ -41,7 +41,7 @@ from slimwheel._scratch import scratch_folder
 from slimwheel.analysis.libraries import DRIVER_LIBRARY_NAMES, driver_api, nvidia_product_of, other_makers_of
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf
+from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
@@ -1549,7 +1549,8 @@ def _judge(
             problems.append(
                 VerifyProblem(
                     "outside-provider",
-                    f"{filename} was loaded from {path} ({where}), not from {providers}{vendored_by}",
+                    f"{filename} was loaded from {path} ({where}), not from {providers}{vendored_by}"
+                    f"{_asked_by(mapped, path)}",
                 )
             )
     for (name, _major), paths in paths_by_name.items():
@@ -1580,6 +1581,36 @@ def _judge(
         if not is_mapped(name, soname) and soname not in unjudged:
             problems.append(VerifyProblem("missing", f"{soname} is not mapped after {_what_ran(imported)}"))
     return libraries, problems, sorted(s for s in unjudged if not is_mapped(soname_stem(s), s))
+
+
+def _asked_by(mapped: Sequence[str], path: str) -> str:
+    """Which of the files mapped beside ``path`` name its soname in their DT_NEEDED, in words: the
+    one to look at when a library came from outside its provider. None does when something opened it
+    by name or path (ctypes, cuda-pathfinder's search, which falls back to the system's folders):
+    pylibwholegraph-cu13 26.10.0's install maps the system toolkit's ``libcudart.so.13``."""
+    try:
+        soname = read_elf_file(path, symbols=False).soname or posixpath.basename(path)
+    except (OSError, ElfError):
+        return ""
+    users = []
+    for other in mapped:
+        if other == path or ".so" not in posixpath.basename(other):
+            continue
+        try:
+            needed = read_elf_file(other, symbols=False).needed
+        except (OSError, ElfError):
+            continue
+        if soname in needed:
+            users.append(other.split("/site-packages/", 1)[-1])
+    if not users:
+        return "; no file mapped names it in DT_NEEDED: it was opened by name or path (a dlopen)"
+    named = ", ".join(users[:_USERS_NAMED]) + (
+        f" and {len(users) - _USERS_NAMED} more" if len(users) > _USERS_NAMED else ""
+    )
+    return f"; needed by {named}"
+
+
+_USERS_NAMED = 3
 
 
 def _what_ran(imported: Sequence[str]) -> str:

@@ -258,6 +258,9 @@ def test_fat_wheel_fails(
     assert not by_name["cublas"]["ok"]
     messages = [p["message"] for p in document["problems"] if p["kind"] == "outside-provider"]
     assert any("a copy inside the wheel itself" in m and "nvidia-cudss-cu13" in m for m in messages), messages
+    # Each says which mapped file needs it: the copy needs cuBLAS; the package's __init__ opens the copy.
+    (cublas,) = [m for m in messages if m.startswith("libcublas.so.13 ")]
+    assert cublas.endswith("; needed by solver.libs/libcudss-1a2b3c4d.so.1.0.0"), cublas
 
 
 def _local_sources(catalog: Path, *folders: Path) -> list[str]:
@@ -443,6 +446,9 @@ _copy = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "..", "dep.libs", "l
     (outside,) = _problems(document, "outside-provider")
     assert "dep.libs/libcudss-1a2b3c4d.so.1 (dep)" in outside
     assert "; dep vendors it: repair dep too, and verify with its repaired wheel in a --find-links" in outside
+    assert outside.endswith(
+        "; no file mapped names it in DT_NEEDED: it was opened by name or path (a dlopen)"
+    )
 
 
 def test_an_import_of_a_module_nothing_required_installs_says_so(
