@@ -224,11 +224,8 @@ def test_a_copy_named_by_its_full_version_is_known_by_the_soname_of_the_release_
     bytes are a release's file, and carry that file's soname."""
     library = _cupti(tmp_path / "build", 26)
     catalog = _cupti_catalog(tmp_path, library)
-    (tmp_path / "in").mkdir()
     copies = ["pkg/cupti/libcupti.so.12", "pkg/cupti/libcupti.so.2025.1.1"]
-    wheel = make_wheel(
-        tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", **dict.fromkeys(copies, library)}, tag=TAG
-    )
+    wheel = _wheel_in(tmp_path, "pkg", {"pkg/__init__.py": b"", **dict.fromkeys(copies, library)})
     with Wheel.open(wheel) as opened:
         unread = named_like_copies(opened, read_catalog(catalog))
         assert sorted(unread) == copies
@@ -260,9 +257,8 @@ def test_a_copy_named_by_a_release_file_name_is_known_by_its_soname_unread(
     libcudart.so.13.4.36", and the copy was kept. The name is a release's soname with its version."""
     catalog = _cupti_catalog(tmp_path, _cupti(tmp_path / "build" / "release", 26))
     built = _cupti(tmp_path / "build" / "own", 27)  # other bytes: no release's file
-    (tmp_path / "in").mkdir()
     copy = "pkg/cupti/libcupti.so.12.99.7"
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", copy: built}, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", {"pkg/__init__.py": b"", copy: built})
     with Wheel.open(wheel) as opened:
         unread = named_like_copies(opened, read_catalog(catalog))
         assert sorted(unread) == [copy]
@@ -286,9 +282,8 @@ def test_a_copy_whose_real_file_name_extends_its_soname_is_of_that_release(
     than the release the wheel was built with."""
     catalog = _cupti_catalog(tmp_path, _cupti(tmp_path / "build" / "release", 26))
     built = _cupti(tmp_path / "build" / "own", 27)  # other bytes: no release's file
-    (tmp_path / "in").mkdir()
     copy = "pkg/cupti/libcupti.so.12.99.1"
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", {"pkg/__init__.py": b"", copy: built}, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", {"pkg/__init__.py": b"", copy: built})
     with Wheel.open(wheel) as opened:
         for unread in (frozenset(), frozenset(named_like_copies(opened, read_catalog(catalog)))):
             report = analyse_wheel(opened, read_catalog(catalog), unread=unread, jobs=1)
@@ -324,13 +319,12 @@ def test_a_consumer_of_a_copy_named_otherwise_is_linked_to_its_release(
         {"use.c": "int cuptiGetVersion(unsigned *);\nint use(unsigned *v) { return cuptiGetVersion(v); }\n"},
         link=[copy],
     )
-    (tmp_path / "in").mkdir()
     files = {
         "pkg/__init__.py": b"",
         "pkg/libuse.so": consumer.read_bytes(),
         "pkg/libcupti.so.12.99.1": copy.read_bytes(),
     }
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", files)
     plan = _repair(tmp_path, wheel, capsys, "--catalog", str(catalog))["plan"]
     assert isinstance(plan, dict)
     assert plan["drop"] == ["pkg/libcupti.so.12.99.1"]
@@ -368,13 +362,12 @@ def test_a_copy_named_for_a_release_both_majors_ship_is_of_the_wheels_major(
         build / "_ext.so", {"e.c": "int fake(void);\nint ext(void) { return fake(); }\n"}, link=[copy]
     )
     patchelf(extension, "--add-needed", f"libcudart.so.{major}")
-    (tmp_path / "in").mkdir()
     files = {
         "pkg/__init__.py": b"",
         "pkg/_ext.so": extension.read_bytes(),
         "pkg/libfake.so.1.7.1": copy.read_bytes(),
     }
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", files)
     with Wheel.open(wheel) as opened:
         (vendored,) = analyse_wheel(opened, catalog, jobs=1).vendored
     assert vendored.identified is not None
@@ -866,8 +859,7 @@ def test_only_what_must_change_is_touched(tmp_path: Path, capsys: pytest.Capture
         "pkg/_reaching.so": reaching.read_bytes(),
         "pkg.libs/libcudss.8f0e2a1b.so.1": copy.read_bytes(),
     }
-    (tmp_path / "in").mkdir()
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", files)
     result = _repair(tmp_path, wheel, capsys, "--cuda", "13")
     plan = result["plan"]
     assert isinstance(plan, dict)
@@ -944,13 +936,12 @@ def test_a_copy_known_by_soname_alone_is_shown_as_the_wheels_cuda_majors(
         {"ext.c": "int cudaGetDeviceCount(int *);\nint ext(int *n) { return cudaGetDeviceCount(n); }\n"},
         link=[cudart],
     )
-    (tmp_path / "in").mkdir()
     files = {
         "pkg/__init__.py": b"",
         "pkg/_ext.so": extension.read_bytes(),
         "pkg/.data/lib/libnccl.so.2": nccl.read_bytes(),
     }
-    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=TAG)
+    wheel = _wheel_in(tmp_path, "pkg", files)
     with Wheel.open(wheel) as opened:
         report = analyse_wheel(opened, load_catalog(use_user=False), jobs=1)
     (copy,) = report.vendored
