@@ -1514,6 +1514,7 @@ def _judge(
     # library beside the wheel's own (acellera-openmmtorch-cu12 1.10 links NVRTC 12, the newest torch
     # loads NVRTC 13); those are two libraries, each judged by its own providers.
     paths_by_name: dict[tuple[str, str | None], list[str]] = {}
+    read_needs: dict[str, tuple[str, ...]] = {}  # see _asked_by
     for path in mapped:
         filename = posixpath.basename(path)
         if not filename.startswith("lib") or ".so" not in filename:
@@ -1550,7 +1551,7 @@ def _judge(
                 VerifyProblem(
                     "outside-provider",
                     f"{filename} was loaded from {path} ({where}), not from {providers}{vendored_by}"
-                    f"{_asked_by(mapped, path)}",
+                    f"{_asked_by(mapped, path, read_needs)}",
                 )
             )
     for (name, _major), paths in paths_by_name.items():
@@ -1583,11 +1584,12 @@ def _judge(
     return libraries, problems, sorted(s for s in unjudged if not is_mapped(soname_stem(s), s))
 
 
-def _asked_by(mapped: Sequence[str], path: str) -> str:
+def _asked_by(mapped: Sequence[str], path: str, needs: dict[str, tuple[str, ...]]) -> str:
     """Which of the files mapped beside ``path`` name its soname in their DT_NEEDED, in words: the
     one to look at when a library came from outside its provider. None does when something opened it
     by name or path (ctypes, cuda-pathfinder's search, which falls back to the system's folders):
-    pylibwholegraph-cu13 26.10.0's install maps the system toolkit's ``libcudart.so.13``."""
+    pylibwholegraph-cu13 26.10.0's install maps the system toolkit's ``libcudart.so.13``. ``needs``:
+    the DT_NEEDED of the files already read, filled in here."""
     try:
         soname = read_elf_file(path, symbols=False).soname or posixpath.basename(path)
     except (OSError, ElfError):
@@ -1596,11 +1598,12 @@ def _asked_by(mapped: Sequence[str], path: str) -> str:
     for other in mapped:
         if other == path or ".so" not in posixpath.basename(other):
             continue
-        try:
-            needed = read_elf_file(other, symbols=False).needed
-        except (OSError, ElfError):
-            continue
-        if soname in needed:
+        if other not in needs:  # each file read once, however many libraries came from outside
+            try:
+                needs[other] = read_elf_file(other, symbols=False).needed
+            except (OSError, ElfError):
+                needs[other] = ()
+        if soname in needs[other]:
             users.append(other.split("/site-packages/", 1)[-1])
     if not users:
         return "; no file mapped names it in DT_NEEDED: it was opened by name or path (a dlopen)"
