@@ -4,6 +4,7 @@ gcc-built copies named as auditwheel names them, repaired against the catalog sl
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from slimwheel.cli import main
 from slimwheel.elf import read_elf
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, patchelf
+from tests.support.index_server import IndexServer
 from tests.support.wheels import make_wheel
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
@@ -752,6 +754,88 @@ def test_a_provider_an_extra_names_as_a_toolkit_component_stays_behind_it(
     assert (cublas["requirement"], cublas["optional"]) == ('cuda-toolkit[cublas]==12.*; extra == "ctk"', True)
     assert main(["repair", str(wheel), "--dry-run", "--isolated-environment"]) == 0
     assert "(through cuda-toolkit[cublas]==12.*; " in capsys.readouterr().out
+
+
+def _cupylike_index(tmp_path: Path, index_server: Callable[..., IndexServer]) -> str:
+    """An index with cupylike 13.0 (no extras) and 14.0, whose extra ``ctk`` brings cuBLAS in through
+    cuda-toolkit, as CuPy 14's does: the URL of its simple index."""
+    directory = tmp_path / "index"
+    directory.mkdir()
+    make_wheel(directory, "cupylike", "13.0", {"cupylike/__init__.py": b""})
+    ctk = ('cuda-toolkit[cublas]==12.*; extra == "ctk"', 'pytest; extra == "test"')
+    make_wheel(directory, "cupylike", "14.0", {"cupylike/__init__.py": b""}, requires=ctk)
+    return index_server(directory).simple_url
+
+
+def test_a_provider_an_extra_brings_through_another_requirement_is_required_behind_that_extra(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
+) -> None:
+    """rapids-singlecell-cu13 installs its CUDA libraries only with its extra 'rapids', through
+    ``cupy-cuda13x[ctk]`` (a requirement the catalog does not know, whose extra ``ctk`` requires
+    cuda-toolkit's components): check reads that requirement's own on the index and finds cuBLAS
+    there, and repair requires it behind the same extras ('all' brings 'gpu'), not in every install."""
+    url = _cupylike_index(tmp_path, index_server)
+    requires = (
+        "numpy",
+        'cupylike[ctk]>=13; extra == "gpu"',
+        'pkg[gpu]; extra == "all"',
+        'pytest; extra == "test"',
+    )
+    wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=requires)
+    assert main(["check", str(wheel), "-i", url, "--json"]) == 1  # the RPATH does not reach it
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    through = {
+        (p["distribution"], tuple(p["extras"]), tuple(p["through"])) for p in checked["optional_providers"]
+    }
+    assert ("nvidia-cublas-cu12", ("all", "gpu"), ("cupylike[ctk]>=13",)) in through
+    result = _repair(tmp_path, wheel, capsys, "-i", url)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    (added,) = plan["requirements"]
+    assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", "all")
+    assert added["requirement"].endswith(' and (extra == "all" or extra == "gpu")'), added["requirement"]
+    (kept,) = plan["kept_optional"]
+    assert kept.startswith(
+        "nvidia-cublas-cu12: required with the extra 'all' or 'gpu' only, which brings it in already "
+        "(through cupylike[ctk]>=13), as no copy of it is dropped"
+    ), kept
+    libraries = {library["name"]: library for library in plan["manifest"]["libraries"]}
+    assert all(library["optional"] for library in libraries.values()), libraries
+    assert libraries["cublas"]["requirement"].endswith('; extra == "all"'), libraries
+    assert main(["check", str(result["output"]), "-i", url, "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (finding,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
+    assert "only the extra 'all' or 'gpu' installs (pip install 'pkg[all]')" in finding["message"]
+    # A wheel whose RPATH reaches the provider already loads with the extra: check says through what.
+    reaching = _fresh_build_wheel(
+        tmp_path / "reaching", ["libcublas.so.12"], requires=requires, rpath="$ORIGIN/../nvidia/cublas/lib"
+    )
+    assert main(["check", str(reaching), "-i", url, "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (finding,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
+    words = "only the extra 'all' or 'gpu', through cupylike[ctk]>=13, installs (pip install 'pkg[all]')"
+    assert words in finding["message"], finding["message"]
+
+
+def test_offline_a_provider_an_extra_brings_through_another_requirement_is_required_always(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
+) -> None:
+    """Without the index (--offline), what cupylike's extra brings is not known: the provider is
+    required in every install, as before; so too where the requirement's newest release brings no
+    NVIDIA wheel (cupylike<14)."""
+    url = _cupylike_index(tmp_path, index_server)
+    for case, (requires, flags) in enumerate(
+        (
+            ('cupylike[ctk]>=13; extra == "gpu"', ("--offline",)),
+            ('cupylike[ctk]<14; extra == "gpu"', ("-i", url)),
+        )
+    ):
+        wheel = _fresh_build_wheel(tmp_path / str(case), ["libcublas.so.12"], requires=(requires,))
+        plan = _repair(tmp_path / str(case), wheel, capsys, *flags)["plan"]
+        assert isinstance(plan, dict)
+        (added,) = plan["requirements"]
+        assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", ""), added
+        assert plan["kept_optional"] == []
 
 
 def test_a_provider_behind_an_extra_is_made_hard_when_its_vendored_copy_is_dropped(

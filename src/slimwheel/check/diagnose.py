@@ -108,6 +108,10 @@ class Diagnosis:
     def _extras_of(self) -> dict[str, tuple[str, ...]]:
         return {provider.distribution: provider.extras for provider in self.optional}
 
+    @cached_property
+    def _through(self) -> dict[str, tuple[str, ...]]:
+        return {provider.distribution: provider.through for provider in self.optional if provider.through}
+
     def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
         if elf.error is not None:
             return FileCheck(elf.path, elf.installed_path, error=elf.error)
@@ -501,13 +505,15 @@ class Diagnosis:
             return
         listed = " or ".join(repr(extra) for extra in extras)
         install = f"pip install '{self.report.distribution}[{extras[0]}]'"
+        through = self._through.get(lookup.distribution or "")
+        how = f", through {' or '.join(through)}," if through else ""
         self.findings.append(
             Finding(
                 FindingKind.THROUGH_EXTRA,
                 Severity.WARNING,
                 elf.path,
                 f"needs {soname}: found in {lookup.distribution}'s {posixpath.dirname(lookup.path)}, which "
-                f"only the extra {listed} installs ({install}); without it this file does not load",
+                f"only the extra {listed}{how} installs ({install}); without it this file does not load",
                 soname,
                 lookup.versions,
             )

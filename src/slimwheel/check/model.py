@@ -49,6 +49,9 @@ class ProviderRelease:
     wheel: str | None  # the wheel for the platform; None for a metapackage release kept without one
     files: tuple[str, ...]  # installed paths, relative to site-packages
     extras: tuple[str, ...] = ()  # the wheel's extras that bring it in; (): a plain install does
+    # The requirements under those extras that bring it in, where the catalog knows none of them
+    # (``cupy-cuda13x[ctk]>=14``, whose own extra requires cuda-toolkit[cublas]); (): one it knows does.
+    through: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

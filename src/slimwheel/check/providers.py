@@ -57,6 +57,10 @@ class ProviderResolver:
     # Distributions the catalog does not know that only an extra of the wheel requires (tensorrt-cu12;
     # extra == "trt-decoder"), and which extras: their files are not read, but a finding names them.
     optional_others: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Of ``optional``, those an extra brings in only through requirements the catalog does not know,
+    # and which (``cupy-cuda13x[ctk]>=14``): see ``through_others``.
+    through: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _brought: ReleaseRequirements | None = None
 
     def run(self, requires: Sequence[str]) -> None:
         direct: list[Requirement] = []
@@ -74,7 +78,7 @@ class ProviderResolver:
             elif name != canonicalize_name(self.own_name):
                 self.others.append(requirement)
         roots = [("", requirement) for requirement in direct]
-        brought = ReleaseRequirements(self.environment)
+        brought = self._brought = ReleaseRequirements(self.environment)
         graph = expand_requirements(self.catalog, roots, self.environment, self.target.admits, brought)
         for edge in graph.edges:
             self.checks.append(RequirementCheck(edge.text, edge.name, edge.required_by, edge.versions))
@@ -110,6 +114,82 @@ class ProviderResolver:
             name: tuple(sorted(releases.values(), key=lambda r: r.parsed_version))
             for name, releases in sorted(found.items())
         }
+
+    def through_others(
+        self, requires: Sequence[str], source: DistFileSource, needed: Collection[str]
+    ) -> None:
+        """The NVIDIA releases an extra of the wheel brings in through a requirement the catalog does
+        not know, added to ``optional``: rapids-singlecell-cu13's ``cupy-cuda13x[ctk]>=14; extra ==
+        "rapids"``, whose extra ``ctk`` requires ``cuda-toolkit[cublas,cudart,...]==13.*``. Each such
+        line is looked up on the index (``source``: the newest release it allows, whose Requires-Dist
+        is read with the extras the line asks of it), one level down, only while a distribution of
+        ``needed`` (those shipping the NVIDIA libraries the wheel's files need) is brought in by
+        nothing else, and at most ``_THROUGH_LOOKUPS`` lines in all, of those asking for extras of
+        their package (first) or naming one built for a CUDA major or as a library."""
+        wanted = set(needed) - set(self.possible) - set(self.optional)
+        if not wanted:
+            return
+        own = canonicalize_name(self.own_name)
+        lines = read_requirements(requires, self.environment)
+        plain = {line.name for line in installed_with(lines, own)}
+        extras = sorted({e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras})
+        skip = {*self.catalog.distributions, *plain}
+        # Only lines that ask a package for extras (``[ctk]``) or name one built for CUDA or as a
+        # library: an extra's pytest or sphinx brings no NVIDIA wheel, and each look-up costs requests.
+        candidates = [
+            (extra, line)
+            for extra in extras
+            for line in installed_with(lines, own, [extra])
+            if line.name not in skip
+            and not line.requirement.url
+            and (line.requirement.extras or _binary_named(line.name))
+        ]
+        candidates.sort(key=lambda item: not item[1].requirement.extras)  # cupy-cuda13x[ctk] before cudf
+        read: dict[str, tuple[Requirement, ...]] = {}
+        found: dict[str, dict[str, Release]] = {}
+        for extra, line in candidates:
+            if line.text not in read:
+                if len(read) >= _THROUGH_LOOKUPS or not wanted - found.keys():
+                    continue
+                read[line.text] = self._catalog_requirements_of(line.requirement, source)
+            if not read[line.text]:
+                continue
+            roots = [(line.text, requirement) for requirement in read[line.text]]
+            graph = expand_requirements(
+                self.catalog, roots, self.environment, self.target.admits, self._brought
+            )
+            for name, releases in graph.reachable().items():
+                if name in self.possible or name in self.optional:
+                    continue
+                found.setdefault(name, {}).update((release.version, release) for release in releases)
+                if extra not in self.extras_of.get(name, ()):
+                    self.extras_of[name] = (*self.extras_of.get(name, ()), extra)
+                asked = _without_marker(line.requirement)
+                if asked not in self.through.get(name, ()):
+                    self.through[name] = (*self.through.get(name, ()), asked)
+        for name, by_version in sorted(found.items()):
+            self.optional[name] = tuple(sorted(by_version.values(), key=lambda r: r.parsed_version))
+
+    def _catalog_requirements_of(
+        self, requirement: Requirement, source: DistFileSource
+    ) -> tuple[Requirement, ...]:
+        """The requirements on distributions the catalog knows that the newest release ``requirement``
+        allows brings in, with the extras it asks of it; () when that cannot be read."""
+        try:
+            answer = source.requirement_files(
+                requirement, platform=self.target.platform, python=self.target.python
+            )
+        except SlimwheelError:
+            return ()
+        if not answer.known:
+            return ()
+        release = source.with_requires(answer.releases[-1])
+        lines = read_requirements(release.requires or (), self.environment)
+        return tuple(
+            line.requirement
+            for line in installed_with(lines, answer.distribution, requirement.extras)
+            if line.name in self.catalog.distributions
+        )
 
     def _parse(self, text: str) -> Requirement | None:
         try:
@@ -148,11 +228,12 @@ class ProviderResolver:
         possible = self.optional if optional else self.possible
         for name in sorted(possible):
             extras = self.extras_of.get(name, ()) if optional else ()
+            through = self.through.get(name, ()) if optional else ()
             for release in possible[name]:
                 wheel = installable_wheel(release, self.target.platform)
                 files = tuple(library.path for library in wheel.libraries) if wheel else ()
                 filename = wheel.filename if wheel else None
-                found.append(ProviderRelease(name, release.version, filename, files, extras))
+                found.append(ProviderRelease(name, release.version, filename, files, extras, through))
         return found
 
 
@@ -195,6 +276,14 @@ def requirement_files(
     return answers
 
 
+def _without_marker(requirement: Requirement) -> str:
+    """``requirement`` as written but for its marker: ``cupy-cuda13x[ctk]>=14``."""
+    bare = Requirement(str(requirement))
+    bare.marker = None
+    return str(bare)
+
+
+_THROUGH_LOOKUPS = 8  # lines under extras looked up for the NVIDIA wheels they bring, per check
 _TRANSITIVE_DEPTH = 3  # cudf-cu12 -> libcudf-cu12 -> librmm-cu12 -> rapids-logger
 _TRANSITIVE_LOOKUPS = 8  # requirements looked up this way at most, per check
 

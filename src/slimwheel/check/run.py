@@ -96,6 +96,8 @@ def check_wheel(
         source.distribution,
     )
     resolver.run(requires_dist)
+    if dist_files is not None:
+        resolver.through_others(requires_dist, dist_files, _nvidia_needed(report, catalog, target))
     providers = resolver.providers()
     optional = resolver.providers(optional=True)
     asked = _preloaded_requirements(preloaded)
@@ -205,6 +207,17 @@ def _reachable(
         and not is_driver_library(soname)
         and not catalog.providers(soname=soname)
     )
+
+
+def _nvidia_needed(report: WheelReport, catalog: Catalog, target: Target) -> set[str]:
+    """The NVIDIA distributions that ship, for the target, a library the wheel's files need."""
+    return {
+        provider.distribution
+        for soname in {need.soname for elf in report.elf_files for need in elf.needed}
+        for provider in catalog.providers(
+            soname=soname, cuda_major=target.cuda_major, platform=target.platform
+        )
+    }
 
 
 def _preloaded_requirements(preloaded: Iterable[str]) -> list[Requirement]:

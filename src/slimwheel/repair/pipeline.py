@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from slimwheel.analysis import InspectionCache, WheelReport
     from slimwheel.catalog.exports import ExportSource
     from slimwheel.catalog.model import Catalog
-    from slimwheel.check import CheckReport, RequirementReach
+    from slimwheel.check import CheckReport
     from slimwheel.dist_files import DistFileSource, ReleaseFiles, RequirementFiles
     from slimwheel.elf.edit import ElfPatch
     from slimwheel.findings import Finding
@@ -400,7 +400,7 @@ def _copies_to_drop(wheel: Wheel, catalog: Catalog, options: RepairOptions) -> l
     return [name for name, stem in named_like_copies(wheel, catalog).items() if options.wants(stem)]
 
 
-Replan = Callable[[Sequence["RequirementReach"]], tuple[RepairPlan, list["WheelMember"]]]
+Replan = Callable[["CheckReport"], tuple[RepairPlan, list["WheelMember"]]]
 
 
 def _plan(
@@ -415,7 +415,7 @@ def _plan(
     progress: Progress,
     cache: InspectionCache | None = None,
     preloaded: Sequence[str] = (),
-    reach: Sequence[RequirementReach] = (),
+    checked: CheckReport | None = None,
 ) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None, Replan]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
@@ -424,7 +424,8 @@ def _plan(
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
     saved of the wheel's files). With ``--drop-unused-needed``, ``exports`` also tell which NVIDIA
     libraries the files need and import nothing from, where the analysis could not. The last item
-    plans it again as it was planned, with another ``reach`` (``CheckReport.reachable``). ``preloaded``
+    plans it again as it was planned, with what another check of the wheel found (``checked``: see
+    ``_from_check``). ``preloaded``
     (``check_wheel``'s) goes into the manifest, with the other things the output's check counts on."""
 
     from slimwheel.repair.apply import AnalysedContent
@@ -450,12 +451,12 @@ def _plan(
         embed=None if embed is None else embed_request(wheel, tuple(embed)),
         classifiers=wheel.metadata().get_all("Classifier") or (),
     )
-    plan = planning(reach=reach)
+    plan = _planned_with(planning, checked)
     if plan.assumed_floors and exports is not None:
         floors = symbol_floors(wheel, plan, catalog, exports, saved_tables=saved, progress=progress)
         if floors:
             planning = partial(planning, floors=floors)
-            plan = planning(reach=reach)
+            plan = _planned_with(planning, checked)
 
     def finished(plan: RepairPlan) -> tuple[RepairPlan, list[WheelMember]]:
         if preloaded:  # what the output's check counts on, recorded for a later check to count on too
@@ -464,7 +465,21 @@ def _plan(
         return plan, [wheel.member(edit.path) for edit in plan.edits]
 
     analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
-    return *finished(plan), analysed, lambda again: finished(planning(reach=again))
+    return *finished(plan), analysed, lambda again: finished(_planned_with(planning, again))
+
+
+def _planned_with(planning: Callable[..., RepairPlan], checked: CheckReport | None) -> RepairPlan:
+    """``planning`` (a ``plan_repair``) told what a check of the wheel found: the libraries of its
+    other requirements, or its own, that files need off their search path (``reach``), and the NVIDIA
+    releases only an extra brings in (``brought_by_extras``)."""
+    if checked is None:
+        return planning()
+    return planning(reach=checked.reachable, brought_by_extras=checked.optional_providers)
+
+
+def _tells_plan(checked: CheckReport) -> bool:
+    """Whether the plan made without ``checked`` may change with it (see ``_planned_with``)."""
+    return bool(checked.reachable) or any(provider.through for provider in checked.optional_providers)
 
 
 def _checked_input(
@@ -480,30 +495,32 @@ def _checked_input(
     """The input's check, and the plan (with the members it edits) planned again where that check
     found libraries off a file's search path that an RPATH entry would reach."""
     checked = _check(wheel, catalog, planned[0], dist_files, preloaded, report=report)
-    if checked.reachable:
-        planned = replan(checked.reachable)
+    if _tells_plan(checked):
+        planned = replan(checked)
     return checked, *planned
 
 
-def _requirement_reach(
+def _audited_check(
     wheel: Wheel,
     report: WheelReport,
     catalog: Catalog,
     dist_files: DistFileSource | None,
     preloaded: Sequence[str],
-) -> tuple[RequirementReach, ...]:
-    """What auditwheel's output needs off its files' search paths that an RPATH entry would reach
-    (``CheckReport.reachable``: its other requirements' libraries, its own), for the plan to reach
-    before the input is checked at the end. Only a wheel with a DT_NEEDED that neither it, an NVIDIA
-    wheel nor the system provides is checked for them, and only where the requirements' files can be
-    read (not --offline)."""
-    if dist_files is None or not any(
+) -> CheckReport | None:
+    """auditwheel's output checked before it is planned, for what the plan needs of a check (see
+    ``_planned_with``) before the input is checked at the end: libraries off its files' search paths
+    that an RPATH entry would reach, and NVIDIA wheels only an extra brings in through requirements
+    the catalog does not know. Only a wheel with a DT_NEEDED that neither it, an NVIDIA wheel nor the
+    system provides, or with extras, is checked so, and only where the requirements' files can be read
+    (not --offline); None otherwise."""
+    unresolved = any(
         need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed
-    ):
-        return ()
+    )
+    if dist_files is None or not (unresolved or wheel.metadata().get_all("Provides-Extra")):
+        return None
     from slimwheel.check import check_wheel
 
-    return check_wheel(wheel, catalog, dist_files=dist_files, preloaded=preloaded, report=report).reachable
+    return check_wheel(wheel, catalog, dist_files=dist_files, preloaded=preloaded, report=report)
 
 
 def _inspection_cache(scratch: Path) -> InspectionCache:
@@ -587,7 +604,7 @@ def repair_wheel(
         plan, to_edit, analysed, replan = _plan(
             wheel,
             report,
-            reach=_requirement_reach(wheel, report, catalog, asked, preloaded) if path != wheel_path else (),
+            checked=_audited_check(wheel, report, catalog, asked, preloaded) if path != wheel_path else None,
             cache=cache,
             catalog=catalog,
             options=options,

@@ -40,7 +40,7 @@ from slimwheel.analysis import (
 )
 from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
-from slimwheel.check.model import RequirementReach
+from slimwheel.check.model import ProviderRelease, RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import soname_stem
@@ -130,7 +130,9 @@ class AddedRequirement:
     linked_version: str
     version_source: str  # "--linked-version", "installed", "vendored copy", "symbols ...", "first release"
     range_reason: str
-    extra: str = ""  # the extra it is required under (--optional), "" for every install
+    extra: str = (
+        ""  # the extra it is required under (--optional, or the one bringing it), "" for every install
+    )
 
 
 @dataclass(frozen=True)
@@ -693,6 +695,9 @@ class _Context:
     # What NVIDIA's releases bring in, read once, under the environment the wheel's markers are
     # evaluated in (``brought.environment``).
     brought: ReleaseRequirements
+    # NVIDIA distributions only an extra brings in, through requirements the catalog does not know
+    # (``plan_repair``'s ``brought_by_extras``), by name.
+    brought_by_extras: Mapping[str, ProviderRelease] = field(default_factory=dict)
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -1174,11 +1179,13 @@ def _plan_distribution(
                 hint="fix the requirement or pass --linked-version",
             )
         line = f"{requirement_text}; {_marker(context.platform)}"
-        extra = _requested_extra(choices, context.options)
-        if extra:
-            line = f'{line} and extra == "{extra}"'  # the platform marker is a chain of "and" too
+        behind = _extras_for(distribution, choices, context, draft, dropped=dropped)
+        extra = behind[0] if behind else ""  # the one verify installs it with
+        if behind:
+            either = " or ".join(f'extra == "{name}"' for name in behind)
+            # The platform marker is a chain of "and" too; "or" binds looser than "and".
+            line = f"{line} and ({either})" if len(behind) > 1 else f"{line} and {either}"
             optional = True
-            _note_requested_extra(distribution, choices, extra, context.options, draft, dropped=dropped)
         sources = ", ".join(dict.fromkeys(c.source for c in choices))
         draft.added.append(AddedRequirement(names, distribution, line, linked, sources, reason, extra))
         draft.roots.append(("the repaired wheel", Requirement(requirement_text)))
@@ -1325,6 +1332,35 @@ def _note_requested_extra(
             f"{distribution}: a plain install loaded the vendored copies repair drops; with --optional "
             f"only an install with the extra {extra!r} has {sonames}"
         )
+
+
+def _extras_for(
+    distribution: str, choices: Sequence[_Choice], context: _Context, draft: _Draft, *, dropped: bool
+) -> tuple[str, ...]:
+    """The extras a requirement repair adds goes behind: ``--optional``'s; else those that bring it
+    in already through requirements the catalog does not know, unless a dropped copy served a plain
+    install; () for every install."""
+    extra = _requested_extra(choices, context.options)
+    if extra:
+        _note_requested_extra(distribution, choices, extra, context.options, draft, dropped=dropped)
+        return (extra,)
+    brought = context.brought_by_extras.get(distribution)
+    if dropped or brought is None:
+        return ()
+    _note_brought_by_extra(distribution, choices, brought, draft)
+    return brought.extras
+
+
+def _note_brought_by_extra(
+    distribution: str, choices: Sequence[_Choice], brought: ProviderRelease, draft: _Draft
+) -> None:
+    sonames = ", ".join(c.soname for c in choices)
+    listed = " or ".join(repr(extra) for extra in brought.extras)
+    draft.kept_optional.append(
+        f"{distribution}: required with the extra {listed} only, which brings it in already "
+        f"(through {' or '.join(brought.through)}), as no copy of it is dropped; the files that need "
+        f"{sonames} find it once the extra is installed"
+    )
 
 
 def _requested_extra(choices: Sequence[_Choice], options: RepairOptions) -> str:
@@ -1683,6 +1719,7 @@ def plan_repair(
     floors: Mapping[str, SymbolFloor] | None = None,
     classifiers: Sequence[str] = (),
     reach: Sequence[RequirementReach] = (),
+    brought_by_extras: Sequence[ProviderRelease] = (),
 ) -> RepairPlan:
     """The repair of the wheel ``report`` describes. Pure when ``environment`` is plain data
     (:class:`~slimwheel.repair.environment.EnvironmentFacts`, from ``BuildEnvironment.snapshot``).
@@ -1695,7 +1732,11 @@ def plan_repair(
     tell the CUDA major where the libraries it needs do not (cuDNN 8 has CUDA 11 and 12 wheels).
     ``reach``: libraries of the wheel's other requirements, or its own, that files need off their
     search path (``CheckReport.reachable``, of the wheel as it is): their folders join those files'
-    RPATH."""
+    RPATH. ``brought_by_extras``: NVIDIA releases that only an extra of the wheel brings in
+    (``CheckReport.optional_providers``); a requirement repair adds on one that the extra brings through
+    requirements the catalog does not know (``ProviderRelease.through``: rapids-singlecell-cu13's
+    ``cupy-cuda13x[ctk]; extra == "rapids"``) goes behind that extra, where no dropped copy served a
+    plain install: the author installs those libraries with the extra only."""
     options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
@@ -1723,7 +1764,16 @@ def plan_repair(
     needs = _needs(report, draft.drop, options, draft.on_request)
     needs = {s: n for s, n in needs.items() if options.wants(soname_stem(s))}
     brought = ReleaseRequirements(markers)
-    context = _Context(catalog, platform, major, options, environment, floors or {}, brought)
+    context = _Context(
+        catalog,
+        platform,
+        major,
+        options,
+        environment,
+        floors or {},
+        brought,
+        {provider.distribution: provider for provider in brought_by_extras if provider.through},
+    )
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
         if is_driver_library(soname):
