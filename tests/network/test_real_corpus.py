@@ -147,7 +147,7 @@ def test_repair_refuses_cleanly_or_passes_check(repaired: RepairOutcome) -> None
     for requirement in result["plan"]["requirements"]:  # an extra --optional asked for, or none
         if requirement["distribution"] in (repaired.entry.kept_optional or ()):
             assert requirement["extra"], repaired.describe()
-            assert requirement["requirement"].endswith(f'extra == "{requirement["extra"]}"')
+            assert f'extra == "{requirement["extra"]}"' in requirement["requirement"], repaired.describe()
         else:
             assert not requirement["extra"], repaired.describe()
     if repaired.entry.drops is not None:
@@ -204,6 +204,8 @@ def test_what_a_plain_install_brings_leaves_the_extras_out(repaired: RepairOutco
     gated = set(repaired.entry.kept_optional or ())
     if repaired.code != 0 or not gated:
         pytest.skip("no provider behind an extra")
+    if repaired.entry.no_resolve:
+        pytest.skip(repaired.entry.no_resolve)
     (output,) = repaired.written
     plain = _pip_resolves(str(output))
     assert canonicalize_name(repaired.entry.project) in plain

@@ -61,6 +61,9 @@ class CorpusWheel:
     drops: int | None = None
     # Why `slimwheel verify` cannot judge the repaired wheel on its own ("": it can).
     no_verify: str = ""
+    # Why pip cannot resolve the repaired wheel's install here, for the test of what a plain install
+    # brings ("": it can): a requirement with no wheel, a Python other than the tests'.
+    no_resolve: str = ""
     # What verify imports (--import), where the wheel ships modules that cannot be imported in a plain
     # install for reasons of their own (samples importing what the wheel does not require).
     verify_imports: tuple[str, ...] = ()
@@ -510,6 +513,24 @@ CORPUS: tuple[CorpusWheel, ...] = (
         options=("--preloaded", "torch"),
         adds=("nvidia-cuda-runtime", "nvidia-cuda-nvrtc"),
         kept_optional=(),
+    ),
+    CorpusWheel(
+        project="rapids-singlecell-cu13",
+        filename="rapids_singlecell_cu13-0.18.1-cp312-abi3-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="9ffe440f59eac45464803d55766162ac32c5efc2b1f50d4f68d8bf63ef6bf699",
+        size=21_985_662,
+        vendors=(
+            "nothing vendored; 46 extension modules link CUDA 13's cudart, cuBLAS, cuSOLVER and cuSPARSE "
+            "with no RPATH and no requirement: only its extra 'rapids' installs them, through "
+            "cupy-cuda13x[ctk] (cuda-toolkit's components), which repair once passed over, making the "
+            "four wheels hard requirements of every install"
+        ),
+        install_mb=5000,  # with the extra 'rapids': cudf, cuml, cugraph, cuvs, cupy and the CUDA wheels
+        must_repair=True,
+        adds=("nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cusolver", "nvidia-cusparse"),
+        kept_optional=("nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cusolver", "nvidia-cusparse"),
+        no_verify="it needs Python 3.12, and its extra 'rapids' (RAPIDS, several GB) for its libraries",
+        no_resolve="it needs Python 3.12, and its requirement docrep has no wheel",
     ),
     CorpusWheel(
         project="gpt4all",
