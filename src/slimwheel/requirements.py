@@ -43,6 +43,7 @@ __all__ = [
     "brought_in",
     "expand_requirements",
     "installed_with",
+    "is_development_extra",
     "marker_environment",
     "merge_specifiers",
     "only_with_extras",
@@ -155,6 +156,22 @@ def only_with_extras(requirements: Sequence[WheelRequirement], own: str) -> dict
             if requirement.name not in plain and extra not in found.get(requirement.name, ()):
                 found[requirement.name] = (*found.get(requirement.name, ()), extra)
     return found
+
+
+# Extras that install what a package's developers use (its tests, docs, linters), not what its users
+# run: cuvs-cu13 and pylibraft-cu13 bring cupy-cuda13x[ctk] with 'test' only.
+DEVELOPMENT_EXTRAS = frozenset(
+    {"test", "tests", "testing", "dev", "devel", "develop", "development", "doc", "docs", "documentation"}
+    | {"lint", "linting", "typing", "type", "types", "style", "check", "qa", "ci", "coverage"}
+    | {"bench", "benchmark", "benchmarks", "build"}
+)
+
+
+def is_development_extra(extra: str) -> bool:
+    """Whether ``extra`` names one that installs what the package's developers use (``test``, ``docs``,
+    ``dev``), by its canonical name: ``tests``, ``Testing`` and ``dev-tools`` alike."""
+    words = canonicalize_name(extra).split("-")
+    return canonicalize_name(extra) in DEVELOPMENT_EXTRAS or words[0] in DEVELOPMENT_EXTRAS
 
 
 def python_of_tags(tags: Iterable[Tag]) -> str | None:

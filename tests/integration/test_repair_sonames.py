@@ -764,6 +764,9 @@ def _cupylike_index(tmp_path: Path, index_server: Callable[..., IndexServer]) ->
     make_wheel(directory, "cupylike", "13.0", {"cupylike/__init__.py": b""})
     ctk = ('cuda-toolkit[cublas]==12.*; extra == "ctk"', 'pytest; extra == "test"')
     make_wheel(directory, "cupylike", "14.0", {"cupylike/__init__.py": b""}, requires=ctk)
+    # A library package whose every install brings cuBLAS (as libraft-cu13 requires cuda-toolkit's).
+    toolkit = ("cuda-toolkit[cublas]==12.*",)
+    make_wheel(directory, "libraftlike-cu12", "1.0", {"libraftlike/__init__.py": b""}, requires=toolkit)
     return index_server(directory).simple_url
 
 
@@ -822,15 +825,20 @@ def test_offline_a_provider_an_extra_brings_through_another_requirement_is_requi
 ) -> None:
     """Without the index (--offline), what cupylike's extra brings is not known: the provider is
     required in every install, as before; so too where the requirement's newest release brings no
-    NVIDIA wheel (cupylike<14)."""
+    NVIDIA wheel (cupylike<14), where the extra is for the package's developers (cuvs-cu13 brings
+    cupy-cuda13x[ctk] with 'test' only), and where a plain install brings it already through another
+    requirement (pylibraft-cu13's libraft-cu13 requires cuda-toolkit[cublas,...])."""
     url = _cupylike_index(tmp_path, index_server)
+    gpu = 'cupylike[ctk]>=13; extra == "gpu"'
     for case, (requires, flags) in enumerate(
         (
-            ('cupylike[ctk]>=13; extra == "gpu"', ("--offline",)),
-            ('cupylike[ctk]<14; extra == "gpu"', ("-i", url)),
+            ((gpu,), ("--offline",)),
+            (('cupylike[ctk]<14; extra == "gpu"',), ("-i", url)),
+            (('cupylike[ctk]>=13; extra == "tests"',), ("-i", url)),
+            ((gpu, "libraftlike-cu12>=1"), ("-i", url)),
         )
     ):
-        wheel = _fresh_build_wheel(tmp_path / str(case), ["libcublas.so.12"], requires=(requires,))
+        wheel = _fresh_build_wheel(tmp_path / str(case), ["libcublas.so.12"], requires=requires)
         plan = _repair(tmp_path / str(case), wheel, capsys, *flags)["plan"]
         assert isinstance(plan, dict)
         (added,) = plan["requirements"]

@@ -26,8 +26,10 @@ from slimwheel.names import soname_stem
 from slimwheel.requirements import (
     ReleaseRequirements,
     RequirementScope,
+    WheelRequirement,
     expand_requirements,
     installed_with,
+    is_development_extra,
     only_with_extras,
     read_requirements,
 )
@@ -125,31 +127,37 @@ class ProviderResolver:
         is read with the extras the line asks of it), one level down, only while a distribution of
         ``needed`` (those shipping the NVIDIA libraries the wheel's files need) is brought in by
         nothing else, and at most ``_THROUGH_LOOKUPS`` lines in all, of those asking for extras of
-        their package (first) or naming one built for a CUDA major or as a library."""
+        their package or naming one built for a CUDA major or as a library. A plain install's own such
+        lines are read first: what they bring (pylibraft-cu13's libraft-cu13 requires
+        ``cuda-toolkit[cublas,...]``) every install has, whichever extra brings it too. An extra for
+        the package's developers (``test``: cuvs-cu13's cupy-cuda13x[ctk]) is passed over."""
         wanted = set(needed) - set(self.possible) - set(self.optional)
         if not wanted:
             return
         own = canonicalize_name(self.own_name)
         lines = read_requirements(requires, self.environment)
-        plain = {line.name for line in installed_with(lines, own)}
-        extras = sorted({e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras})
-        skip = {*self.catalog.distributions, *plain}
-        # Only lines that ask a package for extras (``[ctk]``) or name one built for CUDA or as a
-        # library: an extra's pytest or sphinx brings no NVIDIA wheel, and each look-up costs requests.
+        plain = installed_with(lines, own)
+        skip = {*self.catalog.distributions, *(line.name for line in plain)}
+        offered = {e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras}
+        extras = sorted(e for e in offered if not is_development_extra(e))
         candidates = [
-            (extra, line)
-            for extra in extras
-            for line in installed_with(lines, own, [extra])
-            if line.name not in skip
-            and not line.requirement.url
-            and (line.requirement.extras or _binary_named(line.name))
+            *(("", line) for line in plain if self._may_bring(line, self.catalog.distributions)),
+            *sorted(
+                (
+                    (extra, line)
+                    for extra in extras
+                    for line in installed_with(lines, own, [extra])
+                    if self._may_bring(line, skip)
+                ),
+                key=lambda item: not item[1].requirement.extras,  # cupy-cuda13x[ctk] before cudf-cu13
+            ),
         ]
-        candidates.sort(key=lambda item: not item[1].requirement.extras)  # cupy-cuda13x[ctk] before cudf
         read: dict[str, tuple[Requirement, ...]] = {}
+        always: set[str] = set()  # brought by a plain install's lines
         found: dict[str, dict[str, Release]] = {}
         for extra, line in candidates:
             if line.text not in read:
-                if len(read) >= _THROUGH_LOOKUPS or not wanted - found.keys():
+                if len(read) >= _THROUGH_LOOKUPS or not wanted - always - found.keys():
                     continue
                 read[line.text] = self._catalog_requirements_of(line.requirement, source)
             if not read[line.text]:
@@ -159,7 +167,9 @@ class ProviderResolver:
                 self.catalog, roots, self.environment, self.target.admits, self._brought
             )
             for name, releases in graph.reachable().items():
-                if name in self.possible or name in self.optional:
+                if not extra:
+                    always.add(name)
+                if not extra or name in self.possible or name in self.optional or name in always:
                     continue
                 found.setdefault(name, {}).update((release.version, release) for release in releases)
                 if extra not in self.extras_of.get(name, ()):
@@ -169,6 +179,15 @@ class ProviderResolver:
                     self.through[name] = (*self.through.get(name, ()), asked)
         for name, by_version in sorted(found.items()):
             self.optional[name] = tuple(sorted(by_version.values(), key=lambda r: r.parsed_version))
+
+    @staticmethod
+    def _may_bring(line: WheelRequirement, skip: Collection[str]) -> bool:
+        """Whether ``line`` is worth a look-up for the NVIDIA wheels it brings: it asks its package for
+        extras (``[ctk]``) or names one built for a CUDA major or as a library; an extra's pytest or
+        sphinx brings none, and each look-up costs requests."""
+        if line.name in skip or line.requirement.url:
+            return False
+        return bool(line.requirement.extras) or _binary_named(line.name)
 
     def _catalog_requirements_of(
         self, requirement: Requirement, source: DistFileSource
