@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog, Release
 
 __all__ = [
+    "DEVELOPMENT_EXTRAS",
     "ReleaseRequirements",
     "RequirementEdge",
     "RequirementGraph",

@@ -16,6 +16,7 @@ from slimwheel.requirements import (
     brought_in,
     expand_requirements,
     installed_with,
+    is_development_extra,
     marker_environment,
     merge_specifiers,
     read_requirements,
@@ -305,3 +306,31 @@ def test_merge_specifiers_leaves_out_what_the_authors_range_implies(
     ):
         naive = SpecifierSet(",".join((*ours, *(str(s) for s in SpecifierSet(authors)))))
         assert SpecifierSet(",".join(result)).contains(version) is naive.contains(version), version
+
+
+@pytest.mark.parametrize(
+    ("extra", "development"),
+    [
+        ("test", True),
+        ("Tests", True),
+        ("testing", True),
+        ("dev", True),
+        ("dev-tools", True),
+        ("docs", True),
+        ("lint", True),
+        ("benchmarks", True),
+        ("rapids", False),
+        ("all", False),
+        ("cuda", False),
+        ("ctk", False),
+        ("gpu", False),
+        ("contest", False),
+        ("devices", False),
+    ],
+)
+def test_an_extra_for_developers_is_known_by_its_name_or_its_first_word(
+    extra: str, development: bool
+) -> None:
+    """cuvs-cu13 brings cupy-cuda13x[ctk] with 'test' only: what such an extra brings says nothing of
+    where the package's users get their libraries."""
+    assert is_development_extra(extra) is development

@@ -424,9 +424,9 @@ def _plan(
     again with the oldest release that exports what the wheel imports (read from the tables ``cache``
     saved of the wheel's files). With ``--drop-unused-needed``, ``exports`` also tell which NVIDIA
     libraries the files need and import nothing from, where the analysis could not. The last item
-    plans it again as it was planned, with what another check of the wheel found (``checked``: see
-    ``_from_check``). ``preloaded``
-    (``check_wheel``'s) goes into the manifest, with the other things the output's check counts on."""
+    plans it again as it was planned, told what another check of the wheel found (``checked``: see
+    ``_planned_with``). ``preloaded`` (``check_wheel``'s) goes into the manifest, with the other things
+    the output's check counts on."""
 
     from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.embed import embed_request
@@ -493,7 +493,9 @@ def _checked_input(
     report: WheelReport,
 ) -> tuple[CheckReport, RepairPlan, list[WheelMember]]:
     """The input's check, and the plan (with the members it edits) planned again where that check
-    found libraries off a file's search path that an RPATH entry would reach."""
+    found what the plan could not see (``_tells_plan``): libraries off a file's search path that an
+    RPATH entry would reach, NVIDIA wheels an extra brings only through packages the catalog does not
+    know."""
     checked = _check(wheel, catalog, planned[0], dist_files, preloaded, report=report)
     if _tells_plan(checked):
         planned = replan(checked)

@@ -130,9 +130,7 @@ class AddedRequirement:
     linked_version: str
     version_source: str  # "--linked-version", "installed", "vendored copy", "symbols ...", "first release"
     range_reason: str
-    extra: str = (
-        ""  # the extra it is required under (--optional, or the one bringing it), "" for every install
-    )
+    extra: str = ""  # the (first) extra it is required under, "" for every install
 
 
 @dataclass(frozen=True)
