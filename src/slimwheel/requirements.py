@@ -170,9 +170,8 @@ DEVELOPMENT_EXTRAS = frozenset(
 
 def is_development_extra(extra: str) -> bool:
     """Whether ``extra`` names one that installs what the package's developers use (``test``, ``docs``,
-    ``dev``), by its canonical name: ``tests``, ``Testing`` and ``dev-tools`` alike."""
-    words = canonicalize_name(extra).split("-")
-    return canonicalize_name(extra) in DEVELOPMENT_EXTRAS or words[0] in DEVELOPMENT_EXTRAS
+    ``dev``), by the first word of its canonical name: ``tests``, ``Testing`` and ``dev-tools`` alike."""
+    return canonicalize_name(extra).split("-")[0] in DEVELOPMENT_EXTRAS
 
 
 def python_of_tags(tags: Iterable[Tag]) -> str | None:

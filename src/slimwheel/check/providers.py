@@ -152,21 +152,19 @@ class ProviderResolver:
                 key=lambda item: not item[1].requirement.extras,  # cupy-cuda13x[ctk] before cudf-cu13
             ),
         ]
-        read: dict[str, tuple[Requirement, ...]] = {}
+        brings: dict[str, dict[str, tuple[Release, ...]]] = {}  # per line looked up: what it brings
         always: set[str] = set()  # brought by a plain install's lines
         found: dict[str, dict[str, Release]] = {}
         for extra, line in candidates:
-            if line.text not in read:
-                if len(read) >= _THROUGH_LOOKUPS or not wanted - always - found.keys():
+            if line.text not in brings:
+                if len(brings) >= _THROUGH_LOOKUPS or not wanted - always - found.keys():
                     continue
-                read[line.text] = self._catalog_requirements_of(line.requirement, source)
-            if not read[line.text]:
-                continue
-            roots = [(line.text, requirement) for requirement in read[line.text]]
-            graph = expand_requirements(
-                self.catalog, roots, self.environment, self.target.admits, self._brought
-            )
-            for name, releases in graph.reachable().items():
+                roots = [(line.text, r) for r in self._catalog_requirements_of(line.requirement, source)]
+                graph = expand_requirements(
+                    self.catalog, roots, self.environment, self.target.admits, self._brought
+                )
+                brings[line.text] = graph.reachable()  # once per line, under however many extras
+            for name, releases in brings[line.text].items():
                 if not extra:
                     always.add(name)
                 if not extra or name in self.possible or name in self.optional or name in always:
