@@ -55,6 +55,8 @@ class FindingKind(enum.Enum):
     # found only if the package's own code loads that soname first, as the file that names it suggests
     LOADED_BY_CODE = "found-loaded-by-code"
     THROUGH_EXTRA = "found-through-extra"  # found only in an NVIDIA wheel one of the wheel's extras installs
+    # found in an NVIDIA wheel that only another requirement's own requirements bring (libraft-cu13's)
+    THROUGH_REQUIREMENT = "found-through-requirement"
     # found through DT_RUNPATH, but it loads another library by soname, which only DT_RPATH serves (NVRTC)
     LOAD_NEEDS_RPATH = "load-needs-rpath"
     # a provider's file needs an NVIDIA library no requirement brings (cutensor-cu13 needs cuBLASLt)

@@ -846,6 +846,56 @@ def test_offline_a_provider_an_extra_brings_through_another_requirement_is_requi
         assert plan["kept_optional"] == []
 
 
+def test_check_counts_a_provider_every_install_brings_through_another_requirement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
+) -> None:
+    """pylibraft-cu13's every install brings cuBLAS through libraft-cu13's ``cuda-toolkit[cublas,...]``:
+    check says it is installed off the file's search path and which RPATH reaches it, not that no
+    Requires-Dist brings it in; offline, where the index is not read, it says what it said before;
+    where the RPATH reaches it, it warns that only that requirement brings it, and repair requires it."""
+    url = _cupylike_index(tmp_path, index_server)
+    wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=("libraftlike-cu12>=1",))
+    assert main(["check", str(wheel), "-i", url, "--json"]) == 1
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    providers = {(p["distribution"], tuple(p["through"])) for p in checked["providers"]}
+    assert ("nvidia-cublas-cu12", ("libraftlike-cu12>=1",)) in providers, providers
+    assert not checked["optional_providers"]
+    by = {(r["distribution"], r["required_by"]) for r in checked["requirements"]}
+    assert ("cuda-toolkit", "libraftlike-cu12>=1") in by, by
+    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
+    assert kinds == {"unresolved-needed"}, checked["findings"]
+    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    words = "nvidia-cublas-cu12 installs it in nvidia/cublas/lib: add RPATH '$ORIGIN/../nvidia/cublas/lib'"
+    assert words in finding["message"], finding["message"]
+    assert main(["check", str(wheel), "--offline", "--json"]) == 1
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
+    assert kinds == {"missing-requirement"}, checked["findings"]
+    # Where its RPATH reaches the folder, it loads: a warning that only libraftlike brings it in,
+    # which repair settles by requiring the provider itself.
+    reaching = _fresh_build_wheel(
+        tmp_path / "reaching",
+        ["libcublas.so.12"],
+        requires=("libraftlike-cu12>=1",),
+        rpath="$ORIGIN/../nvidia/cublas/lib",
+    )
+    assert main(["check", str(reaching), "-i", url, "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    found = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    assert sorted(f["kind"] for f in found) == ["found-through-requirement", "split-install"], found
+    (finding,) = [f for f in found if f["kind"] == "found-through-requirement"]
+    assert "which only libraftlike-cu12>=1 brings in, through its own requirements" in finding["message"]
+    result = _repair(tmp_path / "reaching", reaching, capsys, "-i", url)
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    (added,) = plan["requirements"]
+    assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", ""), added
+    assert main(["check", str(result["output"]), "-i", url, "--json"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
+    assert "found-through-requirement" not in kinds, checked["findings"]
+
+
 def test_a_provider_behind_an_extra_is_made_hard_when_its_vendored_copy_is_dropped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -112,6 +112,10 @@ class Diagnosis:
     def _through(self) -> dict[str, tuple[str, ...]]:
         return {provider.distribution: provider.through for provider in self.optional if provider.through}
 
+    @cached_property
+    def _through_requirements(self) -> dict[str, tuple[str, ...]]:
+        return {provider.distribution: provider.through for provider in self.providers if provider.through}
+
     def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
         if elf.error is not None:
             return FileCheck(elf.path, elf.installed_path, error=elf.error)
@@ -176,12 +180,14 @@ class Diagnosis:
                 self._found_in_wheel(elf, soname, lookup.path)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.found_by is not None:
                 self._through_extra(elf, soname, lookup)
+                self._through_requirement(elf, soname, lookup)
                 self._split_install(elf, soname, lookup)
                 self._load_needs_rpath(elf, soname, lookup)
                 self._provider_needs_unrequired(elf, soname, lookup)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL:
                 self._loaded_by_code(elf, soname, lookup)
                 self._through_extra(elf, soname, lookup)
+                self._through_requirement(elf, soname, lookup)
                 self._provider_needs_unrequired(elf, soname, lookup)
             elif lookup.resolution is Resolution.REQUIREMENT:
                 if lookup.found_by is None and lookup.distribution in self.tree.preloaded:
@@ -425,12 +431,12 @@ class Diagnosis:
     def _requirement_hint(
         self, elf: ElfReport, shipped: Mapping[str, Mapping[str, frozenset[str]]], searched: Sequence[str]
     ) -> str:
-        """How to reach a library that another requirement ships in a folder off this file's search path."""
+        """How to reach a library that a requirement ships in a folder off this file's search path: an
+        RPATH entry, or, for a requirement that is not NVIDIA's, counting on its import loading it."""
         where = sorted(
             {
-                (folder, distribution)
+                (distribution not in self.tree.requirements, folder, distribution)
                 for distribution, by_version in shipped.items()
-                if distribution in self.tree.requirements
                 for folders in by_version.values()
                 for folder in folders
                 if folder not in searched
@@ -438,8 +444,10 @@ class Diagnosis:
         )
         if not where:
             return ""
-        folder, distribution = where[0]
+        nvidia, folder, distribution = where[0]
         entry = rpath_entry(elf.installed_path, folder or ".")
+        if nvidia:
+            return f": add RPATH {entry!r} (slimwheel repair does)"
         return (
             f": add RPATH {entry!r} (slimwheel repair does), or, if importing {distribution} loads it "
             f"first, count on that (--preloaded {distribution})"
@@ -514,6 +522,26 @@ class Diagnosis:
                 elf.path,
                 f"needs {soname}: found in {lookup.distribution}'s {posixpath.dirname(lookup.path)}, which "
                 f"only the extra {listed}{how} installs ({install}); without it this file does not load",
+                soname,
+                lookup.versions,
+            )
+        )
+
+    def _through_requirement(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        """Found in an NVIDIA wheel that every install has, but only through the own requirements of
+        a requirement the catalog does not know (pylibraft-cu13's libraft-cu13 requires
+        cuda-toolkit[cublas,...]): it loads today; a release of that package may stop bringing it."""
+        through = self._through_requirements.get(lookup.distribution or "")
+        if not through or lookup.path is None:
+            return
+        self.findings.append(
+            Finding(
+                FindingKind.THROUGH_REQUIREMENT,
+                Severity.WARNING,
+                elf.path,
+                f"needs {soname}: found in {lookup.distribution}'s {posixpath.dirname(lookup.path)}, which "
+                f"only {' and '.join(through)} brings in, through its own requirements, which any of its "
+                f"releases may change; require {lookup.distribution} too (`slimwheel repair` does)",
                 soname,
                 lookup.versions,
             )

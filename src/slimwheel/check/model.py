@@ -34,7 +34,9 @@ class RequirementCheck:
     requirement: str  # as written
     distribution: str  # canonical name
     required_by: (
-        str  # "" for the wheel itself; else "nvidia-cudss-cu13 1.0.0.35" or "cuda-toolkit[cublas] 13.0.2"
+        # "" for the wheel itself; else "nvidia-cudss-cu13 1.0.0.35" or "cuda-toolkit[cublas] 13.0.2",
+        # or the wheel's requirement the catalog does not know that brings it ("libraft-cu13==26.10.*")
+        str
     )
     versions: tuple[str, ...]  # releases the catalog knows that it admits here, oldest first
 
@@ -49,8 +51,9 @@ class ProviderRelease:
     wheel: str | None  # the wheel for the platform; None for a metapackage release kept without one
     files: tuple[str, ...]  # installed paths, relative to site-packages
     extras: tuple[str, ...] = ()  # the wheel's extras that bring it in; (): a plain install does
-    # The requirements under those extras that bring it in, where the catalog knows none of them
-    # (``cupy-cuda13x[ctk]>=14``, whose own extra requires cuda-toolkit[cublas]); (): one it knows does.
+    # The requirements under those extras (with no extras: of every install) that bring it in, where
+    # the catalog knows none of them (``cupy-cuda13x[ctk]>=14``, whose own extra requires
+    # cuda-toolkit[cublas]; libraft-cu13==26.10.*, which requires it); (): one it knows does.
     through: tuple[str, ...] = ()
 
 

@@ -59,8 +59,8 @@ class ProviderResolver:
     # Distributions the catalog does not know that only an extra of the wheel requires (tensorrt-cu12;
     # extra == "trt-decoder"), and which extras: their files are not read, but a finding names them.
     optional_others: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # Of ``optional``, those an extra brings in only through requirements the catalog does not know,
-    # and which (``cupy-cuda13x[ctk]>=14``): see ``through_others``.
+    # Of ``optional`` and ``possible``, those brought in only through requirements the catalog does not
+    # know, and which (``cupy-cuda13x[ctk]>=14``; ``libraft-cu13==26.10.*``): see ``through_others``.
     through: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _brought: ReleaseRequirements | None = None
 
@@ -129,7 +129,10 @@ class ProviderResolver:
         nothing else, and at most ``_THROUGH_LOOKUPS`` lines in all, of those asking for extras of
         their package or naming one built for a CUDA major or as a library. A plain install's own such
         lines are read first: what they bring (pylibraft-cu13's libraft-cu13 requires
-        ``cuda-toolkit[cublas,...]``) every install has, whichever extra brings it too. An extra for
+        ``cuda-toolkit[cublas,...]``) every install has, whichever extra brings it too; it joins
+        ``possible``, its edges ``checks``, and check says where it lands rather than that nothing
+        brings it (repair still requires it: a file that needs a library does not count on another
+        package's requirements to bring it, which may change with any release). An extra for
         the package's developers (``test``: cuvs-cu13's cupy-cuda13x[ctk]) is passed over."""
         wanted = set(needed) - set(self.possible) - set(self.optional)
         if not wanted:
@@ -153,30 +156,46 @@ class ProviderResolver:
             ),
         ]
         brings: dict[str, dict[str, tuple[Release, ...]]] = {}  # per line looked up: what it brings
-        always: set[str] = set()  # brought by a plain install's lines
+        # What a plain install's lines bring: every install has it (it joins ``possible``).
+        every_install: dict[str, dict[str, Release]] = {}
         found: dict[str, dict[str, Release]] = {}
         for extra, line in candidates:
             if line.text not in brings:
-                if len(brings) >= _THROUGH_LOOKUPS or not wanted - always - found.keys():
+                if len(brings) >= _THROUGH_LOOKUPS or not wanted - every_install.keys() - found.keys():
                     continue
                 roots = [(line.text, r) for r in self._catalog_requirements_of(line.requirement, source)]
                 graph = expand_requirements(
                     self.catalog, roots, self.environment, self.target.admits, self._brought
                 )
                 brings[line.text] = graph.reachable()  # once per line, under however many extras
+                if not extra:  # every install has these: the requirements table names them
+                    self.checks.extend(
+                        RequirementCheck(edge.text, edge.name, edge.required_by, edge.versions)
+                        for edge in graph.edges
+                        if edge.admitted
+                    )
             for name, releases in brings[line.text].items():
+                if name in self.possible or name in self.optional:
+                    continue
+                asked = _without_marker(line.requirement)
                 if not extra:
-                    always.add(name)
-                if not extra or name in self.possible or name in self.optional or name in always:
+                    every_install.setdefault(name, {}).update(
+                        (release.version, release) for release in releases
+                    )
+                    if asked not in self.through.get(name, ()):
+                        self.through[name] = (*self.through.get(name, ()), asked)
+                    continue
+                if name in every_install:
                     continue
                 found.setdefault(name, {}).update((release.version, release) for release in releases)
                 if extra not in self.extras_of.get(name, ()):
                     self.extras_of[name] = (*self.extras_of.get(name, ()), extra)
-                asked = _without_marker(line.requirement)
                 if asked not in self.through.get(name, ()):
                     self.through[name] = (*self.through.get(name, ()), asked)
         for name, by_version in sorted(found.items()):
             self.optional[name] = tuple(sorted(by_version.values(), key=lambda r: r.parsed_version))
+        for name, by_version in sorted(every_install.items()):
+            self.possible[name] = tuple(sorted(by_version.values(), key=lambda r: r.parsed_version))
 
     @staticmethod
     def _may_bring(line: WheelRequirement, skip: Collection[str]) -> bool:
@@ -245,7 +264,7 @@ class ProviderResolver:
         possible = self.optional if optional else self.possible
         for name in sorted(possible):
             extras = self.extras_of.get(name, ()) if optional else ()
-            through = self.through.get(name, ()) if optional else ()
+            through = self.through.get(name, ())
             for release in possible[name]:
                 wheel = installable_wheel(release, self.target.platform)
                 files = tuple(library.path for library in wheel.libraries) if wheel else ()

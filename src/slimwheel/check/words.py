@@ -19,7 +19,8 @@ _EXCLUDE_FLAG = re.compile(r"--exclude ([\w.+-]+)")
 _DISTRIBUTIONS = "\2"  # where the distributions stood in a cause that only says where they install
 # A cause that only says which wheel installs the soname where: CUDA 13's wheels share one folder, so
 # moreau-cuda13 0.4.1's files, which miss seven sonames of six wheels there, take one line.
-_INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+)")
+# What follows the folder (": add RPATH '$ORIGIN/../nvidia/cu13/lib' ...") is the folder's, the same for each.
+_INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+?)(: .*)?")
 _SONAMES_NAMED = 6  # sonames named on a line of a kind (the findings name them all)
 # What every finding of these kinds says, whichever file and soname it is of: a line per kind says it
 # once (openmm-unofficial-cu12 8.3.0rc2's check has 44 warnings of two kinds).
@@ -39,6 +40,10 @@ _GIST = {
     ),
     FindingKind.PRELOADED: "found only because a --preloaded distribution loads it first",
     FindingKind.THROUGH_EXTRA: "found only in an NVIDIA wheel that an extra of this wheel installs",
+    FindingKind.THROUGH_REQUIREMENT: (
+        "found in an NVIDIA wheel that only another requirement's own requirements bring in, which its "
+        "next release may change (slimwheel repair requires it)"
+    ),
 }
 
 
@@ -131,7 +136,7 @@ def _shared_cause(cause: str) -> tuple[str, list[str], str | None]:
     installs = _INSTALLS_IN.fullmatch(cause)
     if installs is None:
         return cause, flags, None
-    return f"{_DISTRIBUTIONS} installs it in {installs[2]}", flags, installs[1]
+    return f"{_DISTRIBUTIONS} installs it in {installs[2]}{installs[3] or ''}", flags, installs[1]
 
 
 def _named_again(cause: str, excludes: Mapping[str, None], wheels: Mapping[str, None]) -> str:
