@@ -791,6 +791,9 @@ def test_a_provider_an_extra_brings_through_another_requirement_is_required_behi
         (p["distribution"], tuple(p["extras"]), tuple(p["through"])) for p in checked["optional_providers"]
     }
     assert ("nvidia-cublas-cu12", ("all", "gpu"), ("cupylike[ctk]>=13",)) in through
+    (missing,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    words = "installs it in nvidia/cublas/lib (only with the extra 'all' or 'gpu', through cupylike[ctk]>=13)"
+    assert words in missing["message"], missing["message"]
     result = _repair(tmp_path, wheel, capsys, "-i", url)
     plan = result["plan"]
     assert isinstance(plan, dict)

@@ -289,7 +289,7 @@ class Diagnosis:
             general = len(why)
             installs = sorted(
                 {
-                    f"{distribution} installs it in {folder}"
+                    f"{distribution} installs it in {folder}{self._only_with(distribution)}"
                     for distribution, by_version in shipped.items()
                     for folders in by_version.values()
                     for folder in folders
@@ -325,6 +325,15 @@ class Diagnosis:
                 cause=(why[general:].removeprefix("; ") or None) if general is not None else None,
             )
         )
+
+    def _only_with(self, distribution: str) -> str:
+        """Words for a provider only an extra of the wheel installs ("" for one every install has)."""
+        extras = self._extras_of.get(distribution)
+        if not extras:
+            return ""
+        through = self._through.get(distribution)
+        how = f", through {' or '.join(through)}" if through else ""
+        return f" (only with the extra {' or '.join(repr(extra) for extra in extras)}{how})"
 
     def _optional_product(self, soname: str) -> str:
         """An NVIDIA library no wheel the catalog knows ships, of a product whose distribution only an

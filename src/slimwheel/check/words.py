@@ -19,8 +19,9 @@ _EXCLUDE_FLAG = re.compile(r"--exclude ([\w.+-]+)")
 _DISTRIBUTIONS = "\2"  # where the distributions stood in a cause that only says where they install
 # A cause that only says which wheel installs the soname where: CUDA 13's wheels share one folder, so
 # moreau-cuda13 0.4.1's files, which miss seven sonames of six wheels there, take one line.
-# What follows the folder (": add RPATH '$ORIGIN/../nvidia/cu13/lib' ...") is the folder's, the same for each.
-_INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+?)(: .*)?")
+# What follows the folder (" (only with the extra 'gpu')", ": add RPATH '$ORIGIN/../nvidia/cu13/lib' ...") is
+# the folder's, the same for each wheel that shares it.
+_INSTALLS_IN = re.compile(r"([\w.-]+) installs it in (\S+?)((?: \(|: ).*)?")
 _SONAMES_NAMED = 6  # sonames named on a line of a kind (the findings name them all)
 # What every finding of these kinds says, whichever file and soname it is of: a line per kind says it
 # once (openmm-unofficial-cu12 8.3.0rc2's check has 44 warnings of two kinds).
