@@ -1514,7 +1514,7 @@ def _judge(
     # library beside the wheel's own (acellera-openmmtorch-cu12 1.10 links NVRTC 12, the newest torch
     # loads NVRTC 13); those are two libraries, each judged by its own providers.
     paths_by_name: dict[tuple[str, str | None], list[str]] = {}
-    read_needs: dict[str, tuple[str, ...]] = {}  # see _asked_by
+    read_needs: dict[str, _SearchFacts] = {}  # see _asked_by
     for path in mapped:
         filename = posixpath.basename(path)
         if not filename.startswith("lib") or ".so" not in filename:
@@ -1547,11 +1547,19 @@ def _judge(
                 if owner and owner != own and owner not in catalog.distributions
                 else ""
             )
+            copy = next(
+                (
+                    installed
+                    for installed, distribution in sorted(owners.items())
+                    if distribution in expected and posixpath.basename(installed) == filename
+                ),
+                None,
+            )
             problems.append(
                 VerifyProblem(
                     "outside-provider",
                     f"{filename} was loaded from {path} ({where}), not from {providers}{vendored_by}"
-                    f"{_asked_by(mapped, path, read_needs)}",
+                    f"{_asked_by(mapped, path, read_needs, copy)}",
                 )
             )
     for (name, _major), paths in paths_by_name.items():
@@ -1584,33 +1592,79 @@ def _judge(
     return libraries, problems, sorted(s for s in unjudged if not is_mapped(soname_stem(s), s))
 
 
-def _asked_by(mapped: Sequence[str], path: str, needs: dict[str, tuple[str, ...]]) -> str:
+def _asked_by(
+    mapped: Sequence[str],
+    path: str,
+    needs: dict[str, _SearchFacts],
+    provider_copy: str | None = None,
+) -> str:
     """Which of the files mapped beside ``path`` name its soname in their DT_NEEDED, in words: the
     one to look at when a library came from outside its provider. None does when something opened it
     by name or path (ctypes, cuda-pathfinder's search, which falls back to the system's folders):
-    pylibwholegraph-cu13 26.10.0's install maps the system toolkit's ``libcudart.so.13``. ``needs``:
-    the DT_NEEDED of the files already read, filled in here."""
+    pylibwholegraph-cu13 26.10.0's install maps the system toolkit's ``libcudart.so.13``. Where the
+    provider's copy (``provider_copy``) is installed in a folder their search path names, glibc did
+    not search for it: the outside one was loaded first, by name (moreau-cuda13 0.4.1's ``__init__``
+    calls ``ctypes.CDLL("libcudart.so.13")``, which the system's folders answer, and loads the wheel's
+    copy only where that fails), or, for a RUNPATH, LD_LIBRARY_PATH, searched before it, found it.
+    ``needs``: what was read of the files already read, filled in here."""
     try:
         soname = read_elf_file(path, symbols=False).soname or posixpath.basename(path)
     except (OSError, ElfError):
         return ""
     users = []
+    by_rpath = by_runpath = False
+    folder = posixpath.dirname(provider_copy) if provider_copy is not None else None
     for other in mapped:
         if other == path or ".so" not in posixpath.basename(other):
             continue
         if other not in needs:  # each file read once, however many libraries came from outside
-            try:
-                needs[other] = read_elf_file(other, symbols=False).needed
-            except (OSError, ElfError):
-                needs[other] = ()
-        if soname in needs[other]:
+            needs[other] = _SearchFacts.read(other)
+        facts = needs[other]
+        if soname in facts.needed:
             users.append(other.split("/site-packages/", 1)[-1])
+            by_rpath = by_rpath or folder in facts.rpath
+            by_runpath = by_runpath or folder in facts.runpath
     if not users:
         return "; no file mapped names it in DT_NEEDED: it was opened by name or path (a dlopen)"
     named = ", ".join(users[:_USERS_NAMED]) + (
         f" and {len(users) - _USERS_NAMED} more" if len(users) > _USERS_NAMED else ""
     )
-    return f"; needed by {named}"
+    if provider_copy is None or not (by_rpath or by_runpath):
+        return f"; needed by {named}"
+    installed = provider_copy.split("/site-packages/", 1)[-1]
+    first = (
+        "this one was loaded before them, by name (a dlopen of "
+        f"{soname!r}, as a package's own ctypes.CDLL does, is answered by the system's folders)"
+    )
+    if not by_rpath and os.environ.get("LD_LIBRARY_PATH"):
+        first = "LD_LIBRARY_PATH, which glibc searches before a RUNPATH, found this one, or " + first
+    return f"; needed by {named}, whose search path reaches the provider's {installed}: {first}"
+
+
+@dataclass(frozen=True)
+class _SearchFacts:
+    """What ``_asked_by`` reads of a mapped file: its DT_NEEDED, and the folders its RPATH and
+    RUNPATH name, ``$ORIGIN`` expanded."""
+
+    needed: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, path: str) -> _SearchFacts:
+        try:
+            facts = read_elf_file(path, symbols=False)
+        except (OSError, ElfError):
+            return cls()
+        origin = posixpath.dirname(path)
+
+        def folders(entries: Sequence[str]) -> tuple[str, ...]:
+            return tuple(
+                posixpath.normpath(entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin))
+                for entry in entries
+            )
+
+        return cls(facts.needed, folders(facts.rpath), folders(facts.runpath))
 
 
 _USERS_NAMED = 3

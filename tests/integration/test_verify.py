@@ -414,6 +414,50 @@ def test_second_copy_loaded_by_path_is_mapped_twice(
     assert "a copy inside the wheel itself" in outside
 
 
+def test_a_library_the_packages_code_loaded_first_by_name_says_the_providers_copy_was_reachable(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """moreau-cuda13 0.4.1, repaired, maps the system toolkit's libcudart.so.13 though its extension
+    module's RPATH reaches the NVIDIA wheel's: its ``__init__`` calls ``ctypes.CDLL("libcudart.so.13")``
+    first, which the system's folders answer. verify said only "needed by" the extension module,
+    which reads as though its RPATH were wrong: it now says the provider's copy was on that search
+    path, and that the one mapped was loaded first, by name."""
+    repaired = _repaired_solver(elf_zoo, own_catalog, tmp_path, capsys)
+    system = tmp_path / "system"  # a toolkit the host's search finds (here through LD_LIBRARY_PATH)
+    system.mkdir()
+    shutil.copyfile(elf_zoo.libcudss, system / "libcudss.so.1")
+    shutil.copyfile(elf_zoo.libcublas, system / "libcublas.so.13")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(system))
+    (tmp_path / "app").mkdir()
+    loads_first = b"import ctypes, os\nctypes.CDLL('libcudss.so.1', os.RTLD_GLOBAL)\nimport solver\n"
+    app = make_wheel(tmp_path / "app", "app", "1.0", {"app/__init__.py": loads_first}, requires=["solver"])
+    links = tmp_path / "links"
+    links.mkdir()
+    shutil.copy(repaired, links)
+    server = index_server(providers.directory)
+    sources = ["--index-url", server.simple_url, "--find-links", str(links), "--catalog", str(own_catalog)]
+    code, document = _verify(capsys, str(app), *sources)
+    assert code == 1
+    outside = [m for m in _problems(document, "outside-provider") if m.startswith("libcudss.so.1 ")]
+    assert len(outside) == 1, document["problems"]
+    assert f"was loaded from {system / 'libcudss.so.1'} (no installed distribution)" in outside[0]
+    assert (
+        "; needed by solver/_solver.so, whose search path reaches the provider's "
+        "nvidia/cu13/lib/libcudss.so.1: "
+    ) in outside[0], outside[0]
+    assert "this one was loaded before them, by name (a dlopen of 'libcudss.so.1'" in outside[0]
+    # The repaired wheel alone maps the provider's copy: the RPATH was right.
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    code, document = _verify(capsys, str(repaired), *sources)
+    assert code == 0, document["problems"]
+
+
 def test_a_copy_a_requirement_vendors_names_that_requirement_and_the_way_out(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
