@@ -480,17 +480,23 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     assert any(path.endswith("site-packages/nvidia/cu13/lib/libcudss.so.1") for path in mapped)
 
 
-@pytest.mark.parametrize("tag", ["py3-none-any", "py3-none-win_amd64"])
+@pytest.mark.parametrize(
+    "tag",
+    ["py3-none-any", "py3-none-win_amd64", "py3-none-manylinux_2_28_aarch64.manylinux_2_28_x86_64"],
+)
 def test_a_wheel_with_no_elf_file_or_no_linux_tag_is_one_line_and_exit_2(
     tag: str, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A pure wheel has nothing to repair, and says so; a Windows wheel has no Linux tag."""
+    """A pure wheel has nothing to repair, and says so, as does one tagged for two architectures
+    only so that pip installs it where its requirements exist (cuxfilter-cu13 26.6.0), where repair
+    said "tagged for several architectures"; a Windows wheel has no Linux tag."""
     files = {"pure/__init__.py": b"", "pure/pure.dll": b"MZ not ELF"}
     wheel = make_wheel(tmp_path, "pure", "1.0", files, tag=tag)
     argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    expected = "holds no ELF file: nothing to repair" if tag.endswith("any") else "no Linux platform tag"
+    windows = tag.endswith("win_amd64")
+    expected = "no Linux platform tag" if windows else "holds no ELF file: nothing to repair"
     assert expected in line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

@@ -213,17 +213,22 @@ def _wheel_platform(report: WheelReport) -> Platform:
         # architecture from them and tags its output for it, as for a linux_* wheel.
         (machine,) = machines
         return Platform("linux", _TAG_ARCH.get(machine, machine))
-    if not linux and anywhere and not report.elf_files:
+    if (anywhere or len(linux) > 1) and not report.elf_files:
+        # cuxfilter-cu13 26.6.0: no ELF file, tagged for aarch64 and x86_64 so that pip installs it
+        # only where its CUDA requirements exist.
         raise RepairError(
             f"{report.filename}: holds no ELF file: nothing to repair",
-            hint="a pure wheel needs no repair; repair rewrites a platform wheel's ELF files",
+            hint="a wheel without ELF files needs no repair; repair rewrites a platform wheel's ELF files",
         )
     if not linux:
         raise RepairError(
             f"{report.filename}: no Linux platform tag ({', '.join(report.platform_tags) or 'none'})",
             hint="repair rewrites ELF files; build a linux_* or manylinux_* wheel",
         )
-    raise RepairError(f"{report.filename}: tagged for several architectures ({', '.join(map(str, linux))})")
+    raise RepairError(
+        f"{report.filename}: tagged for several architectures ({', '.join(map(str, linux))})",
+        hint="an ELF file is built for one machine: build and repair one wheel per architecture",
+    )
 
 
 def _wheel_python(report: WheelReport) -> str | None:
