@@ -580,6 +580,14 @@ def test_only_and_exclude_pick_libraries_by_name(
     (written,) = json.loads(capsys.readouterr().out)["wheels"]
     assert written["check"]["errors"] == 0
     assert written["check"]["warnings"] >= 1
+    # Of what kinds, most first: what a count of warnings alone does not say.
+    kinds = written["check"]["warning_kinds"]
+    assert sum(kinds.values()) == written["check"]["warnings"], kinds
+    assert "vendored-while-provided" in kinds, kinds
+    text = ["repair", str(fat), "-w", str(tmp_path / "text"), "--catalog", str(own_catalog)]
+    assert main([*text, "--cuda", "13", "--isolated-environment", "--exclude", "cudss"]) == 0
+    words = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+    assert f"check passes ({written['check']['warnings']} warnings: {words})" in capsys.readouterr().out
     # check of the wheel written, told nothing, judges it as repair did: the manifest records the copy.
     assert written["plan"]["manifest"]["kept_copies"] == ["solver.libs/libcudss-1a2b3c4d.so.1.0.0"]
     assert main(["check", written["output"], "--catalog", str(own_catalog), "--cuda", "13"]) == 0

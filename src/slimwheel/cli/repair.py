@@ -478,7 +478,10 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
 def _render_check(outcome: RepairOutcome, settings: Output) -> None:
     check = outcome.check
     if check.passes:
-        settings.console().print(f"  [green]check passes[/green] ({check.warnings} warnings)")
+        kinds = ", ".join(f"{count} {kind}" for kind, count in check.warning_kinds.items())
+        settings.console().print(
+            f"  [green]check passes[/green] ({check.warnings} warnings{': ' + kinds if kinds else ''})"
+        )
     else:
         settings.console().print(
             f"  [red]check fails[/red]: {check.errors} errors, {check.warnings} warnings"

@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -92,6 +93,9 @@ class OutputCheck:
     introduced: tuple[CheckProblem, ...] = ()  # errors the input did not have: repair caused them
     inherited: tuple[CheckProblem, ...] = ()  # errors the input had too
     allowed_broken: bool = False  # --allow-broken wrote the wheel although it fails check
+    # How many warnings of each kind, most first: what "387 warnings" are (pylibcudf-cu12's are
+    # split-install: RPATH entries into its requirements' folders).
+    warning_kinds: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def passes(self) -> bool:
@@ -306,6 +310,7 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
     inherited: list[CheckProblem] = []
     for problem in _problems(after):
         (inherited if _key(problem) in had else introduced).append(problem)
+    kinds = Counter(f.kind.value for f in after.findings if f.severity is Severity.WARNING)
     return OutputCheck(
         ran=True,
         errors=after.errors,
@@ -313,6 +318,7 @@ def compare_checks(before: CheckReport, after: CheckReport, *, allowed_broken: b
         introduced=tuple(introduced),
         inherited=tuple(inherited),
         allowed_broken=allowed_broken and after.has_errors,
+        warning_kinds=dict(sorted(kinds.items(), key=lambda item: (-item[1], item[0]))),
     )
 
 
