@@ -50,6 +50,7 @@ __all__ = [
     "only_with_extras",
     "python_of_tags",
     "read_requirements",
+    "requirement_name",
     "scope_of",
 ]
 
@@ -509,6 +510,12 @@ def brought_in(lines: Iterable[str], environment: Mapping[str, str], extra: str)
         requirement = _parsed(text)
         if requirement is not None and _brings(requirement.marker, environment, extra):
             yield requirement
+
+
+def requirement_name(text: str) -> str:
+    """The canonical name of the distribution a requirement's text asks for; "" when it does not parse."""
+    requirement = _parsed(text)
+    return canonicalize_name(requirement.name) if requirement is not None else ""
 
 
 def _parsed(text: str) -> Requirement | None:

@@ -767,6 +767,8 @@ def _cupylike_index(tmp_path: Path, index_server: Callable[..., IndexServer]) ->
     # A library package whose every install brings cuBLAS (as libraft-cu13 requires cuda-toolkit's).
     toolkit = ("cuda-toolkit[cublas]==12.*",)
     make_wheel(directory, "libraftlike-cu12", "1.0", {"libraftlike/__init__.py": b""}, requires=toolkit)
+    # A framework named like no library package, whose import loads the cuBLAS it requires (torch).
+    make_wheel(directory, "torchlike", "2.0", {"torchlike/__init__.py": b""}, requires=toolkit)
     return index_server(directory).simple_url
 
 
@@ -870,6 +872,17 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
     (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
     words = "nvidia-cublas-cu12 installs it in nvidia/cublas/lib: add RPATH '$ORIGIN/../nvidia/cublas/lib'"
     assert words in finding["message"], finding["message"]
+    hint = "or, if importing libraftlike-cu12 loads it first, count on that (--preloaded libraftlike-cu12)"
+    assert hint in finding["message"], finding["message"]
+    # Counted on: libraftlike's import loads the cuBLAS its requirements bring.
+    assert main(["check", str(wheel), "-i", url, "--json", "--preloaded", "libraftlike-cu12"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    assert finding["kind"] == "found-preloaded", finding
+    assert (
+        "which libraftlike-cu12 brings in and loads, is loaded first (import libraftlike-cu12"
+        in (finding["message"])
+    )
     assert main(["check", str(wheel), "--offline", "--json"]) == 1
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
@@ -897,6 +910,30 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
     assert "found-through-requirement" not in kinds, checked["findings"]
+
+
+def test_a_preloaded_framework_brings_the_nvidia_wheels_its_import_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
+) -> None:
+    """A torch extension needs the CUDA runtime torch requires and loads: with ``--preloaded torch``,
+    check reads torch's requirements (whatever its name) and counts what they bring as loaded with
+    it; without the flag, torch's requirements are not read, and the runtime is a requirement to add."""
+    url = _cupylike_index(tmp_path, index_server)
+    wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=("torchlike>=2",))
+    assert main(["check", str(wheel), "-i", url, "--json", "--preloaded", "torchlike"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    assert finding["kind"] == "found-preloaded", finding
+    assert "which torchlike brings in and loads" in finding["message"], finding["message"]
+    assert main(["check", str(wheel), "-i", url, "--json"]) == 1
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
+    assert kinds == {"missing-requirement"}, checked["findings"]
+    # repair still requires it itself: the wheel written loads it whatever torch's next release requires.
+    plan = _repair(tmp_path, wheel, capsys, "-i", url, "--preloaded", "torchlike")["plan"]
+    assert isinstance(plan, dict)
+    (added,) = plan["requirements"]
+    assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", ""), added
 
 
 def test_a_provider_behind_an_extra_is_made_hard_when_its_vendored_copy_is_dropped(

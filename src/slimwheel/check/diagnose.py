@@ -36,6 +36,7 @@ from slimwheel.ldso import (
     starts_with_origin,
 )
 from slimwheel.names import is_libpython, soname_stem
+from slimwheel.requirements import requirement_name
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -94,6 +95,9 @@ class Diagnosis:
     host_provided: frozenset[str] = frozenset()
     # Distributions the catalog does not know that only an extra requires, with the extras naming them.
     optional_others: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The distributions the caller counts as loaded first (--preloaded), as named, whether or not
+    # their own files were read: an NVIDIA wheel their requirements bring is loaded with them.
+    preloaded: frozenset[str] = frozenset()
     # (file, soname) whose provider's own needs were looked at: once, however many versions answer.
     _provider_gaps: set[tuple[str, str]] = field(default_factory=set)
 
@@ -183,6 +187,9 @@ class Diagnosis:
                 self._through_requirement(elf, soname, lookup)
                 self._split_install(elf, soname, lookup)
                 self._load_needs_rpath(elf, soname, lookup)
+                self._provider_needs_unrequired(elf, soname, lookup)
+            elif lookup.resolution is Resolution.NVIDIA_WHEEL and lookup.distribution in self.tree.preloaded:
+                self._preloaded(elf, soname, lookup)
                 self._provider_needs_unrequired(elf, soname, lookup)
             elif lookup.resolution is Resolution.NVIDIA_WHEEL:
                 self._loaded_by_code(elf, soname, lookup)
@@ -456,7 +463,11 @@ class Diagnosis:
         nvidia, folder, distribution = where[0]
         entry = rpath_entry(elf.installed_path, folder or ".")
         if nvidia:
-            return f": add RPATH {entry!r} (slimwheel repair does)"
+            # An NVIDIA wheel another requirement brings (libraft-cu13's cuBLAS) is loaded with it.
+            through = [requirement_name(text) for text in self._through_requirements.get(distribution, ())]
+            distribution = next((name for name in through if name), "")
+            if not distribution:
+                return f": add RPATH {entry!r} (slimwheel repair does)"
         return (
             f": add RPATH {entry!r} (slimwheel repair does), or, if importing {distribution} loads it "
             f"first, count on that (--preloaded {distribution})"
@@ -481,13 +492,18 @@ class Diagnosis:
         )
 
     def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
+        # An NVIDIA wheel counts as loaded with the --preloaded distribution whose requirements bring it.
+        through = self._through_requirements.get(lookup.distribution or "", ())
+        names = [name for name in map(requirement_name, through) if name in self.preloaded]
+        importing = names[0] if names else lookup.distribution
+        loaded = f", which {importing} brings in and loads," if names else ""
         self.findings.append(
             Finding(
                 FindingKind.PRELOADED,
                 Severity.WARNING,
                 elf.path,
                 f"needs {soname}: not on its search path; found only because {lookup.distribution}'s "
-                f"{lookup.path} is loaded first (import {lookup.distribution} before this file is loaded)",
+                f"{lookup.path}{loaded} is loaded first (import {importing} before this file is loaded)",
                 soname,
                 lookup.versions,
             )

@@ -118,7 +118,12 @@ class ProviderResolver:
         }
 
     def through_others(
-        self, requires: Sequence[str], source: DistFileSource, needed: Collection[str]
+        self,
+        requires: Sequence[str],
+        source: DistFileSource,
+        needed: Collection[str],
+        *,
+        preloaded: Collection[str] = (),
     ) -> None:
         """The NVIDIA releases an extra of the wheel brings in through a requirement the catalog does
         not know, added to ``optional``: rapids-singlecell-cu13's ``cupy-cuda13x[ctk]>=14; extra ==
@@ -133,7 +138,9 @@ class ProviderResolver:
         ``possible``, its edges ``checks``, and check says where it lands rather than that nothing
         brings it (repair still requires it: a file that needs a library does not count on another
         package's requirements to bring it, which may change with any release). An extra for
-        the package's developers (``test``: cuvs-cu13's cupy-cuda13x[ctk]) is passed over."""
+        the package's developers (``test``: cuvs-cu13's cupy-cuda13x[ctk]) is passed over. A plain
+        line on a distribution of ``preloaded`` (``--preloaded torch``) is looked up whatever its name:
+        what it brings is loaded with it."""
         wanted = set(needed) - set(self.possible) - set(self.optional)
         if not wanted:
             return
@@ -144,7 +151,12 @@ class ProviderResolver:
         offered = {e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras}
         extras = sorted(e for e in offered if not is_development_extra(e))
         candidates = [
-            *(("", line) for line in plain if self._may_bring(line, self.catalog.distributions)),
+            *(
+                ("", line)
+                for line in plain
+                if self._may_bring(line, self.catalog.distributions)
+                or (line.name in preloaded and not line.requirement.url)
+            ),
             *sorted(
                 (
                     (extra, line)

@@ -21,7 +21,7 @@ from slimwheel.findings import Finding, Severity
 from slimwheel.manifest import read_manifest
 from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
-from slimwheel.requirements import marker_environment
+from slimwheel.requirements import marker_environment, requirement_name
 from slimwheel.sources import ArchiveSource, named_by_code
 from slimwheel.wheel import Wheel
 
@@ -96,12 +96,13 @@ def check_wheel(
         source.distribution,
     )
     resolver.run(requires_dist)
-    if dist_files is not None:
-        resolver.through_others(requires_dist, dist_files, _nvidia_needed(report, catalog, target))
-    providers = resolver.providers()
-    optional = resolver.providers(optional=True)
     asked = _preloaded_requirements(preloaded)
     preloaded = tuple(sorted({canonicalize_name(requirement.name) for requirement in asked}))
+    if dist_files is not None:
+        needed = _nvidia_needed(report, catalog, target)
+        resolver.through_others(requires_dist, dist_files, needed, preloaded=preloaded)
+    providers = resolver.providers()
+    optional = resolver.providers(optional=True)
     # A preloaded distribution may come in through a requirement's own requirements (ucxx-cu12
     # requires libucxx-cu12, which requires libucx-cu12 and loads it): looked up with the range the
     # caller gives (``librmm-cu12==26.10.*``), else its newest release only (its oldest may predate
@@ -129,7 +130,10 @@ def check_wheel(
         if answer.known
         for release in answer.releases
     ]
-    tree = SimulatedTree.build(source, report, [*providers, *optional], others, preloaded)
+    # The NVIDIA wheels a preloaded distribution's own requirements bring are loaded with it, as its
+    # libraries need them (importing libraft-cu13 loads libraft.so, and with it cuBLAS).
+    loaded_with = [provider.distribution for provider in providers if _through_any(provider, preloaded)]
+    tree = SimulatedTree.build(source, report, [*providers, *optional], others, (*preloaded, *loaded_with))
     elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
     simulation = Simulation(tree, elfs)
     simulation.run()
@@ -157,6 +161,7 @@ def check_wheel(
         optional,
         frozenset(soname_stem(name) for name in host_provided),
         optional_others=resolver.optional_others,
+        preloaded=frozenset(preloaded),
     )
     files = [context.file_check(elf, simulation) for elf in report.elf_files]
     order = {severity: i for i, severity in enumerate(Severity)}
@@ -218,6 +223,12 @@ def _nvidia_needed(report: WheelReport, catalog: Catalog, target: Target) -> set
             soname=soname, cuda_major=target.cuda_major, platform=target.platform
         )
     }
+
+
+def _through_any(provider: ProviderRelease, distributions: Iterable[str]) -> bool:
+    """Whether ``provider`` comes in through a requirement on one of ``distributions``."""
+    names = set(distributions)
+    return any(requirement_name(text) in names for text in provider.through)
 
 
 def _preloaded_requirements(preloaded: Iterable[str]) -> list[Requirement]:

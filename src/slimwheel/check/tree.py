@@ -109,7 +109,7 @@ class SimulatedTree:
                     frozenset(folders)
                 )
         requirements = frozenset(provider.distribution for provider in others)
-        preloaded = frozenset(preloaded) & requirements
+        preloaded = frozenset(preloaded) & (requirements | {provider.distribution for provider in providers})
         sonames: dict[str, str] = {}
         for elf in sorted(report.elf_files, key=lambda e: e.installed_path):
             if elf.soname and elf.error is None:
@@ -187,7 +187,8 @@ class SimulatedTree:
         # only for the requirements the caller says are loaded first (``import torch`` loads torch/lib).
         for distribution, where in installed:
             if distribution in self.preloaded and where:
-                return Answer(Resolution.REQUIREMENT, posixpath.join(min(where), soname), distribution, None)
+                where_first = posixpath.join(min(where), soname)
+                return Answer(self._resolution_of(distribution), where_first, distribution, None)
         if soname in self.named_by_code:
             for distribution, where in installed:
                 if where:
