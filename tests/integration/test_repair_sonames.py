@@ -851,6 +851,16 @@ def test_offline_a_provider_an_extra_brings_through_another_requirement_is_requi
         assert plan["kept_optional"] == []
 
 
+def _check_cublas(
+    capsys: pytest.CaptureFixture[str], wheel: Path, *flags: str
+) -> tuple[int | None, dict[str, Any], list[dict[str, Any]]]:
+    """``check --json`` of ``wheel`` with ``flags``: its exit status, its one wheel's document, and the
+    findings about ``libcublas.so.12``."""
+    code = main(["check", str(wheel), "--json", *flags])
+    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    return code, checked, [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+
+
 def test_check_counts_a_provider_every_install_brings_through_another_requirement(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
 ) -> None:
@@ -860,37 +870,28 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
     where the RPATH reaches it, it warns that only that requirement brings it, and repair requires it."""
     url = _cupylike_index(tmp_path, index_server)
     wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=("libraftlike-cu12>=1",))
-    assert main(["check", str(wheel), "-i", url, "--json"]) == 1
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
+    code, checked, (finding,) = _check_cublas(capsys, wheel, "-i", url)
+    assert code == 1
     providers = {(p["distribution"], tuple(p["through"])) for p in checked["providers"]}
     assert ("nvidia-cublas-cu12", ("libraftlike-cu12>=1",)) in providers, providers
     assert not checked["optional_providers"]
     by = {(r["distribution"], r["required_by"]) for r in checked["requirements"]}
     assert ("cuda-toolkit", "libraftlike-cu12>=1") in by, by
-    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
-    assert kinds == {"unresolved-needed"}, checked["findings"]
-    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    assert finding["kind"] == "unresolved-needed", finding
     words = "nvidia-cublas-cu12 installs it in nvidia/cublas/lib: add RPATH '$ORIGIN/../nvidia/cublas/lib'"
     assert words in finding["message"], finding["message"]
     hint = "or, if importing libraftlike-cu12 loads it first, count on that (--preloaded libraftlike-cu12)"
     assert hint in finding["message"], finding["message"]
-    # Counted on: libraftlike's import loads the cuBLAS its requirements bring.
-    assert main(["check", str(wheel), "-i", url, "--json", "--preloaded", "libraftlike-cu12"]) == 0
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
-    assert finding["kind"] == "found-preloaded", finding
+    # Counted on: libraftlike's import loads the cuBLAS its requirements bring; or, named, cuBLAS's wheel.
+    code, _, (finding,) = _check_cublas(capsys, wheel, "-i", url, "--preloaded", "libraftlike-cu12")
+    assert (code, finding["kind"]) == (0, "found-preloaded"), finding
     words = "which libraftlike-cu12 brings in and loads, is loaded first (import libraftlike-cu12"
     assert words in finding["message"], finding["message"]
-    # Or the NVIDIA distribution itself, named.
-    assert main(["check", str(wheel), "-i", url, "--json", "--preloaded", "nvidia-cublas-cu12"]) == 0
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
-    assert finding["kind"] == "found-preloaded", finding
+    code, _, (finding,) = _check_cublas(capsys, wheel, "-i", url, "--preloaded", "nvidia-cublas-cu12")
+    assert (code, finding["kind"]) == (0, "found-preloaded"), finding
     assert finding["message"].endswith("(import nvidia-cublas-cu12 before this file is loaded)"), finding
-    assert main(["check", str(wheel), "--offline", "--json"]) == 1
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
-    assert kinds == {"missing-requirement"}, checked["findings"]
+    code, _, (finding,) = _check_cublas(capsys, wheel, "--offline")
+    assert (code, finding["kind"]) == (1, "missing-requirement"), finding
     # Where its RPATH reaches the folder, it loads: a warning that only libraftlike brings it in,
     # which repair settles by requiring the provider itself.
     reaching = _fresh_build_wheel(
@@ -899,9 +900,8 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
         requires=("libraftlike-cu12>=1",),
         rpath="$ORIGIN/../nvidia/cublas/lib",
     )
-    assert main(["check", str(reaching), "-i", url, "--json"]) == 0
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    found = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
+    code, _, found = _check_cublas(capsys, reaching, "-i", url)
+    assert code == 0
     assert sorted(f["kind"] for f in found) == ["found-through-requirement", "split-install"], found
     (finding,) = [f for f in found if f["kind"] == "found-through-requirement"]
     assert "which only libraftlike-cu12>=1 brings in, through its own requirements" in finding["message"]
@@ -910,10 +910,9 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
     assert isinstance(plan, dict)
     (added,) = plan["requirements"]
     assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", ""), added
-    assert main(["check", str(result["output"]), "-i", url, "--json"]) == 0
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
-    assert "found-through-requirement" not in kinds, checked["findings"]
+    code, _, found = _check_cublas(capsys, Path(str(result["output"])), "-i", url)
+    assert code == 0
+    assert "found-through-requirement" not in {f["kind"] for f in found}, found
 
 
 def test_a_preloaded_framework_brings_the_nvidia_wheels_its_import_loads(
@@ -924,15 +923,11 @@ def test_a_preloaded_framework_brings_the_nvidia_wheels_its_import_loads(
     it; without the flag, torch's requirements are not read, and the runtime is a requirement to add."""
     url = _cupylike_index(tmp_path, index_server)
     wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=("torchlike>=2",))
-    assert main(["check", str(wheel), "-i", url, "--json", "--preloaded", "torchlike"]) == 0
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    (finding,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
-    assert finding["kind"] == "found-preloaded", finding
+    code, _, (finding,) = _check_cublas(capsys, wheel, "-i", url, "--preloaded", "torchlike")
+    assert (code, finding["kind"]) == (0, "found-preloaded"), finding
     assert "which torchlike brings in and loads" in finding["message"], finding["message"]
-    assert main(["check", str(wheel), "-i", url, "--json"]) == 1
-    (checked,) = json.loads(capsys.readouterr().out)["wheels"]
-    kinds = {f["kind"] for f in checked["findings"] if f["soname"] == "libcublas.so.12"}
-    assert kinds == {"missing-requirement"}, checked["findings"]
+    code, _, (finding,) = _check_cublas(capsys, wheel, "-i", url)
+    assert (code, finding["kind"]) == (1, "missing-requirement"), finding
     # repair still requires it itself: the wheel written loads it whatever torch's next release requires.
     plan = _repair(tmp_path, wheel, capsys, "-i", url, "--preloaded", "torchlike")["plan"]
     assert isinstance(plan, dict)
