@@ -151,12 +151,7 @@ class ProviderResolver:
         offered = {e for line in lines if line.scope is RequirementScope.EXTRA for e in line.extras}
         extras = sorted(e for e in offered if not is_development_extra(e))
         candidates = [
-            *(
-                ("", line)
-                for line in plain
-                if self._may_bring(line, self.catalog.distributions)
-                or (line.name in preloaded and not line.requirement.url)
-            ),
+            *(("", line) for line in plain if self._may_bring(line, self.catalog.distributions, preloaded)),
             *sorted(
                 (
                     (extra, line)
@@ -210,13 +205,14 @@ class ProviderResolver:
             self.possible[name] = tuple(sorted(by_version.values(), key=lambda r: r.parsed_version))
 
     @staticmethod
-    def _may_bring(line: WheelRequirement, skip: Collection[str]) -> bool:
+    def _may_bring(line: WheelRequirement, skip: Collection[str], preloaded: Collection[str] = ()) -> bool:
         """Whether ``line`` is worth a look-up for the NVIDIA wheels it brings: it asks its package for
-        extras (``[ctk]``) or names one built for a CUDA major or as a library; an extra's pytest or
-        sphinx brings none, and each look-up costs requests."""
+        extras (``[ctk]``), names one built for a CUDA major or as a library, or one ``preloaded``
+        (torch, whatever its name); an extra's pytest or sphinx brings none, and each look-up costs
+        requests."""
         if line.name in skip or line.requirement.url:
             return False
-        return bool(line.requirement.extras) or _binary_named(line.name)
+        return line.name in preloaded or bool(line.requirement.extras) or _binary_named(line.name)
 
     def _catalog_requirements_of(
         self, requirement: Requirement, source: DistFileSource

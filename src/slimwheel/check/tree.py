@@ -184,7 +184,8 @@ class SimulatedTree:
                         searched,
                     )
         # Not on the search path, but glibc reuses an object already loaded under that soname: counted
-        # only for the requirements the caller says are loaded first (``import torch`` loads torch/lib).
+        # only for the requirements the caller says are loaded first (``import torch`` loads torch/lib),
+        # and the NVIDIA wheels those bring in (``import libraft`` loads cuBLAS with libraft.so).
         for distribution, where in installed:
             if distribution in self.preloaded and where:
                 where_first = posixpath.join(min(where), soname)
