@@ -769,6 +769,12 @@ def _cupylike_index(tmp_path: Path, index_server: Callable[..., IndexServer]) ->
     make_wheel(directory, "libraftlike-cu12", "1.0", {"libraftlike/__init__.py": b""}, requires=toolkit)
     # A framework named like no library package, whose import loads the cuBLAS it requires (torch).
     make_wheel(directory, "torchlike", "2.0", {"torchlike/__init__.py": b""}, requires=toolkit)
+    # cuBLAS two levels down, as jax[cuda13] brings NVIDIA's wheels through jax-cuda13-plugin[with-cuda].
+    plugin = ('jaxlike-cuda12-plugin[with-cuda]==1.0; extra == "cuda12"',)
+    make_wheel(directory, "jaxlike", "1.0", {"jaxlike/__init__.py": b""}, requires=plugin)
+    with_cuda = ('nvidia-cublas-cu12>=12.1; extra == "with-cuda"',)
+    files = {"jaxlike_cuda12_plugin/__init__.py": b""}
+    make_wheel(directory, "jaxlike-cuda12-plugin", "1.0", files, requires=with_cuda)
     return index_server(directory).simple_url
 
 
@@ -913,6 +919,21 @@ def test_check_counts_a_provider_every_install_brings_through_another_requiremen
     code, _, found = _check_cublas(capsys, Path(str(result["output"])), "-i", url)
     assert code == 0
     assert "found-through-requirement" not in {f["kind"] for f in found}, found
+
+
+def test_check_follows_a_requirement_two_levels_down_to_the_nvidia_wheels_it_brings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], index_server: Callable[..., IndexServer]
+) -> None:
+    """roughpy-jax-cuda13-plugin 1.2.0 requires ``jax[cuda13]``, whose extra requires
+    ``jax-cuda13-plugin[with-cuda]``, whose extra requires NVIDIA's wheels: check read one level and
+    said "no Requires-Dist brings it in" of its libcudart.so.13; two levels are read now."""
+    url = _cupylike_index(tmp_path, index_server)
+    wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=("jaxlike[cuda12]>=1",))
+    code, checked, (finding,) = _check_cublas(capsys, wheel, "-i", url)
+    assert (code, finding["kind"]) == (1, "unresolved-needed"), finding
+    providers = {(p["distribution"], tuple(p["through"])) for p in checked["providers"]}
+    assert ("nvidia-cublas-cu12", ("jaxlike[cuda12]>=1",)) in providers, providers
+    assert "nvidia-cublas-cu12 installs it in nvidia/cublas/lib: add RPATH" in finding["message"], finding
 
 
 def test_a_preloaded_framework_brings_the_nvidia_wheels_its_import_loads(

@@ -37,6 +37,13 @@ from slimwheel.requirements import (
 __all__ = ["ProviderResolver", "requirement_files", "transitive_files"]
 
 
+_THROUGH_LOOKUPS = 8  # lines under extras looked up for the NVIDIA wheels they bring, per check
+# Levels followed down from such a line (jax[cuda13] -> jax-cuda13-plugin[with-cuda] -> nvidia-*), and
+# how many look-ups below the first level, per check.
+_THROUGH_DEPTH = 2
+_DEEPER_LOOKUPS = 8
+
+
 @dataclass
 class ProviderResolver:
     """The NVIDIA releases a wheel's Requires-Dist can bring in, transitively and through extras: a
@@ -63,6 +70,7 @@ class ProviderResolver:
     # know, and which (``cupy-cuda13x[ctk]>=14``; ``libraft-cu13==26.10.*``): see ``through_others``.
     through: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _brought: ReleaseRequirements | None = None
+    _deeper_left: int = _DEEPER_LOOKUPS  # see _catalog_requirements_of
 
     def run(self, requires: Sequence[str]) -> None:
         direct: list[Requirement] = []
@@ -129,7 +137,8 @@ class ProviderResolver:
         not know, added to ``optional``: rapids-singlecell-cu13's ``cupy-cuda13x[ctk]>=14; extra ==
         "rapids"``, whose extra ``ctk`` requires ``cuda-toolkit[cublas,cudart,...]==13.*``. Each such
         line is looked up on the index (``source``: the newest release it allows, whose Requires-Dist
-        is read with the extras the line asks of it), one level down, only while a distribution of
+        is read with the extras the line asks of it), two levels down (``_catalog_requirements_of``),
+        only while a distribution of
         ``needed`` (those shipping the NVIDIA libraries the wheel's files need) is brought in by
         nothing else, and at most ``_THROUGH_LOOKUPS`` lines in all, of those asking for extras of
         their package or naming one built for a CUDA major or as a library. A plain install's own such
@@ -215,10 +224,13 @@ class ProviderResolver:
         return line.name in preloaded or bool(line.requirement.extras) or _binary_named(line.name)
 
     def _catalog_requirements_of(
-        self, requirement: Requirement, source: DistFileSource
+        self, requirement: Requirement, source: DistFileSource, *, deeper: int = _THROUGH_DEPTH - 1
     ) -> tuple[Requirement, ...]:
         """The requirements on distributions the catalog knows that the newest release ``requirement``
-        allows brings in, with the extras it asks of it; () when that cannot be read."""
+        allows brings in, with the extras it asks of it; () when that cannot be read. Its own lines
+        the catalog does not know that may bring some are followed ``deeper`` levels more, while
+        ``_deeper_left`` allows: ``jax[cuda13]`` brings NVIDIA's wheels only through
+        ``jax-cuda13-plugin[with-cuda]``."""
         try:
             answer = source.requirement_files(
                 requirement, platform=self.target.platform, python=self.target.python
@@ -228,12 +240,17 @@ class ProviderResolver:
         if not answer.known:
             return ()
         release = source.with_requires(answer.releases[-1])
-        lines = read_requirements(release.requires or (), self.environment)
-        return tuple(
-            line.requirement
-            for line in installed_with(lines, answer.distribution, requirement.extras)
-            if line.name in self.catalog.distributions
+        lines = installed_with(
+            read_requirements(release.requires or (), self.environment),
+            answer.distribution,
+            requirement.extras,
         )
+        found = [line.requirement for line in lines if line.name in self.catalog.distributions]
+        for line in lines:
+            if deeper > 0 and self._deeper_left > 0 and self._may_bring(line, self.catalog.distributions):
+                self._deeper_left -= 1
+                found += self._catalog_requirements_of(line.requirement, source, deeper=deeper - 1)
+        return tuple(found)
 
     def _parse(self, text: str) -> Requirement | None:
         try:
@@ -327,7 +344,6 @@ def _without_marker(requirement: Requirement) -> str:
     return str(bare)
 
 
-_THROUGH_LOOKUPS = 8  # lines under extras looked up for the NVIDIA wheels they bring, per check
 _TRANSITIVE_DEPTH = 3  # cudf-cu12 -> libcudf-cu12 -> librmm-cu12 -> rapids-logger
 _TRANSITIVE_LOOKUPS = 8  # requirements looked up this way at most, per check
 
