@@ -59,6 +59,12 @@ def _needed(wheel_path: Path, member: str) -> tuple[str, ...]:
         return tuple(read_elf(stream, path=member, symbols=False).needed)
 
 
+def _rpath(wheel_path: Path, member: str) -> tuple[str, ...]:
+    with Wheel.open(wheel_path) as wheel, wheel.seekable_member(member) as stream:
+        elf = read_elf(stream, path=member, symbols=False)
+        return tuple(elf.rpath) + tuple(elf.runpath)
+
+
 def _repair(
     tmp_path: Path, wheel: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, object]:
@@ -130,6 +136,29 @@ def test_an_unread_copy_takes_the_soname_its_old_file_name_spells(
     output = Path(str(result["output"]))
     assert _needed(output, "pkg/_ext.so") == (soname,)
     assert main(["check", str(output)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("soname", "distribution", "folder"),
+    [
+        ("libnvinfer_lean.so.11", "tensorrt-lean-cu13-libs", "tensorrt_lean_libs"),
+        ("libnvinfer_dispatch.so.11", "tensorrt-dispatch-cu13-libs", "tensorrt_dispatch_libs"),
+    ],
+)
+def test_tensorrt_lean_and_dispatch_runtimes_come_from_their_wheels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], soname: str, distribution: str, folder: str
+) -> None:
+    """tensorrt-lean-cu13-bindings 11.4.0.106 links ``libnvinfer_lean.so.11`` and requires nothing
+    that ships it: the catalog knew only TensorRT's sdist-only wheels, and repair refused it ("only
+    TensorRT installed on the host provides it"). The lean and dispatch runtimes have wheels."""
+    wheel = _fresh_build_wheel(tmp_path, [soname])
+    result = _repair(tmp_path, wheel, capsys, "--offline", "--cuda", "13")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    (added,) = plan["requirements"]
+    assert added["requirement"].startswith(f"{distribution}>="), added
+    assert f"$ORIGIN/../{folder}" in _rpath(Path(str(result["output"])), "pkg/_ext.so")
+    assert main(["check", str(result["output"]), "--offline"]) == 0
 
 
 def test_a_copy_no_nvidia_wheel_ships_stays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -803,6 +803,21 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=11,
         adds=("nvidia-cuda-runtime-cu11",),
     ),
+    CorpusWheel(
+        project="tensorrt-lean-cu13-bindings",
+        filename="tensorrt_lean_cu13_bindings-11.4.0.106-cp311-none-manylinux_2_28_x86_64.whl",
+        sha256="539faf8524d7e8c5d893857d97d170ef3636f3e71262aafa670797f740e9086a",
+        size=806_771,
+        vendors=(
+            "nothing: its extension links libnvinfer_lean.so.11 and it requires no wheel that ships it "
+            "(NVIDIA's metapackage tensorrt-lean-cu13 brings tensorrt-lean-cu13-libs beside it); repair "
+            "once refused it as needing TensorRT installed on the host"
+        ),
+        install_mb=45,  # tensorrt-lean-cu13-libs
+        must_repair=True,
+        cuda_major=13,
+        adds=("tensorrt-lean-cu13-libs",),
+    ),
 )
 
 

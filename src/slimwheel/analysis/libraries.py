@@ -244,6 +244,9 @@ _DISTRIBUTION_MAJOR = re.compile(r"(-cu\d*)?(-libs)?$")
 _PRODUCTS: tuple[tuple[re.Pattern[str], NvidiaProduct], ...] = tuple(
     (re.compile(pattern), product)
     for pattern, product in (
+        # TensorRT's lean and dispatch runtimes have wheels of their own, where the full one is an sdist.
+        (r"nvinfer_lean", NvidiaProduct("TensorRT lean runtime", "tensorrt-lean-cu<major>-libs")),
+        (r"nvinfer_dispatch", NvidiaProduct("TensorRT dispatch runtime", "tensorrt-dispatch-cu<major>-libs")),
         (
             r"nvinfer(_.+)?|nvonnxparser|nvparsers",
             NvidiaProduct("TensorRT", "tensorrt-cu<major>-libs", sdist_only=True),

@@ -73,6 +73,11 @@ DEFAULT_SEEDS: tuple[str, ...] = tuple(
         # TensorRT's libraries (libnvinfer.so.10, ...). Where the index serves them only as sdists
         # that fetch the wheel at install time, nothing is learned and repair leaves them alone.
         ("tensorrt", "-libs", (12, 13)),
+        # TensorRT's lean and dispatch runtimes (libnvinfer_lean.so.11, libnvinfer_dispatch.so.11): wheels
+        # on the public index where the full one is an sdist; tensorrt-lean-cu13-bindings links the first
+        # and requires no wheel that ships it.
+        ("tensorrt-lean", "-libs", (12, 13)),
+        ("tensorrt-dispatch", "-libs", (12, 13)),
         # TensorRT for RTX (libtensorrt_rtx.so.1): wheels on the public index, which
         # onnxruntime-ep-nv-tensorrt-rtx-cu13 0.5.0 vendors (223 MiB) instead of requiring.
         ("tensorrt-rtx", "-libs", (12, 13)),
@@ -101,6 +106,8 @@ _NVIDIA_NAME_PREFIXES = (
     "cutensor",
     "tensorrt-cu",
     "tensorrt-rtx-cu",
+    "tensorrt-lean-cu",
+    "tensorrt-dispatch-cu",
     "custatevec-",
     "cudensitymat-",
     "cupauliprop-",
