@@ -11,6 +11,8 @@ behaves as the finding says: the plugin alone fails, after its host library it l
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,6 +23,8 @@ import pytest
 from slimwheel.analysis import Resolution, Severity, analyse_wheel
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, check_wheel
+from slimwheel.cli import main
+from slimwheel.repair.apply import find_patchelf
 from slimwheel.repair.pipeline import repair_wheel
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_program, compile_shared, find_tool
@@ -308,3 +312,41 @@ def test_a_program_finds_nothing_loaded_first_and_repair_reaches_the_library_by_
                 assert "libhost.so.0: cannot open shared object file" in ran.stderr
             else:
                 assert (ran.returncode, ran.stdout) == (0, "7\n"), ran.stderr
+
+
+def test_a_linux_wheel_whose_program_reaches_its_library_only_through_the_build_folder_is_repaired(
+    built: dict[str, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mindsponge-gpu 1.0.0rc1 (``py3-none-any``) ships programs whose RPATH names the build machine's
+    folder of ``mindsponge/libs``, where its ``libsponge.so`` lies in the wheel: auditwheel, which
+    tags such a wheel first, looked for it there, failed ("could not be located"), and repair ended
+    with exit 2. It is left to slimwheel's own pass, which adds the RPATH entry that reaches it."""
+    host = tmp_path / "build" / "lib" / "libhost.so.0"
+    host.parent.mkdir(parents=True)
+    host.write_bytes(built["pkg/lib/libhost.so.0"])
+    main_c = (
+        "#include <stdio.h>\nint host_value(void);\n"
+        'int main(void) { printf("%d\\n", host_value()); return 0; }\n'
+    )
+    program = compile_program(tmp_path / "build" / "prog", main_c, link=[host])
+    subprocess.run([find_patchelf(), "--set-rpath", str(host.parent), str(program)], check=True)
+    files = {**_only(built), "pkg/bin/prog": program.read_bytes()}
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag="py3-none-linux_x86_64")
+    shutil.rmtree(tmp_path / "build")  # the build machine's folder is not on the machine that repairs
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--json", "--no-index", "-f", str(empty)]
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (result,) = json.loads(captured.out)["wheels"]
+    assert "libhost.so.0" in result["auditwheel"]["excluded"], result
+    (edit,) = result["plan"]["edits"]
+    assert (edit["path"], edit["search_path"]) == ("pkg/bin/prog", ["$ORIGIN/../lib"]), edit
+    with zipfile.ZipFile(result["output"]) as archive:
+        archive.extractall(tmp_path / "installed")
+    written = tmp_path / "installed" / "pkg" / "bin" / "prog"
+    written.chmod(0o755)
+    ran = subprocess.run([str(written)], capture_output=True, text=True, check=False)
+    assert (ran.returncode, ran.stdout) == (0, "7\n"), ran.stderr

@@ -128,7 +128,7 @@ def _audit_first(wheel: Path, scratch: Path, frameworks: Sequence[ReleaseFiles],
     """auditwheel on a ``linux_*`` wheel with the NVIDIA sonames and the frameworks' excluded; the
     wheel itself when it needs no auditwheel."""
     from slimwheel.analysis import analyse_wheel
-    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.repair.auditwheel import needs_auditwheel, run_auditwheel, sonames_to_exclude
     from slimwheel.wheel import Wheel
 
     with Wheel.open(wheel) as opened:
@@ -137,7 +137,7 @@ def _audit_first(wheel: Path, scratch: Path, frameworks: Sequence[ReleaseFiles],
         return wheel
     theirs = {path.rsplit("/", 1)[-1] for release in frameworks for path in release.files}
     needed = {needed.soname for elf in report.elf_files for needed in elf.needed}
-    excluded = sorted({*nvidia_sonames_to_exclude(report), *(needed & theirs)})
+    excluded = sorted({*sonames_to_exclude(report), *(needed & theirs)})
     return run_auditwheel(wheel, scratch, excluded)
 
 

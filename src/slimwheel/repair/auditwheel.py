@@ -1,10 +1,10 @@
 """``linux_*`` wheels: let auditwheel graft the non-NVIDIA libraries first, then repair its output.
 
 PyPI refuses ``linux_*`` tags. auditwheel gives a manylinux tag and bundles what the wheel needs from
-the build machine; the NVIDIA libraries must not be bundled, so each one is excluded by its exact
-soname (an unversioned pattern can silently miss a versioned soname). auditwheel never edits
-METADATA and drops RPATH entries that point outside the wheel: slimwheel's own pass, run on
-auditwheel's output, adds both back.
+the build machine; the NVIDIA libraries and the wheel's own must not be bundled, so each one is
+excluded by its exact soname (an unversioned pattern can silently miss a versioned soname).
+auditwheel never edits METADATA and drops RPATH entries that point outside the wheel: slimwheel's own
+pass, run on auditwheel's output, adds both back.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from slimwheel.platforms import glibc_of_tag
 from slimwheel.repair.apply import find_patchelf
 from slimwheel.repair.plan import RepairError
 
-__all__ = ["auditwheel_command", "needs_auditwheel", "nvidia_sonames_to_exclude", "run_auditwheel"]
+__all__ = ["auditwheel_command", "needs_auditwheel", "run_auditwheel", "sonames_to_exclude"]
 
 
 def needs_auditwheel(report: WheelReport) -> bool:
@@ -33,19 +33,23 @@ def needs_auditwheel(report: WheelReport) -> bool:
     return bool(tags) and all(tag.startswith("linux_") for tag in tags)
 
 
-def nvidia_sonames_to_exclude(report: WheelReport) -> tuple[str, ...]:
-    """Every NVIDIA soname the wheel's files need, the driver's included, exactly as DT_NEEDED spells it."""
+# Where a DT_NEEDED resolves when auditwheel must leave it alone.
+_NOT_GRAFTED = frozenset({Resolution.NVIDIA_WHEEL, Resolution.DRIVER, Resolution.VENDORED, Resolution.WHEEL})
+
+
+def sonames_to_exclude(report: WheelReport) -> tuple[str, ...]:
+    """What auditwheel must not graft, exactly as DT_NEEDED spells it: every NVIDIA soname the wheel's
+    files need, the driver's included, and those another file of the wheel has, which auditwheel finds
+    only through the needing file's RPATH (mindsponge-gpu 1.0.0rc1's programs reach its
+    ``libsponge.so`` through a build machine's folder, and auditwheel failed, "could not be located");
+    slimwheel's own pass sets the RPATH that reaches them."""
     vendored = {copy.path: copy for copy in report.vendored}
     names: set[str] = set()
     for elf in report.elf_files:
         if elf.path in vendored:
             continue
         for needed in elf.needed:
-            if (
-                needed.resolution in (Resolution.NVIDIA_WHEEL, Resolution.DRIVER)
-                or is_driver_library(needed.soname)
-                or needed.resolution is Resolution.VENDORED
-            ):
+            if needed.resolution in _NOT_GRAFTED or is_driver_library(needed.soname):
                 names.add(needed.soname)
     for copy in report.vendored:
         names.add(copy.original_soname)

@@ -518,11 +518,15 @@ def _audited_check(
     """auditwheel's output checked before it is planned, for what the plan needs of a check (see
     ``_planned_with``) before the input is checked at the end: libraries off its files' search paths
     that an RPATH entry would reach, and NVIDIA wheels only an extra brings in through requirements
-    the catalog does not know. Only a wheel with a DT_NEEDED that neither it, an NVIDIA wheel nor the
-    system provides, or with extras, is checked so, and only where the requirements' files can be read
-    (not --offline); None otherwise."""
+    the catalog does not know. Only a wheel with a DT_NEEDED that neither an NVIDIA wheel nor the
+    system provides (its own files' included: whether a file's search path reaches them is check's to
+    say, as mindsponge-gpu 1.0.0rc1's programs reach its libsponge.so only through a build machine's
+    folder), or with extras, is checked so, and only where the requirements' files can be read (not
+    --offline); None otherwise."""
     unresolved = any(
-        need.resolution is Resolution.UNRESOLVED for elf in report.elf_files for need in elf.needed
+        need.resolution in (Resolution.UNRESOLVED, Resolution.WHEEL)
+        for elf in report.elf_files
+        for need in elf.needed
     )
     if dist_files is None or not (unresolved or wheel.metadata().get_all("Provides-Extra")):
         return None
@@ -573,7 +577,7 @@ def repair_wheel(
     ``catalog_for``: given the opened input, the catalog to repair it with, in place of ``catalog``
     (the CLI learns the NVIDIA distributions it requires that ``catalog`` lacks).
     """
-    from slimwheel.repair.auditwheel import needs_auditwheel, nvidia_sonames_to_exclude, run_auditwheel
+    from slimwheel.repair.auditwheel import needs_auditwheel, run_auditwheel, sonames_to_exclude
     from slimwheel.wheel import Wheel
 
     options = options or RepairOptions()
@@ -601,7 +605,7 @@ def repair_wheel(
             # member from apply's checks: the whole input is verified first.
             wheel.verify()
             held.close()
-            excluded = nvidia_sonames_to_exclude(report)
+            excluded = sonames_to_exclude(report)
             with progress.step("running auditwheel"):
                 path = run_auditwheel(path, scratch, excluded, plat=plat)
             wheel = held.enter_context(Wheel.open(path))
