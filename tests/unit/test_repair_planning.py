@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from slimwheel.analysis import (
     Confidence,
@@ -563,6 +564,34 @@ def test_a_range_the_wheel_asks_for_holds_if_it_allows_a_release_at_or_above_a_f
     plan = _plan(report, requires, linked_versions=linked)
     assert plan.requirements == ()
     assert plan.kept_requirements == (requires,)
+
+
+@pytest.mark.parametrize(
+    ("requires", "narrowed"),
+    [
+        ("cutensor-cu12", "2.8.0"),  # admits 2.8.0, which ships no libcutensorMg.so.2
+        ("cutensor-cu12>=2.0,!=2.8.0", None),  # every release it admits ships both
+        ("cutensor-cu12==2.7.*", None),
+    ],
+)
+def test_a_range_the_wheel_asks_for_that_admits_a_release_without_the_library_is_narrowed(
+    requires: str, narrowed: str | None
+) -> None:
+    """nvfuser-cu118-torch24 requires ``nvidia-cuda-cupti-cu11``, which admits 11.7.101, and its files
+    need ``libcupti.so.11.8``, which 11.8.87 ships first: repair kept the line, check found the library
+    missing with 11.7.101, and nothing was written. The range stays, and a line within it that admits
+    only releases shipping the libraries is added beside it (pip intersects the two)."""
+    plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), requires)
+    if narrowed is None:
+        assert (plan.narrowed, plan.requirements, plan.kept_requirements) == ((), (), (requires,))
+        return
+    (note,) = plan.narrowed
+    assert f"which admits cutensor-cu12 {narrowed}, whose wheel ships no libcutensor.so.2, " in note
+    (added,) = plan.requirements
+    specifier = SpecifierSet(added.requirement.split(";")[0].removeprefix("cutensor-cu12"))
+    admitted = [v for v in ("2.0.0", "2.7.0", "2.8.0", "2.8.1") if specifier.contains(v)]
+    assert admitted == ["2.0.0", "2.7.0", "2.8.1"], specifier
+    assert plan.kept_requirements == ()
 
 
 @pytest.mark.parametrize(("gated", "kept"), [("cutensor-cu12==2.7.*", True), ("cutensor-cu12==2.9.*", False)])

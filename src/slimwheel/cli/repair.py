@@ -451,6 +451,8 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
         out.print(f"  kept      Requires-Dist: {escape(line)}")
     for line in plan.made_hard:
         out.print(f"  [yellow]made hard[/yellow] {escape(line)}")
+    for line in plan.narrowed:
+        out.print(f"  [yellow]narrowed[/yellow] {escape(line)}")
     for line in plan.kept_optional:
         out.print(f"  kept optional {escape(line)}")
     out.print(f"  {verb} record    {escape(plan.manifest_path)} ({len(plan.manifest.libraries)} libraries)")

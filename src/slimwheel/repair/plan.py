@@ -184,6 +184,9 @@ class RepairPlan:
     # own that nothing loads first (a program's), that a file needs and its search path missed: its
     # RPATH now reaches them (see RequirementReach).
     reached: tuple[RequirementReach, ...] = ()
+    # Providers the wheel requires in a range that admits a release shipping none of the libraries its
+    # files need: a requirement within that range is added beside it (why, per provider).
+    narrowed: tuple[str, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -1029,6 +1032,7 @@ class _Draft:
         default_factory=list
     )  # the ones repair adds, checked per install
     made_hard: list[str] = field(default_factory=list)
+    narrowed: list[str] = field(default_factory=list)
     kept_optional: list[str] = field(default_factory=list)
     kept_copies: set[str] = field(default_factory=set)  # vendored copies kept on purpose
     on_request: set[str] = field(default_factory=set)  # copies dropped that nothing links (--force)
@@ -1148,6 +1152,9 @@ def _plan_distribution(
         [] if always or through or dropped else gated or _optional_through(choices, existing, context, wants)
     )
     optional = bool(behind_extra)
+    narrowing = [] if through else _narrowing(always, choices, context, draft)
+    if narrowing:
+        always = []
     if through:  # a metapackage the wheel requires brings it (cuquantum-cu12 -> custatevec-cu12)
         draft.kept.extend(w.text for w in through if w.text not in draft.kept)
         requirement_text = through[0].text
@@ -1172,13 +1179,14 @@ def _plan_distribution(
         )
     else:
         parts, reason = _specifier(choices, linked, context)
-        for wheel_requirement in gated:  # the author's range still holds once the requirement is hard
+        # The author's range still holds once the requirement is hard, or narrowed.
+        for wheel_requirement in (*gated, *narrowing):
             parts = merge_specifiers(parts, wheel_requirement.requirement.specifier)
         requirement_text = f"{distribution}{','.join(parts)}"
         if not _admits(SpecifierSet(",".join(parts)), choices, linked, context):
             raise RepairError(
-                f"the wheel asks for {', '.join(w.text for w in gated)} but was linked against "
-                f"{distribution} {linked}",
+                f"the wheel asks for {', '.join(w.text for w in (*gated, *narrowing))} but was linked "
+                f"against {distribution} {linked}",
                 hint="fix the requirement or pass --linked-version",
             )
         line = f"{requirement_text}; {_marker(context.platform)}"
@@ -1194,7 +1202,7 @@ def _plan_distribution(
         draft.roots.append(("the repaired wheel", Requirement(requirement_text)))
         if extra:  # the manifest says which extra installs it (verify installs the wheel with it)
             requirement_text = f'{requirement_text}; extra == "{extra}"'
-        elif gated:
+        elif gated and not narrowing:
             extras = sorted({extra for w in gated for extra in w.extras})
             listed = ", ".join(repr(extra) for extra in extras)
             draft.made_hard.append(
@@ -1203,6 +1211,43 @@ def _plan_distribution(
                 "(--keep-extras-optional keeps it optional and the vendored copies in)"
             )
     _record_choices(choices, requirement_text, linked, context, draft, optional=optional)
+
+
+def _narrowing(
+    always: Sequence[WheelRequirement], choices: Sequence[_Choice], context: _Context, draft: _Draft
+) -> list[WheelRequirement]:
+    """``always`` where its range admits a release shipping none of a library the files need
+    (:func:`_admitted_without`), said in ``draft.narrowed``; [] otherwise. Such a range is narrowed to
+    what repair would require, kept within it: the line added beside it is one pip intersects."""
+    lacking = _admitted_without(always, choices, context) if always else None
+    if lacking is None:
+        return []
+    distribution = choices[0].provider.distribution
+    draft.narrowed.append(
+        f"{distribution}: the wheel requires {', '.join(w.text for w in always)}, which admits "
+        f"{distribution} {lacking}, whose wheel ships no {', '.join(sorted({c.soname for c in choices}))}: "
+        "narrowed by the requirement added beside it"
+    )
+    return list(always)
+
+
+def _admitted_without(
+    always: Sequence[WheelRequirement], choices: Sequence[_Choice], context: _Context
+) -> str | None:
+    """The oldest release the catalog knows that every one of ``always`` admits and whose wheel for
+    the platform ships not every soname of ``choices``: nvfuser-cu118-torch24 requires
+    ``nvidia-cuda-cupti-cu11``, which admits 11.7.101, and its files need ``libcupti.so.11.8``,
+    which 11.8.87 ships first. None where each admitted release ships them all."""
+    sonames = {choice.soname for choice in choices}
+    for release in context.catalog.releases_of(choices[0].provider.distribution):
+        wheel = release.wheel_for(context.platform)
+        if wheel is None or not all(
+            w.requirement.specifier.contains(release.version, prereleases=True) for w in always
+        ):
+            continue
+        if not sonames <= {library.soname for library in wheel.libraries}:
+            return release.version
+    return None
 
 
 def _is_floor(source: str) -> bool:
@@ -1835,6 +1880,7 @@ def plan_repair(
         requirements=tuple(draft.added),
         kept_requirements=tuple(draft.kept),
         made_hard=tuple(draft.made_hard),
+        narrowed=tuple(draft.narrowed),
         kept_optional=tuple(draft.kept_optional),
         manifest=manifest,
         manifest_path=f"{dist_info}/{MANIFEST_NAME}",
