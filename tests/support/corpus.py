@@ -818,6 +818,26 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=13,
         adds=("tensorrt-lean-cu13-libs",),
     ),
+    CorpusWheel(
+        project="nvfuser-cu118-torch24",
+        filename=(
+            "nvfuser_cu118_torch24-0.2.9.dev20240808-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64."
+            "manylinux_2_28_x86_64.whl"
+        ),
+        sha256="92e88206463b365ee90887c8c11ead4b8c2ba61ef5906a98c51f9fa2a63a4a18",
+        size=9_647_912,
+        vendors=(
+            "nothing: requires nvidia-cuda-cupti-cu11 with no range, which admits 11.7.101, and its files "
+            "need libcupti.so.11.8, which 11.8.87 ships first; repair narrows the range"
+        ),
+        install_mb=3000,  # torch 2.4 with its CUDA 11.8 wheels
+        must_repair=True,
+        options=("--preloaded", "torch"),
+        cuda_major=11,
+        adds=("nvidia-cuda-cupti-cu11",),
+        no_verify="a CPython 3.10 wheel, and it needs torch 2.4, which it does not require",
+        no_resolve="a CPython 3.10 wheel",
+    ),
 )
 
 
