@@ -252,3 +252,72 @@ def test_wheel_stub_index_reads_only_a_stubs_own_pyproject(case: str, expected: 
         sdist = _tar_gz([info], {name: data})
     assert len(sdist) < SDIST_LIMIT
     assert wheel_stub_index(sdist) == expected
+
+
+def _metapackage(
+    tmp_path: Path, pkg_info_head: str = "Metadata-Version: 2.4", extra: dict[str, bytes | str] | None = None
+) -> None:
+    """trtlike 11.1.0 on the public index as an sdist of pure Python requiring trtlike-libs, as
+    NVIDIA serves tensorrt-cu13 (its setuptools build would make a wheel with no library)."""
+    pkg_info = f"{pkg_info_head}\nName: trtlike\nVersion: 11.1.0\nRequires-Dist: trtlike_libs==11.1.0\n"
+    pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    files = {"PKG-INFO": pkg_info, "pyproject.toml": pyproject, "trtlike/__init__.py": "", **(extra or {})}
+    _sdist(tmp_path / "public", "trtlike", "11.1.0", files)
+
+
+def _metapackage_wheel(directory: Path, extension: bytes) -> Path:
+    """ext 1.0, requiring trtlike only; its extension's RPATH reaches trtlike_libs/."""
+    directory.mkdir()
+    return make_wheel(directory, "ext", "1.0", {"ext/_ext.so": extension}, tag=TAG, requires=["trtlike>=11"])
+
+
+def test_a_metapackage_served_as_an_sdist_of_pure_python_brings_what_it_requires(
+    libraries: tuple[Path, bytes], provider_catalog: Catalog, index_server: StartServer, tmp_path: Path
+) -> None:
+    """fast-gpu-asr 0.2.0 requires tensorrt-cu13, a 18 kB sdist of pure Python whose PKG-INFO
+    (metadata 2.4) requires tensorrt-cu13-libs, itself a wheel-stub: check did not read the sdist, and
+    said of libnvinfer.so.11 only that no NVIDIA wheel ships it. Its requirements are followed now."""
+    library, extension = libraries
+    public, stub = _indexes(tmp_path, index_server, library)
+    _metapackage(tmp_path)
+    wheel = _metapackage_wheel(tmp_path / "w", extension)
+    report = _check_with(wheel, provider_catalog, public.simple_url, Cache(tmp_path / "cache"))
+    assert not report.has_errors, report.findings
+    (file,) = report.files
+    (needed,) = [n for n in file.needed if n.soname == "libinferlike.so.11"]
+    assert [(lookup.resolution, lookup.distribution) for lookup in needed.lookups] == [
+        (Resolution.REQUIREMENT, "trtlike-libs")
+    ]
+    stub.stop()  # where the stub's index cannot be reached, the warning says so and names the chain
+    report = _check_with(wheel, provider_catalog, public.simple_url, Cache(tmp_path / "cache2"))
+    (warning,) = [f.message for f in report.findings if f.kind is CheckKind.REQUIREMENT_FILES_UNREAD]
+    assert (
+        "could not read trtlike-libs's files (the index serves trtlike-libs 11.1.0 as a wheel-stub" in warning
+    )
+    assert "trtlike_libs==11.1.0 (required by trtlike) would install" in warning
+
+
+@pytest.mark.parametrize(
+    ("head", "extra"),
+    [
+        ("Metadata-Version: 2.1", {}),  # before PEP 643, Requires-Dist in PKG-INFO binds nothing
+        ("Metadata-Version: 2.4\nDynamic: Requires-Dist", {}),
+        ("Metadata-Version: 2.4", {"trtlike/_native.c": "int f(void) { return 0; }\n"}),  # builds code
+    ],
+)
+def test_an_sdist_whose_install_is_not_known_unbuilt_is_not_followed(
+    libraries: tuple[Path, bytes],
+    provider_catalog: Catalog,
+    index_server: StartServer,
+    tmp_path: Path,
+    head: str,
+    extra: dict[str, bytes | str],
+) -> None:
+    library, extension = libraries
+    public, _ = _indexes(tmp_path, index_server, library)
+    _metapackage(tmp_path, head, extra)
+    wheel = _metapackage_wheel(tmp_path / "w", extension)
+    report = _check_with(wheel, provider_catalog, public.simple_url, Cache(tmp_path / "cache"))
+    assert report.has_errors
+    (warning,) = [f.message for f in report.findings if f.kind is CheckKind.REQUIREMENT_FILES_UNREAD]
+    assert "no release of trtlike that it allows has a wheel for" in warning

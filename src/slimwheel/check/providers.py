@@ -325,16 +325,19 @@ def requirement_files(
                 answer = dataclasses.replace(answer, problem="no release was read")
         answers.append(answer)
         if answer.problem is not None:
-            findings.append(
-                Finding(
-                    FindingKind.REQUIREMENT_FILES_UNREAD,
-                    Severity.WARNING,
-                    "",
-                    f"could not read {name}'s files ({answer.problem}): what only Requires-Dist "
-                    f"{requirement} would install is not simulated, so a library it ships stays unresolved",
-                )
-            )
+            findings.append(_unread(name, answer.problem, f"Requires-Dist {requirement}"))
     return answers
+
+
+def _unread(name: str, problem: str, requirement: str) -> Finding:
+    """The warning that ``name``'s files could not be read, for ``problem``."""
+    return Finding(
+        FindingKind.REQUIREMENT_FILES_UNREAD,
+        Severity.WARNING,
+        "",
+        f"could not read {name}'s files ({problem}): what only {requirement} would install is not "
+        "simulated, so a library it ships stays unresolved",
+    )
 
 
 def _without_marker(requirement: Requirement) -> str:
@@ -356,6 +359,7 @@ def transitive_files(
     *,
     environment: Mapping[str, str],
     skip: Collection[str],
+    findings: list[Finding],
 ) -> list[RequirementFiles]:
     """The files of what the wheel's requirements require in turn, which pip installs too (RAPIDS:
     cudf-cu12 requires libcudf-cu12, which requires librmm-cu12, which requires rapids-logger):
@@ -368,7 +372,9 @@ def transitive_files(
     libcuopt_client.so, came after the 8th), then those named for a CUDA major or as a library, then
     the nearer. raft-dask-cu12's libucp.so.0 comes from libucx-cu12, under ucxx-cu12 and
     libucxx-cu12, which a level-by-level walk never reached: dask-cuda's click, numpy and pandas took
-    the look-ups first. ``skip``: names already looked up or known to the catalog."""
+    the look-ups first. ``skip``: names already looked up or known to the catalog. One whose files
+    cannot be read is kept, and warned of in ``findings``, where it may ship a missing soname (named
+    like one, or for a CUDA major or as a library)."""
     if source is None:
         return []
     missing = {
@@ -414,6 +420,12 @@ def transitive_files(
         except SlimwheelError:
             continue
         if not looked.known:
+            if looked.problem and (_likeness(requirement.name, missing) or _binary_named(requirement.name)):
+                # Said where it may ship what is missing (tensorrt-cu13 -> tensorrt-cu13-libs, whose
+                # wheel-stub's index this machine cannot reach), as a requirement's own would be.
+                text = f"{looked.requirement} (required by {required_by})"
+                found.append(dataclasses.replace(looked, requirement=text))
+                findings.append(_unread(looked.distribution, looked.problem, text))
             continue
         ships = _shipped([looked]) & missing
         if ships:
@@ -428,10 +440,14 @@ def transitive_files(
 
 def _binary_named(distribution: str) -> bool:
     """Whether ``distribution``'s name says it is built for a CUDA major (``ucxx-cu12``) or is a
-    library (``libucx-cu12``): such wheels ship shared libraries far more often than ``numba`` or
-    ``pandas`` do."""
+    library (``libucx-cu12``, ``tensorrt-libs``): such wheels ship shared libraries far more often
+    than ``numba`` or ``pandas`` do."""
     words = canonicalize_name(distribution).split("-")
-    return words[0].startswith("lib") or any(_CUDA_SUFFIX.fullmatch(word) for word in words[1:])
+    return (
+        words[0].startswith("lib")
+        or words[-1] == "libs"
+        or any(_CUDA_SUFFIX.fullmatch(word) for word in words[1:])
+    )
 
 
 def _likeness(distribution: str, sonames: Collection[str]) -> int:

@@ -121,7 +121,13 @@ def check_wheel(
     looked_up += [
         dataclasses.replace(answer, releases=answer.releases[-1:])
         for answer in transitive_files(
-            report, looked_up, target, dist_files, environment=environment, skip=direct | known
+            report,
+            looked_up,
+            target,
+            dist_files,
+            environment=environment,
+            skip=direct | known,
+            findings=findings,
         )
     ]
     others = [

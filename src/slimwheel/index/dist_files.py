@@ -47,7 +47,7 @@ from slimwheel.index.client import IndexClient
 from slimwheel.index.config import IndexSettings
 from slimwheel.index.errors import FileTooLargeError
 from slimwheel.index.simple import DistributionFile
-from slimwheel.index.stub import SDIST_LIMIT, wheel_stub_index
+from slimwheel.index.stub import SDIST_LIMIT, static_requirements, wheel_stub_index
 from slimwheel.platforms import Platform, glibc_of_tag, platform_of_tag
 
 if TYPE_CHECKING:
@@ -147,15 +147,19 @@ class IndexDistFiles:
             page = self.client.project(name, refresh=self._refresh, keep=wanted)
             installable = _installable(page, requirement, platform, python)
             client = self.client
-            if not installable:
+            if not installable and (sdist := self._small_sdist(self.client.project(name), requirement)):
                 # An sdist that fetches its wheel from another index when built (TensorRT's): that
                 # index's wheel is what pip installs.
-                followed = self._through_wheel_stub(self.client.project(name), requirement, platform, python)
+                followed = self._through_wheel_stub(sdist, requirement, platform, python)
                 if isinstance(followed, str):
                     return RequirementFiles(text, name, problem=followed)
                 if followed is not None:
                     client, installable = followed
                     self._served_by[name] = client
+                elif (requires := static_requirements(sdist.content)) is not None:
+                    # A metapackage of pure Python (tensorrt-cu13): no library, and what it requires.
+                    release = ReleaseFiles(name, sdist.version, sdist.file.filename, (), requires)
+                    return RequirementFiles(text, name, (sdist.version,), (release,))
             if not installable:
                 # The message names the newest releases of all the files: those need the whole page.
                 page = self.client.project(name)
@@ -229,13 +233,9 @@ class IndexDistFiles:
 
     # -- wheel-stub sdists ------------------------------------------------------------------------
 
-    def _through_wheel_stub(
-        self, page: ProjectPage, requirement: Requirement, platform: Platform, python: str | None
-    ) -> tuple[IndexClient, dict[str, DistributionFile]] | str | None:
-        """The client of the index that the newest allowed sdist of a project with no wheel for the
-        target fetches its wheel from (``slimwheel.index.stub``), and that index's installable
-        wheels; a problem when that index cannot be read or has none; None when the sdist is no
-        wheel-stub, or there is none."""
+    def _small_sdist(self, page: ProjectPage, requirement: Requirement) -> _Sdist | None:
+        """The newest ``.tar.gz`` sdist ``requirement`` allows, read into memory where it is no bigger
+        than a wheel-stub or a metapackage (``SDIST_LIMIT``); None otherwise, or where there is none."""
         sdists: dict[Version, DistributionFile] = {}
         for file in page.files:
             with contextlib.suppress(InvalidSdistFilename, InvalidVersion):
@@ -257,16 +257,24 @@ class IndexDistFiles:
                 return None
             if path.stat().st_size > SDIST_LIMIT:  # a local file, which download does not bound
                 return None
-            url = wheel_stub_index(path.read_bytes())
+            return _Sdist(str(allowed[0]), sdist, path.read_bytes())
+
+    def _through_wheel_stub(
+        self, sdist: _Sdist, requirement: Requirement, platform: Platform, python: str | None
+    ) -> tuple[IndexClient, dict[str, DistributionFile]] | str | None:
+        """The client of the index that ``sdist``, the newest allowed of a project with no wheel for
+        the target, fetches its wheel from (``slimwheel.index.stub``), and that index's installable
+        wheels; a problem when that index cannot be read or has none; None when it is no wheel-stub."""
+        url = wheel_stub_index(sdist.content)
         if url is None:
             return None
         name = canonicalize_name(requirement.name)
-        stub = f"the index serves {name} {allowed[0]} as a wheel-stub sdist, whose build fetches its wheel"
+        stub = f"the index serves {name} {sdist.version} as a wheel-stub sdist, whose build fetches its wheel"
         stub += f" from {url}"
         client = self._stub_clients.get(url)
         if client is None:
             client = self._stub_clients[url] = IndexClient(
-                IndexSettings(url, origin=f"named by {sdist.filename}"),
+                IndexSettings(url, origin=f"named by {sdist.file.filename}"),
                 cache=self.client.cache,
                 http=self._http,
                 max_workers=self._max_workers,
@@ -330,6 +338,15 @@ class IndexDistFiles:
 
 
 # -- which wheel pip would install ----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sdist:
+    """One small sdist read into memory: the release it is, its file on the index, its bytes."""
+
+    version: str
+    file: DistributionFile
+    content: bytes
 
 
 def _target_words(platform: Platform, python: str | None) -> str:
