@@ -350,3 +350,40 @@ def test_a_linux_wheel_whose_program_reaches_its_library_only_through_the_build_
     written.chmod(0o755)
     ran = subprocess.run([str(written)], capture_output=True, text=True, check=False)
     assert (ran.returncode, ran.stdout) == (0, "7\n"), ran.stderr
+
+
+def test_a_library_auditwheel_cannot_locate_is_left_to_check(
+    built: dict[str, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """openmm-torch-cuda-12 1.5 (``py3-none-any``) ships a plugin that needs openmm-cuda-12's and
+    torch's libraries, which the machine that repairs has not: auditwheel stopped at the first ("could
+    not be located"), and repair with it. auditwheel is run again leaving each such library alone, and
+    check says of each where it comes from, or, as here, that nothing installs it."""
+    host = tmp_path / "build" / "libhost.so.0"
+    host.parent.mkdir(parents=True)
+    host.write_bytes(built["pkg/lib/libhost.so.0"])
+    main_c = "int host_value(void);\nint main(void) { return host_value(); }\n"
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/bin/prog": compile_program(tmp_path / "build" / "prog", main_c, link=[host]).read_bytes(),
+    }
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag="py3-none-linux_x86_64")
+    argv = [
+        "repair",
+        str(wheel),
+        "-w",
+        str(tmp_path / "out"),
+        "--json",
+        "--no-index",
+        "-f",
+        str(tmp_path / "in"),
+    ]
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    (result,) = json.loads(captured.out)["wheels"]
+    assert result["auditwheel"]["excluded"] == ["libhost.so.0"], result["auditwheel"]
+    assert "pkg/bin/prog: needs libhost.so.0: not found" in captured.err, captured.err
+    assert "auditwheel repair failed" not in captured.err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

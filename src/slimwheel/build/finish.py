@@ -138,7 +138,7 @@ def _audit_first(wheel: Path, scratch: Path, frameworks: Sequence[ReleaseFiles],
     theirs = {path.rsplit("/", 1)[-1] for release in frameworks for path in release.files}
     needed = {needed.soname for elf in report.elf_files for needed in elf.needed}
     excluded = sorted({*sonames_to_exclude(report), *(needed & theirs)})
-    return run_auditwheel(wheel, scratch, excluded)
+    return run_auditwheel(wheel, scratch, excluded).wheel
 
 
 def finish_wheel(

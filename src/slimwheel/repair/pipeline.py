@@ -607,7 +607,8 @@ def repair_wheel(
             held.close()
             excluded = sonames_to_exclude(report)
             with progress.step("running auditwheel"):
-                path = run_auditwheel(path, scratch, excluded, plat=plat)
+                audit = run_auditwheel(path, scratch, excluded, plat=plat)
+                path, excluded = audit.wheel, audit.excluded
             wheel = held.enter_context(Wheel.open(path))
             report = _analyse(wheel, catalog, options, cache)
         asked = _AskedOnce(dist_files) if dist_files is not None else None
