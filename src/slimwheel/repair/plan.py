@@ -1223,21 +1223,22 @@ def _narrowing(
     if lacking is None:
         return []
     distribution = choices[0].provider.distribution
+    version, sonames = lacking
     draft.narrowed.append(
         f"{distribution}: the wheel requires {', '.join(w.text for w in always)}, which admits "
-        f"{distribution} {lacking}, whose wheel ships no {', '.join(sorted({c.soname for c in choices}))}: "
-        "narrowed by the requirement added beside it"
+        f"{distribution} {version}, whose wheel ships no {', '.join(sonames)}: narrowed by the "
+        "requirement added beside it"
     )
     return list(always)
 
 
 def _admitted_without(
     always: Sequence[WheelRequirement], choices: Sequence[_Choice], context: _Context
-) -> str | None:
+) -> tuple[str, tuple[str, ...]] | None:
     """The oldest release the catalog knows that every one of ``always`` admits and whose wheel for
-    the platform ships not every soname of ``choices``: nvfuser-cu118-torch24 requires
-    ``nvidia-cuda-cupti-cu11``, which admits 11.7.101, and its files need ``libcupti.so.11.8``,
-    which 11.8.87 ships first. None where each admitted release ships them all."""
+    the platform ships not every soname of ``choices``, with those it lacks: nvfuser-cu118-torch24
+    requires ``nvidia-cuda-cupti-cu11``, which admits 11.7.101, and its files need
+    ``libcupti.so.11.8``, which 11.8.87 ships first. None where each admitted release ships them all."""
     sonames = {choice.soname for choice in choices}
     for release in context.catalog.releases_of(choices[0].provider.distribution):
         wheel = release.wheel_for(context.platform)
@@ -1245,8 +1246,8 @@ def _admitted_without(
             w.requirement.specifier.contains(release.version, prereleases=True) for w in always
         ):
             continue
-        if not sonames <= {library.soname for library in wheel.libraries}:
-            return release.version
+        if lacking := sonames - {library.soname for library in wheel.libraries}:
+            return release.version, tuple(sorted(lacking))
     return None
 
 
