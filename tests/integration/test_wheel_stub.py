@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from slimwheel.analysis import Resolution
+from slimwheel.analysis import Resolution, Severity
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, check_wheel
 from slimwheel.index import Cache, IndexSettings
@@ -321,3 +321,38 @@ def test_an_sdist_whose_install_is_not_known_unbuilt_is_not_followed(
     assert report.has_errors
     (warning,) = [f.message for f in report.findings if f.kind is CheckKind.REQUIREMENT_FILES_UNREAD]
     assert "no release of trtlike that it allows has a wheel for" in warning
+
+
+def test_a_tensorrt_library_an_unread_requirement_installs_is_not_said_to_be_the_hosts(
+    provider_catalog: Catalog, index_server: StartServer, closed_port: int, tmp_path: Path
+) -> None:
+    """fast-gpu-asr 0.2.0's plugins need libnvinfer.so.11, which tensorrt-cu13-libs installs from the
+    index its wheel-stub names; where that index cannot be reached, check said "only TensorRT installed
+    on the host provides it", and then that it could not read tensorrt-cu13-libs, which may ship it."""
+    library = compile_shared(
+        tmp_path / "build" / "libnvinfer.so.11",
+        {"infer.c": "int infer(void) { return 11; }\n"},
+        soname="libnvinfer.so.11",
+    )
+    extension = compile_shared(
+        tmp_path / "build" / "ext" / "_ext.so", {"ext.c": EXT_C}, link=[library], rpath=RIGHT
+    )
+    (tmp_path / "public").mkdir()
+    pkg_info = "Metadata-Version: 2.1\nName: tensorrt-cu13-libs\nVersion: 11.1.0\n"
+    pyproject = _stub_pyproject(f"http://127.0.0.1:{closed_port}/simple/")
+    _sdist(
+        tmp_path / "public",
+        "tensorrt_cu13_libs",
+        "11.1.0",
+        {"PKG-INFO": pkg_info, "pyproject.toml": pyproject},
+    )
+    public = index_server(tmp_path / "public")
+    (tmp_path / "w").mkdir()
+    files = {"ext/_ext.so": extension.read_bytes()}
+    wheel = make_wheel(tmp_path / "w", "ext", "1.0", files, tag=TAG, requires=["tensorrt-cu13-libs>=11.1"])
+    report = _check_with(wheel, provider_catalog, public.simple_url, Cache(tmp_path / "cache"))
+    (error,) = [
+        f.message for f in report.findings if "libnvinfer.so.11" in f.message and f.severity is Severity.ERROR
+    ]
+    assert "it is part of TensorRT, which tensorrt-cu13-libs installs; could not read the files of" in error
+    assert "installed on the host" not in error

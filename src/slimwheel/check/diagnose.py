@@ -315,7 +315,7 @@ class Diagnosis:
                 why += f"; this wheel's {carrier} has that soname, but {first}: {alone}"
             elif not shipped and not self.catalog.providers(soname=soname):
                 optional = self._optional_product(soname)
-                why += optional or self._host_hint(soname)
+                why += optional or self._unread_product(soname) or self._host_hint(soname)
                 severity = Severity.WARNING if optional else severity
         unread = [answer.distribution for answer in self.looked_up if not answer.known]
         if unread:
@@ -359,6 +359,18 @@ class Diagnosis:
             "install puts it on this file's search path is not judged; without the extra this "
             "file does not load"
         )
+
+    def _unread_product(self, soname: str) -> str:
+        """An NVIDIA library no wheel the catalog knows ships, of a product whose distribution is a
+        requirement whose files could not be read: fast-gpu-asr 0.2.0 requires tensorrt-cu13, which
+        requires tensorrt-cu13-libs, a wheel-stub whose index a machine may not reach. That install
+        provides it, not only the host's."""
+        product = nvidia_product_of(soname)
+        unread = sorted(answer.distribution for answer in self.looked_up if not answer.known)
+        distribution = product.distributed_as(unread) if product else None
+        if product is None or distribution is None:
+            return ""
+        return f"; it is part of {product.name}, which {distribution} installs"
 
     def _host_hint(self, soname: str) -> str:
         """Why a library nothing in the install ships is not taken from the host: the wheel's manylinux
