@@ -45,6 +45,7 @@ from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
+from slimwheel.ldso import EntryKind, expand_entry
 from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
 from slimwheel.metadata import is_extra_name
 from slimwheel.names import (
@@ -1656,13 +1657,18 @@ class _SearchFacts:
             facts = read_elf_file(path, symbols=False)
         except (OSError, ElfError):
             return cls()
-        origin = posixpath.dirname(path)
+        # glibc's reading of an entry, written once (slimwheel.ldso), from the root: the path is absolute.
+        origin = posixpath.dirname(path).lstrip("/")
 
         def folders(entries: Sequence[str]) -> tuple[str, ...]:
-            return tuple(
-                posixpath.normpath(entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin))
-                for entry in entries
-            )
+            found = []
+            for entry in entries:
+                kind, folder = expand_entry(entry, origin)
+                if kind is EntryKind.FOLDER:
+                    found.append(f"/{folder}")
+                elif kind is EntryKind.ABSOLUTE:
+                    found.append(posixpath.normpath(entry))
+            return tuple(found)
 
         return cls(facts.needed, folders(facts.rpath), folders(facts.runpath))
 
