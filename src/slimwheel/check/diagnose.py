@@ -36,7 +36,6 @@ from slimwheel.ldso import (
     starts_with_origin,
 )
 from slimwheel.names import is_libpython, soname_stem
-from slimwheel.requirements import requirement_name
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -117,8 +116,14 @@ class Diagnosis:
         return {provider.distribution: provider.through for provider in self.optional if provider.through}
 
     @cached_property
-    def _through_requirements(self) -> dict[str, tuple[str, ...]]:
-        return {provider.distribution: provider.through for provider in self.providers if provider.through}
+    def _unread(self) -> tuple[str, ...]:
+        """The requirements looked up whose files could not be read, in the order they were."""
+        return tuple(answer.distribution for answer in self.looked_up if not answer.known)
+
+    @cached_property
+    def _brought_through(self) -> dict[str, ProviderRelease]:
+        """The NVIDIA providers every install has only through another requirement's own, by name."""
+        return {provider.distribution: provider for provider in self.providers if provider.through}
 
     def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
         if elf.error is not None:
@@ -317,9 +322,8 @@ class Diagnosis:
                 optional = self._optional_product(soname)
                 why += optional or self._unread_product(soname) or self._host_hint(soname)
                 severity = Severity.WARNING if optional else severity
-        unread = [answer.distribution for answer in self.looked_up if not answer.known]
-        if unread:
-            why += f"; could not read the files of {', '.join(unread)}, which may ship it"
+        if self._unread:
+            why += f"; could not read the files of {', '.join(self._unread)}, which may ship it"
         why += self._left_to_host(soname)
         self.findings.append(
             Finding(
@@ -366,8 +370,7 @@ class Diagnosis:
         requires tensorrt-cu13-libs, a wheel-stub whose index a machine may not reach. That install
         provides it, not only the host's."""
         product = nvidia_product_of(soname)
-        unread = sorted(answer.distribution for answer in self.looked_up if not answer.known)
-        distribution = product.distributed_as(unread) if product else None
+        distribution = product.distributed_as(sorted(self._unread)) if product else None
         if product is None or distribution is None:
             return ""
         return f"; it is part of {product.name}, which {distribution} installs"
@@ -476,8 +479,8 @@ class Diagnosis:
         entry = rpath_entry(elf.installed_path, folder or ".")
         if nvidia:
             # An NVIDIA wheel another requirement brings (libraft-cu13's cuBLAS) is loaded with it.
-            through = [requirement_name(text) for text in self._through_requirements.get(distribution, ())]
-            distribution = next((name for name in through if name), "")
+            brought = self._brought_through.get(distribution)
+            distribution = brought.through_names[0] if brought and brought.through_names else ""
             if not distribution:
                 return f": add RPATH {entry!r} (slimwheel repair does)"
         return (
@@ -505,8 +508,8 @@ class Diagnosis:
 
     def _preloaded(self, elf: ElfReport, soname: str, lookup: Lookup) -> None:
         # An NVIDIA wheel counts as loaded with the --preloaded distribution whose requirements bring it.
-        through = self._through_requirements.get(lookup.distribution or "", ())
-        names = [name for name in map(requirement_name, through) if name in self.preloaded]
+        brought = self._brought_through.get(lookup.distribution or "")
+        names = [name for name in brought.through_names if name in self.preloaded] if brought else []
         importing = names[0] if names else lookup.distribution
         loaded = f", which {importing} brings in and loads," if names else ""
         self.findings.append(
@@ -568,9 +571,10 @@ class Diagnosis:
         """Found in an NVIDIA wheel that every install has, but only through the own requirements of
         a requirement the catalog does not know (pylibraft-cu13's libraft-cu13 requires
         cuda-toolkit[cublas,...]): it loads today; a release of that package may stop bringing it."""
-        through = self._through_requirements.get(lookup.distribution or "")
-        if not through or lookup.path is None:
+        brought = self._brought_through.get(lookup.distribution or "")
+        if brought is None or lookup.path is None:
             return
+        through = brought.through
         self.findings.append(
             Finding(
                 FindingKind.THROUGH_REQUIREMENT,

@@ -9,6 +9,7 @@ from slimwheel.dist_files import RequirementFiles
 from slimwheel.findings import Finding, FindingKind, Pin, Severity
 from slimwheel.ldso import SearchFolder
 from slimwheel.platforms import Platform
+from slimwheel.requirements import requirement_name
 
 __all__ = [
     "CheckFinding",
@@ -55,6 +56,11 @@ class ProviderRelease:
     # the catalog knows none of them (``cupy-cuda13x[ctk]>=14``, whose own extra requires
     # cuda-toolkit[cublas]; libraft-cu13==26.10.*, which requires it); (): one it knows does.
     through: tuple[str, ...] = ()
+
+    @property
+    def through_names(self) -> tuple[str, ...]:
+        """The canonical names of the distributions ``through`` asks for (``libraft-cu13``)."""
+        return tuple(name for name in map(requirement_name, self.through) if name)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from slimwheel.findings import Finding, Severity
 from slimwheel.manifest import read_manifest
 from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
-from slimwheel.requirements import marker_environment, requirement_name
+from slimwheel.requirements import marker_environment
 from slimwheel.sources import ArchiveSource, named_by_code
 from slimwheel.wheel import Wheel
 
@@ -233,8 +233,7 @@ def _nvidia_needed(report: WheelReport, catalog: Catalog, target: Target) -> set
 
 def _through_any(provider: ProviderRelease, distributions: Iterable[str]) -> bool:
     """Whether ``provider`` comes in through a requirement on one of ``distributions``."""
-    names = set(distributions)
-    return any(requirement_name(text) in names for text in provider.through)
+    return not set(provider.through_names).isdisjoint(distributions)
 
 
 def _preloaded_requirements(preloaded: Iterable[str]) -> list[Requirement]:
