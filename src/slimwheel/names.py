@@ -27,6 +27,7 @@ __all__ = [
     "is_libpython",
     "is_private_copy_name",
     "is_shared_library_name",
+    "may_be_binary",
     "module_init_symbols",
     "names_file",
     "parse_library_file_name",
@@ -98,6 +99,19 @@ def is_private_copy_name(filename: str) -> bool:
 
 def is_shared_library_name(filename: str) -> bool:
     return parse_library_file_name(filename) is not None
+
+
+# Members whose names say text or a wheel's own metadata: never opened to look for ELF files.
+_NOT_BINARY = re.compile(
+    r"\.(py|pyi|pyc|txt|md|rst|json|toml|cfg|ini|h|hh|hpp|cuh|c|cc|cpp|cu|pxd|pyx|typed|html|csv|yaml|yml)$"
+    r"|/(METADATA|RECORD|WHEEL|LICENSE[^/]*|top_level\.txt|entry_points\.txt)$",
+    re.IGNORECASE,
+)
+
+
+def may_be_binary(member: str) -> bool:
+    """Whether a wheel member's name leaves room for an ELF file (programs have no suffix to tell)."""
+    return not member.endswith("/") and _NOT_BINARY.search(member) is None
 
 
 # An extension module's ABI tag, ``core_cc.<tag>.so``, for interpreters other than this one too.

@@ -38,10 +38,16 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
-from slimwheel.analysis.libraries import DRIVER_LIBRARY_NAMES, driver_api, nvidia_product_of, other_makers_of
+from slimwheel.analysis.libraries import (
+    DRIVER_LIBRARY_NAMES,
+    driver_api,
+    is_driver_library,
+    nvidia_product_of,
+    other_makers_of,
+)
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file
+from slimwheel.elf import ELF_MAGIC, ElfFacts, exports_any, is_elf, read_elf, read_elf_file, read_interpreter
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
@@ -51,6 +57,7 @@ from slimwheel.metadata import is_extra_name
 from slimwheel.names import (
     is_extension_abi_tag,
     is_shared_library_name,
+    may_be_binary,
     module_init_symbols,
     parse_library_file_name,
     soname_stem,
@@ -82,9 +89,10 @@ IMPORT_TIMEOUT = 300
 _PROBE = r"""
 import json, sys, traceback
 results, arguments = sys.argv[1], sys.argv[2:]
-names, libraries = arguments, []
+names, libraries, carriers = arguments, [], {}
 if "--load" in arguments:
-    names, libraries = arguments[: arguments.index("--load")], arguments[arguments.index("--load") + 1 :]
+    names, rest = arguments[: arguments.index("--load")], arguments[arguments.index("--load") + 1 :]
+    carriers, libraries = json.loads(rest[0]), rest[1:]
 def say(record):
     with open(results, "a") as out:
         out.write(json.dumps(record) + "\n")
@@ -108,33 +116,76 @@ def loaded_as(name):
         if other != name and isinstance(where, str) and os.path.realpath(where) == real:
             return other
     return None
+def library_loader(name):
+    # RAPIDS' library packages (libcudf, librmm, libcudf_streaming...) load their libraries, and the
+    # libraries of the packages they need, in load_library(), which each consumer calls after the
+    # import: a top-level package's own load_library that takes no argument is called so.
+    import inspect
+    function = getattr(sys.modules.get(name), "load_library", None)
+    if "." in name or not inspect.isfunction(function):
+        return None
+    if (function.__module__ or "").split(".")[0] != name:
+        return None
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    optional = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    required = [p for p in parameters if p.default is p.empty and p.kind not in optional]
+    return None if required else f"{name}.load_library()"
 for name in names:
     other = loaded_as(name)
     if other is not None:
         say({"name": name, "error": None, "loaded_as": other})
         continue
+    called = None
     try:
         __import__(name)
+        called = library_loader(name)
+        if called is not None:
+            getattr(sys.modules[name], "load_library")()
     except BaseException as exc:
         lines = [l.strip() for l in "".join(traceback.format_exception_only(type(exc), exc)).splitlines()]
         lines = [l for l in lines if l]
         error, chain, seen = lines[-1] if lines else type(exc).__name__, [], set()
+        if called is not None:
+            error = f"{called} raised {error}"
         while exc is not None and id(exc) not in seen and len(chain) < 8:
             seen.add(id(exc))
             chain.append(str(exc)[:4000])
             exc = exc.__cause__ or exc.__context__
         say({"name": name, "error": error, "chain": chain})
     else:
-        say({"name": name, "error": None})
+        say({"name": name, "error": None, "called": called})
 if libraries:
-    import ctypes, os
-    for path in libraries:
+    import ctypes, os, re
+    failed, loaded, after = {}, set(), {}
+    def load(path):
         try:
             ctypes.CDLL(path, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
         except OSError as exc:
+            failed[path] = str(exc)
             say({"library": path, "error": str(exc)})
         else:
-            say({"library": path, "error": None})
+            failed.pop(path, None)
+            loaded.add(path)
+            say({"library": path, "error": None, "after": after.get(path, [])})
+    for path in libraries:
+        load(path)
+    # One that missed a soname a library of the wheel carries, loaded since (carriers: soname -> that
+    # library), is loaded again, as a plugin's host library loads first: while that helps. Its result
+    # is taken back first (""), so a crash in the second load is its own.
+    retried = True
+    while retried:
+        retried = False
+        for path, error in list(failed.items()):
+            missing = re.match(r"([^\s:/]+): cannot open shared object file", error)
+            carrier = carriers.get(missing.group(1)) if missing else None
+            if carrier in loaded and carrier not in after.get(path, []):
+                after.setdefault(path, []).append(carrier)
+                say({"library": path, "error": ""})
+                load(path)
+                retried = True
 with open("/proc/self/maps") as maps:
     mapped = sorted({line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6})
 say({"mapped": [path for path in mapped if path.startswith("/")]})
@@ -163,6 +214,9 @@ class ImportResult:
     # .so), "not-run" (the install failed, or the process died before this import)
     status: str
     error: str | None = None  # failed: Python's last error line; skipped, not-run: why
+    # What verify called after the import, as the package's consumers do: "libcudf.load_library()"
+    # (RAPIDS' library packages load their libraries, and those of the packages they need, so).
+    called: str | None = None
 
     @property
     def importable(self) -> bool:
@@ -172,13 +226,18 @@ class ImportResult:
 @dataclass(frozen=True)
 class LibraryLoad:
     """A shared library of the wheel that is not an extension module (a framework operator library, a
-    library its code opens with ctypes), loaded with ``dlopen`` after the imports: proof that it
-    finds what it needs once installed."""
+    library its code opens with ctypes), loaded with ``dlopen`` after the imports; or a program of the
+    wheel, whose libraries this machine's dynamic loader finds (``ld.so --list``: traced, not run).
+    Proof that it finds what it needs once installed."""
 
     member: str  # as installed in site-packages
     # "ok", "failed", "skipped" (it needs the NVIDIA driver, which this machine lacks), "not-run"
     status: str
     error: str | None = None
+    kind: str = "library"  # "library" (dlopen'ed) or "program" (traced by ld.so --list)
+    # The wheel's own libraries (installed paths) it loaded only once they were: it needs their sonames
+    # and its search path misses them, as a plugin its host library loads (check: found-loaded-first).
+    after: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -251,6 +310,10 @@ class _WheelFacts:
     driver_imports: Mapping[str, frozenset[str]] = field(default_factory=dict)
     machine: str | None = None  # the machine of the files that need a driver library
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
+    programs: tuple[str, ...] = ()  # executables (``ElfFacts.is_program``), as installed
+    # soname -> the installed path of the wheel's file that carries it (DT_SONAME; the file named so
+    # first): a library whose search path misses it finds it once that file is loaded.
+    carriers: Mapping[str, str] = field(default_factory=dict)
     extension_modules: tuple[str, ...] = ()  # those this Python can import, as installed
     # Libraries (soname stems) the wheel's repair left to the host (its manifest: --exclude nvinfer).
     left_to_host: frozenset[str] = frozenset()
@@ -375,7 +438,7 @@ def verify_wheel(
         unrun = _unrun_modules(imports, facts.extension_modules)
         members = [*unrun, *facts.libraries] if probed.mapped is not None and not problems else []
         imported = [t.name for t in imports if t.status == "ok"]
-        loads, mapped, more, stand_ins = _load_with_stand_ins(
+        loads, mapped, more, stand_ins = _load_and_trace(
             _LoadRun(python, work, site, imported, progress),
             members,
             probed.mapped,
@@ -513,6 +576,7 @@ class _ProbeResult:
     errors: dict[str, str | None]  # each name imported -> None (it worked) or Python's last error line
     mapped: list[str] | None  # the mapped paths; None when the probe died before it read them
     loaded_as: dict[str, str]  # a name not imported: its file was loaded already, under this name
+    called: dict[str, str] = field(default_factory=dict)  # a name imported -> what was called after it
 
 
 def _read_probe(results_file: Path) -> _ProbeResult:
@@ -520,6 +584,7 @@ def _read_probe(results_file: Path) -> _ProbeResult:
     errors: dict[str, str | None] = {}
     mapped: list[str] | None = None
     loaded_as: dict[str, str] = {}
+    called: dict[str, str] = {}
     for record in _records(results_file):
         paths = record.get("mapped")
         name = record.get("name")
@@ -532,7 +597,10 @@ def _read_probe(results_file: Path) -> _ProbeResult:
             other = record.get("loaded_as")
             if isinstance(other, str):
                 loaded_as[name] = other
-    return _ProbeResult(errors, mapped, loaded_as)
+            after = record.get("called")
+            if isinstance(after, str):
+                called[name] = after
+    return _ProbeResult(errors, mapped, loaded_as, called)
 
 
 def _with_driver_cause(error: str, chain: object) -> str:
@@ -559,44 +627,60 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
     mapped: list[str] | None,
     *,
     stand_ins: Mapping[str, Path] | None = None,
+    carriers: Mapping[str, str],
     absent: Callable[[str], str | None],
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
     """Load the wheel's other shared libraries in a process of their own, after the same imports (so a
     crash is the loading's): each load's result, the paths mapped then (``mapped``, the imports' own,
     when it died or there was nothing to load), and a "load" problem for each that failed.
     ``stand_ins``: soname -> a stand-in file for a driver library this machine lacks, whose folder
-    goes first on the loader's path (it holds nothing else). ``absent``: why a load that failed so
-    was skipped, where the library it lacks is one the wheel leaves to the host or to an extra."""
+    goes first on the loader's path (it holds nothing else). ``carriers``: soname -> the wheel's file
+    of it (installed path); a load that missed one of those is tried again once that file is loaded.
+    ``absent``: why a load that failed so was skipped, where the library it lacks is one the wheel
+    leaves to the host or to an extra."""
     if not members:
         return [], mapped, []
     loads_file = work / "loads.jsonl"
     paths = [str(site / member) for member in members]
+    loaded = {soname: str(site / member) for soname, member in carriers.items() if member in members}
     folders = sorted({str(path.parent) for path in (stand_ins or {}).values()})
     with progress.step(f"loading the wheel's {len(paths)} other shared libraries"):
         loading = _run(
-            [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", *paths],
+            [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", json.dumps(loaded), *paths],
             cwd=work / "cwd",
             timeout=IMPORT_TIMEOUT,
             clean=True,
             library_path=folders,
         )
     mapped_after = _read_probe(loads_file).mapped
-    loads = _load_results(
-        members, site, _read_loads(loads_file), mapped_after is not None, loading, absent=absent
-    )
+    results, after = _read_loads(loads_file)
+    loads = _load_results(members, site, results, mapped_after is not None, loading, absent=absent)
+    installed = {str(site / member): member for member in members}
+    loads = [
+        replace(load, after=tuple(installed.get(path, path) for path in after[str(site / load.member)]))
+        if load.status == "ok" and str(site / load.member) in after
+        else load
+        for load in loads
+    ]
     problems = [VerifyProblem("load", f"loading {r.member} failed: {r.error}") for r in loads if r.failed]
     return loads, mapped_after or mapped, problems
 
 
-def _read_loads(results_file: Path) -> dict[str, str | None]:
-    """What the probe wrote of its library loads: path -> None (loaded) or dlopen's error."""
+def _read_loads(results_file: Path) -> tuple[dict[str, str | None], dict[str, tuple[str, ...]]]:
+    """What the probe wrote of its library loads, its last word on each: path -> None (loaded),
+    dlopen's error, or "" (a second load that did not end); and path -> the libraries it was loaded
+    only after."""
     loads: dict[str, str | None] = {}
+    after: dict[str, tuple[str, ...]] = {}
     for record in _records(results_file):
         library = record.get("library")
         if isinstance(library, str):
             error = record.get("error")
             loads[library] = None if error is None else str(error)
-    return loads
+            first = record.get("after")
+            if isinstance(first, list) and first:
+                after[library] = tuple(str(path) for path in first)
+    return loads, after
 
 
 # Asks which of the sonames argv[1:] this machine cannot load, one per line.
@@ -779,6 +863,7 @@ def _load_with_stand_ins(
             run.progress,
             mapped,
             stand_ins=made,
+            carriers=facts.carriers,
             absent=absent,
         )
 
@@ -794,6 +879,98 @@ def _load_with_stand_ins(
     if not set(more) - set(stand_ins):
         return loads, after, problems, stand_ins
     return (*load(more), more)
+
+
+def _load_and_trace(
+    run: _LoadRun,
+    members: Sequence[str],
+    mapped: list[str] | None,
+    facts: _WheelFacts,
+    *,
+    absent: Callable[[str], str | None],
+) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem], dict[str, Path]]:
+    """The wheel's libraries loaded (``_load_with_stand_ins``) and its programs traced
+    (``_trace_programs``): both results, the paths mapped by either (None: the loading died), the
+    problems of both, and the stand-ins made."""
+    loads, mapped, problems, stand_ins = _load_with_stand_ins(run, members, mapped, facts, absent=absent)
+    traced, traced_mapped, untraced = _trace_programs(run, facts.programs, absent=absent)
+    return (
+        [*loads, *traced],
+        None if mapped is None else sorted({*mapped, *traced_mapped}),
+        [*problems, *untraced],
+        stand_ins,
+    )
+
+
+def _trace_programs(
+    run: _LoadRun, programs: Sequence[str], *, absent: Callable[[str], str | None]
+) -> tuple[list[LibraryLoad], list[str], list[VerifyProblem]]:
+    """Each program of the wheel as this machine's dynamic loader resolves its libraries, without
+    running it (``LD_TRACE_LOADED_OBJECTS``, what ``ldd`` asks, given to the loader of the venv's
+    Python, never to a loader the file names): its result, the files it maps, and a "load" problem for
+    each that misses a library. The NVIDIA driver's libraries may be missing here (nothing runs)."""
+    if not programs:
+        return [], [], []
+    python = Path(os.path.realpath(run.python))
+    with python.open("rb") as stream:
+        loader = read_interpreter(stream, path=str(python))
+    machine = read_elf_file(python, symbols=False).machine
+    loads: list[LibraryLoad] = []
+    mapped: list[str] = []
+    with run.progress.step(f"tracing the libraries of the wheel's {len(programs)} programs"):
+        for member in programs:
+            path = Path(os.path.normpath(run.site / member))
+            try:
+                built_for = read_elf_file(path, symbols=False).machine
+            except (OSError, ElfError) as exc:
+                loads.append(LibraryLoad(member, "failed", f"not read once installed: {exc}", kind="program"))
+                continue
+            if loader is None or built_for != machine:
+                why = f"built for {built_for}, which this machine's loader ({machine}) does not load"
+                loads.append(LibraryLoad(member, "skipped", why, kind="program"))
+                continue
+            traced = _run(
+                [loader, str(path)],
+                cwd=run.work / "cwd",
+                timeout=60,
+                clean=True,
+                environment={"LD_TRACE_LOADED_OBJECTS": "1"},
+            )
+            found, missing = _read_trace(traced.stdout)
+            if traced.returncode != 0 or not (found or missing):
+                loads.append(LibraryLoad(member, "failed", _last_error(traced), kind="program"))
+                continue
+            mapped += [os.path.realpath(file) for file in found]
+            lacking = [soname for soname in missing if not is_driver_library(soname)]
+            if not lacking:
+                loads.append(LibraryLoad(member, "ok", kind="program"))
+                continue
+            error = f"{lacking[0]}: cannot open shared object file (the loader found no {', '.join(lacking)})"
+            left_out = absent(error)
+            status = "skipped" if left_out else "failed"
+            loads.append(LibraryLoad(member, status, left_out or error, kind="program"))
+    problems = [VerifyProblem("load", f"tracing {r.member} failed: {r.error}") for r in loads if r.failed]
+    return loads, mapped, problems
+
+
+# The loader's trace: "\tlibcudart.so.12 => /venv/.../libcudart.so.12 (0x7f...)", "=> not found".
+_TRACED = re.compile(r"^\s*(\S+) => (.*?)(?: \(0x[0-9a-f]+\))?\s*$")
+
+
+def _read_trace(output: str) -> tuple[list[str], list[str]]:
+    """The files a loader's trace maps (absolute paths), and the sonames it found nowhere."""
+    found: list[str] = []
+    missing: list[str] = []
+    for line in output.splitlines():
+        match = _TRACED.match(line)
+        if match is None:
+            continue
+        soname, where = match.groups()
+        if where == "not found":
+            missing.append(soname)
+        elif where.startswith("/"):
+            found.append(where)
+    return found, missing
 
 
 def _driver_sonames(loads: Sequence[LibraryLoad]) -> set[str]:
@@ -898,7 +1075,10 @@ def _import_results(
                 why = f"{_DRIVER_SKIP} ({error})"
                 results.append(replace(target, status="skipped", error=why))
                 continue
-            results.append(replace(target, status="ok" if error is None else "failed", error=error))
+            called = probed.called.get(target.name)
+            results.append(
+                replace(target, status="ok" if error is None else "failed", error=error, called=called)
+            )
         elif target.name == died:
             results.append(replace(target, status="failed", error=crash))
         else:
@@ -1125,8 +1305,13 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if target.kind == "extension" and target.member and not _untagged_skipped(target)
         }
         libraries: dict[str, ElfFacts] = {}
+        programs: list[str] = []
+        carriers: dict[str, str] = {}
         for member in wheel.members:
-            if member.is_dir or not (is_shared_library_name(member.name) or member.name.endswith(".so")):
+            if member.is_dir:
+                continue
+            named_as_library = is_shared_library_name(member.name) or member.name.endswith(".so")
+            if not named_as_library and not _starts_as_elf(wheel, member.name, member.file_size):
                 continue
             with wheel.seekable_member(member.name) as stream:
                 read = _read_driver_needs(stream, member.name, lambda soname: driver_api(soname) is not None)
@@ -1141,10 +1326,21 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             installed = wheel.installed_path(member.name)
             for soname in facts.needed:
                 needed_by.setdefault(soname, set()).add(installed)
+            if facts.soname and (
+                facts.soname not in carriers or posixpath.basename(installed) == facts.soname
+            ):
+                carriers[facts.soname] = installed
+            if facts.is_program:
+                programs.append(installed)
             # A shared library (no program interpreter: not an executable) that no import loads.
-            if facts.elf_type == "DYN" and facts.section(".interp") is None and installed not in modules:
+            elif (
+                named_as_library
+                and facts.elf_type == "DYN"
+                and facts.section(".interp") is None
+                and installed not in modules
+            ):
                 libraries[installed] = facts
-        if not any(target.importable for target in imports) and (import_names or not libraries):
+        if not any(target.importable for target in imports) and (import_names or not (libraries or programs)):
             # A wheel of libraries alone (cutensornet-cu13: cuquantum/lib/libcutensornet.so.2) is
             # verified by loading them; one with neither is no wheel to verify.
             left_out = [target.member for target in imports if target.member]
@@ -1165,6 +1361,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             driver_imports={soname: frozenset(names) for soname, names in driver_imports.items()},
             machine=machine,
             libraries=() if import_names else _consumers_first(libraries),
+            programs=() if import_names else tuple(sorted(programs)),
+            carriers=carriers,
             extension_modules=tuple(
                 target.member
                 for target in found
@@ -1186,6 +1384,15 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 wheel.distribution,
             ),
         )
+
+
+def _starts_as_elf(wheel: Wheel, name: str, size: int) -> bool:
+    """Whether a member not named as a library is an ELF file (a program has no suffix to tell): its
+    first bytes only, where its name leaves room for one."""
+    if size < len(ELF_MAGIC) or not may_be_binary(name):
+        return False
+    with wheel.open_member(name) as stream:
+        return is_elf(stream.read(len(ELF_MAGIC)))
 
 
 def _read_driver_needs(
@@ -1437,9 +1644,15 @@ def _exports_init(wheel: Wheel, member: str, name: str) -> bool:
 
 
 def _run(
-    argv: Sequence[str], *, cwd: Path, timeout: int, clean: bool = False, library_path: Sequence[str] = ()
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: int,
+    clean: bool = False,
+    library_path: Sequence[str] = (),
+    environment: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
+    env = {**os.environ, **(environment or {})}
     if clean:  # the import must see the venv only
         for variable in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):
             env.pop(variable, None)

@@ -19,7 +19,7 @@ from slimwheel.catalog.store import load_catalog
 from slimwheel.cli import main
 from slimwheel.verify import diagnose
 from slimwheel.wheel import Wheel
-from tests.support.elfbuild import compile_shared, patchelf
+from tests.support.elfbuild import compile_program, compile_shared, patchelf
 from tests.support.extensions import EXTENSION_SUFFIX, OTHER_PYTHON_SUFFIX, build_extension_module
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
@@ -827,7 +827,9 @@ def test_the_wheels_other_shared_libraries_are_loaded_after_the_imports(
     wheel = make_wheel(tmp_path / "ok", "ops", "1.0", files, tag="py3-none-linux_x86_64")
     code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
     assert code == 0, document["problems"]
-    assert document["loads"] == [{"member": "ops/libgood.so", "status": "ok", "error": None}]
+    assert document["loads"] == [
+        {"member": "ops/libgood.so", "status": "ok", "error": None, "kind": "library", "after": []}
+    ]
 
     files["ops/libbad.so"] = bad.read_bytes()
     wheel = make_wheel(tmp_path / "bad", "ops", "1.0", files, tag="py3-none-linux_x86_64")
@@ -919,20 +921,18 @@ def test_an_extension_module_the_package_loaded_under_another_name_is_not_loaded
     assert code == 0
 
 
-@pytest.mark.parametrize(
-    ("new_dtags", "loaded"),
-    [(False, ["ok", "ok", "ok"]), (True, ["failed", "failed", "ok"])],
-    ids=["consumer-rpath", "consumer-runpath"],
-)
+@pytest.mark.parametrize("new_dtags", [False, True], ids=["consumer-rpath", "consumer-runpath"])
 def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone(
-    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], new_dtags: bool, loaded: list[str]
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], new_dtags: bool
 ) -> None:
     """auditwheel's grafted libraries have no search path: nvidia-pytriton's libarchive needs libnettle,
     beside it, and finds it only through the DT_RPATH of the file that loads it, which glibc searches
     for the needs of everything that file loads. So verify loads the consumer first, as in use: loaded
     alone, libarchive failed where it never does. A DT_RUNPATH serves only its own file's needs: then
-    the consumer fails, and so does the library, alone. The names sort the needed library first, which
-    by name would have loaded it before the library that needs it and hidden the RUNPATH case."""
+    the consumer fails at first, and so does the library, alone; each loads once the wheel's library
+    they miss is loaded (check's found-loaded-first), and says so. The names sort the needed library
+    first, which by name would have loaded it before the library that needs it and hidden the RUNPATH
+    case."""
     build = tmp_path / "build"
     leaf = compile_shared(
         build / "libaleaf.so.1", {"l.c": "int leaf(void) { return 1; }"}, soname="libaleaf.so.1"
@@ -961,14 +961,13 @@ def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone
     empty = tmp_path / "links"
     empty.mkdir()
     code, document = _verify(capsys, str(wheel), "--find-links", str(empty), "--catalog", str(own_catalog))
-    assert [(load["member"], load["status"]) for load in document["loads"]] == [
-        ("ops/libctop.so", loaded[0]),
-        ("ops/libbmid.so.1", loaded[1]),
-        ("ops/libaleaf.so.1", loaded[2]),
+    after = ["ops/libaleaf.so.1"] if new_dtags else []
+    assert [(load["member"], load["status"], load["after"]) for load in document["loads"]] == [
+        ("ops/libctop.so", "ok", after),
+        ("ops/libbmid.so.1", "ok", after),
+        ("ops/libaleaf.so.1", "ok", []),
     ]
-    assert code == (1 if new_dtags else 0), document["problems"]
-    if new_dtags:
-        assert "libaleaf.so.1" in document["loads"][1]["error"]
+    assert code == 0, document["problems"]
 
 
 _GPU_C = (
@@ -1244,4 +1243,215 @@ def test_a_wheel_of_libraries_alone_is_verified_by_loading_them(
     assert [(load["member"], load["status"]) for load in document["loads"]] == [("ops/libgpu.so", "ok")]
     assert {library["name"]: library["distribution"] for library in document["libraries"]}["cudss"] == (
         "nvidia-cudss-cu13"
+    )
+
+
+_RAN = """#include <stdio.h>
+int tool(void);
+int main(void) {{ FILE *mark = fopen("{mark}", "w"); if (mark) fclose(mark); return tool(); }}
+"""
+
+
+def test_a_wheels_programs_are_traced_by_the_loader_not_run(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """jammi-server-cu12 0.54.0 ships one program that links six NVIDIA libraries, and an entry point
+    that runs it with LD_LIBRARY_PATH set; repair gave the program an RPATH to each. verify loaded no
+    program: it found the manifest's libraries "not mapped after import" and failed the repaired wheel,
+    and passed the published one, whose program finds none of them. Each program is now traced by the
+    loader of the venv's Python (what ``ldd`` asks; nothing of it runs): a program whose RPATH reaches
+    its library passes and maps it from its wheel, one that needs a library nothing installs fails
+    with a "load" problem naming it, and a program the wheel installs into the venv's ``bin`` counts."""
+    build = tmp_path / "build"
+    library = compile_shared(
+        build / "libtool.so.1", {"t.c": "int tool(void) { return 0; }"}, soname="libtool.so.1"
+    )
+    mark = tmp_path / "ran"
+    source = _RAN.format(mark=mark)
+    found = compile_program(build / "found", source, link=[library], rpath="$ORIGIN/../lib")
+    lost = compile_program(build / "lost", source, link=[library])
+    hello = compile_program(build / "hello", "int main(void) { return 0; }")
+    gpu = compile_program(
+        build / "gpu",
+        "int cudssCreate(void *);\nint main(void) { return cudssCreate(0); }",
+        link=[elf_zoo.libcudss],
+        rpath="$ORIGIN/../../nvidia/cu13/lib",
+    )
+    files = {
+        "ops/__init__.py": b"",
+        "ops/lib/libtool.so.1": library.read_bytes(),
+        "ops/bin/found": found.read_bytes(),
+        "ops/bin/gpu": gpu.read_bytes(),
+        "ops-1.0.data/scripts/hello": hello.read_bytes(),
+    }
+    sources = _local_sources(own_catalog, providers.directory)
+    (tmp_path / "good").mkdir()
+    good = make_wheel(
+        tmp_path / "good", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=("nvidia-cudss-cu13",)
+    )
+    code, document = _verify(capsys, str(good), *sources)
+    assert code == 0, document["problems"]
+    programs = [(load["member"], load["status"]) for load in document["loads"] if load["kind"] == "program"]
+    assert programs == [("../../../bin/hello", "ok"), ("ops/bin/found", "ok"), ("ops/bin/gpu", "ok")]
+    owners = {library["name"]: library["distribution"] for library in document["libraries"]}
+    assert owners["cudss"] == "nvidia-cudss-cu13"  # mapped by ops/bin/gpu alone
+    assert not mark.exists(), "a traced program ran"
+
+    files["ops/bin/lost"] = lost.read_bytes()
+    (tmp_path / "bad").mkdir()
+    bad = make_wheel(
+        tmp_path / "bad", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=("nvidia-cudss-cu13",)
+    )
+    code, document = _verify(capsys, str(bad), *sources)
+    assert code == 1
+    (problem,) = _problems(document, "load")
+    assert problem.startswith("tracing ops/bin/lost failed: libtool.so.1: cannot open shared object file")
+    assert not mark.exists(), "a traced program ran"
+
+
+def test_a_library_loads_after_the_wheels_own_library_it_misses_and_not_after_another_wheels(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """openmm-cuda 8.1.1.12's plugins need libOpenMMCUDA.so, beside them, and their RPATH misses it:
+    OpenMM's plugin loader loads it first, and loads again each plugin that failed, and check warns
+    found-loaded-first. verify loaded each alone and failed three of four. It now loads again one that
+    missed a soname a library of the wheel carries, once that library is loaded, and says after which.
+    A library that misses an NVIDIA library another file of the wheel maps from its wheel stays failed:
+    no file of the wheel carries that soname, and in use nothing loads it first."""
+    build = tmp_path / "build"
+    host = compile_shared(build / "libhost.so", {"h.c": "int host(void) { return 3; }"}, soname="libhost.so")
+    plugin = compile_shared(
+        build / "libplugin.so",
+        {"p.c": "int host(void);\nint plugin(void) { return host(); }"},
+        link=[host],
+        rpath="$ORIGIN/../../elsewhere",
+    )
+    reaching = compile_shared(
+        build / "libzreach.so",
+        {"z.c": "int cudssCreate(void *);\nint reach(void) { return cudssCreate(0); }"},
+        link=[elf_zoo.libcudss],
+        rpath="$ORIGIN/../nvidia/cu13/lib",
+    )
+    missing = compile_shared(
+        build / "libamiss.so",
+        {"a.c": "int cudssCreate(void *);\nint miss(void) { return cudssCreate(0); }"},
+        link=[elf_zoo.libcudss],
+    )
+    files = {
+        "ops/__init__.py": b"",
+        "ops/plugins/libhost.so": host.read_bytes(),
+        "ops/plugins/libplugin.so": plugin.read_bytes(),
+        "ops/libzreach.so": reaching.read_bytes(),
+    }
+    sources = _local_sources(own_catalog, providers.directory)
+    (tmp_path / "plugins").mkdir()
+    wheel = make_wheel(
+        tmp_path / "plugins",
+        "ops",
+        "1.0",
+        files,
+        tag="py3-none-linux_x86_64",
+        requires=("nvidia-cudss-cu13",),
+    )
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 0, document["problems"]
+    loads = {load["member"]: (load["status"], load["after"]) for load in document["loads"]}
+    assert loads == {
+        "ops/libzreach.so": ("ok", []),
+        "ops/plugins/libhost.so": ("ok", []),
+        "ops/plugins/libplugin.so": ("ok", ["ops/plugins/libhost.so"]),
+    }
+    assert main(["verify", str(wheel), *sources]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "ops/plugins/libplugin.so ok once ops/plugins/libhost.so was loaded (not on its search path)" in (
+        printed
+    )
+
+    files["ops/libamiss.so"] = missing.read_bytes()
+    (tmp_path / "missing").mkdir()
+    wheel = make_wheel(
+        tmp_path / "missing",
+        "ops",
+        "1.0",
+        files,
+        tag="py3-none-linux_x86_64",
+        requires=("nvidia-cudss-cu13",),
+    )
+    code, document = _verify(capsys, str(wheel), *sources)
+    assert code == 1
+    loads = {load["member"]: (load["status"], load["after"]) for load in document["loads"]}
+    assert loads["ops/libamiss.so"] == ("failed", [])
+    (problem,) = _problems(document, "load")
+    assert "libamiss.so" in problem
+    assert "libcudss.so.1: cannot open shared object file" in problem
+
+
+_RAPIDS_INIT = b"""\
+import ctypes, os
+
+def load_library(prefer_system=False):
+    import libdeps  # the package the library needs, as RAPIDS' libcudf needs librmm
+
+    ctypes.CDLL(os.path.join(os.path.dirname(libdeps.__file__), "libdep.so"), ctypes.RTLD_GLOBAL)
+    if os.path.exists(os.path.join(os.path.dirname(__file__), "broken")):
+        raise OSError("libdep.so: a dependency of libops is missing")
+    return ctypes.CDLL(os.path.join(os.path.dirname(__file__), "lib64", "libops.so"))
+"""
+
+
+def test_a_rapids_library_packages_load_library_is_called_as_its_consumers_do(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """libcudf-streaming-cu13 26.10.2 ships lib64/libcudf_streaming.so, whose RUNPATH reaches none of
+    the RAPIDS libraries it needs: its load_library() loads them (librmm's, libcudf's...) and then it,
+    and pylibcudf calls it after the import. verify loaded the library without that and failed the
+    published wheel and its repair alike ("librapidsmpf.so: cannot open shared object file"). A
+    top-level package's own load_library() that takes no argument is now called after its import; one
+    that raises fails the import, with what it raised."""
+    build = tmp_path / "build"
+    dep = compile_shared(build / "libdep.so", {"d.c": "int dep(void) { return 2; }"}, soname="libdep.so")
+    ops = compile_shared(
+        build / "libops.so", {"o.c": "int dep(void);\nint ops(void) { return dep(); }"}, link=[dep]
+    )
+    links = tmp_path / "links"
+    links.mkdir()
+    make_wheel(
+        links,
+        "libdeps",
+        "1.0",
+        {"libdeps/__init__.py": b"", "libdeps/libdep.so": dep.read_bytes()},
+        tag="py3-none-linux_x86_64",
+    )
+    files = {"libops/__init__.py": _RAPIDS_INIT, "libops/lib64/libops.so": ops.read_bytes()}
+    (tmp_path / "good").mkdir()
+    wheel = make_wheel(
+        tmp_path / "good", "libops", "1.0", files, tag="py3-none-linux_x86_64", requires=["libdeps"]
+    )
+    code, document = _verify(capsys, str(wheel), "--find-links", str(links), "--catalog", str(own_catalog))
+    assert code == 0, document["problems"]
+    ((imported, called),) = [(i["status"], i["called"]) for i in document["imports"]]
+    assert (imported, called) == ("ok", "libops.load_library()")
+    assert [(load["member"], load["status"]) for load in document["loads"]] == [
+        ("libops/lib64/libops.so", "ok")
+    ]
+
+    files["libops/broken"] = b""
+    (tmp_path / "broken").mkdir()
+    wheel = make_wheel(
+        tmp_path / "broken", "libops", "1.0", files, tag="py3-none-linux_x86_64", requires=["libdeps"]
+    )
+    code, document = _verify(capsys, str(wheel), "--find-links", str(links), "--catalog", str(own_catalog))
+    assert code == 1
+    (problem,) = _problems(document, "import")
+    assert problem == (
+        "import libops failed: libops.load_library() raised OSError: "
+        "libdep.so: a dependency of libops is missing"
     )

@@ -130,17 +130,25 @@ def compile_shared(
 
 
 def compile_program(
-    output: Path, source: str, *, link: Sequence[Path] = (), pie: bool = True, work: Path | None = None
+    output: Path,
+    source: str,
+    *,
+    link: Sequence[Path] = (),
+    pie: bool = True,
+    rpath: str | None = None,
+    work: Path | None = None,
 ) -> Path:
     """Compile one C ``source`` into the program ``output``: a PIE (ET_DYN with an interpreter and no
-    SONAME), or ET_EXEC with ``pie=False``; ``link`` names shared objects it needs, with no RPATH."""
+    SONAME), or ET_EXEC with ``pie=False``; ``link`` names shared objects it needs, found through
+    ``rpath`` (DT_RPATH), if given."""
     gcc = _required_tool("gcc")
     output.parent.mkdir(parents=True, exist_ok=True)
     work = work if work is not None else output.parent / f".build-{output.name}"
     work.mkdir(parents=True, exist_ok=True)
     (work / "main.c").write_text(source)
     kind = ["-fPIE", "-pie"] if pie else ["-fno-PIE", "-no-pie"]
-    argv = [gcc, *kind, "-O1", "-g0", "-o", str(output.absolute()), "main.c"]
+    search = [f"-Wl,-rpath,{rpath}", "-Wl,--disable-new-dtags"] if rpath else []
+    argv = [gcc, *kind, *search, "-O1", "-g0", "-o", str(output.absolute()), "main.c"]
     _run([*argv, *(str(library.absolute()) for library in link)], cwd=work)
     return output
 

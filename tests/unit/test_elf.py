@@ -24,10 +24,11 @@ from slimwheel.elf import (
     is_elf,
     read_elf,
     read_elf_file,
+    read_interpreter,
     read_section,
 )
 from slimwheel.errors import ElfError, InputError
-from tests.support.elfbuild import compile_shared, find_tool
+from tests.support.elfbuild import compile_program, compile_shared, find_tool
 from tests.support.fixtures_elf import (
     AUDITWHEEL_NAME,
     CUDSS_EXPORTS,
@@ -702,3 +703,27 @@ def test_dynamic_tables_are_where_the_sections_say(tmp_path: Path, hash_style: s
         assert tables.version_needs[::2] == (where(".gnu.version_r")[0], 1)
         assert tables.version_definitions is not None
         assert tables.version_definitions[::2] == (where(".gnu.version_d")[0], 2)  # the file's own, USER_1
+
+
+def test_a_programs_interpreter_is_read_from_pt_interp_and_a_library_has_none(tmp_path: Path) -> None:
+    """verify traces a wheel's programs with the loader of its own Python, which PT_INTERP names."""
+    program = compile_program(tmp_path / "program", "int main(void) { return 0; }")
+    library = compile_shared(tmp_path / "libplain.so", {"p.c": "int plain(void) { return 1; }"})
+    with program.open("rb") as stream:
+        loader = read_interpreter(stream, path=str(program))
+    assert loader is not None
+    assert Path(loader).name.startswith("ld-linux")
+    assert read_elf_file(program, symbols=False).is_program
+    with library.open("rb") as stream:
+        assert read_interpreter(stream, path=str(library)) is None
+    assert not read_elf_file(library, symbols=False).is_program
+
+    data = bytearray(program.read_bytes())
+    # PT_INTERP points past the end of the file: bad bytes, said as ElfError.
+    header = ELFFile(io.BytesIO(bytes(data)))
+    for index, segment in enumerate(header.iter_segments()):
+        if segment["p_type"] == "PT_INTERP":
+            entry = header["e_phoff"] + index * header["e_phentsize"]
+            struct.pack_into("<Q", data, entry + 8, len(data) + 16)  # p_offset
+    with pytest.raises(ElfError, match="PT_INTERP"):
+        read_interpreter(io.BytesIO(bytes(data)), path="corrupt")

@@ -45,6 +45,7 @@ from slimwheel.errors import ElfError, InputError
 from slimwheel.findings import Finding, FindingKind, Severity
 from slimwheel.names import (
     is_extension_module_name,
+    may_be_binary,
     module_init_symbols,
     parse_library_file_name,
     untagged_module_stem,
@@ -65,11 +66,6 @@ from slimwheel.wheel.shares import in_two_threads
 __all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
 
 
-_NOT_BINARY = re.compile(
-    r"\.(py|pyi|pyc|txt|md|rst|json|toml|cfg|ini|h|hh|hpp|cuh|c|cc|cpp|cu|pxd|pyx|typed|html|csv|yaml|yml)$"
-    r"|/(METADATA|RECORD|WHEEL|LICENSE[^/]*|top_level\.txt|entry_points\.txt)$",
-    re.IGNORECASE,
-)
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 PARALLEL_BYTES = 64 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 # What a view of a compressed member keeps: ELF and program headers, .dynsym/.dynstr and the version
@@ -126,7 +122,7 @@ _PLAIN = _Keeping()
 
 
 def _candidate_members(wheel: ArchiveSource) -> list[WheelMember]:
-    return [m for m in wheel.members if not m.name.endswith("/") and not _NOT_BINARY.search(m.name)]
+    return [m for m in wheel.members if may_be_binary(m.name)]
 
 
 def _inspect(stream: BinaryIO, name: str, scan_strings: bool, *, rodata_pass: bool = False) -> _Inspection:

@@ -184,8 +184,7 @@ def analyse_wheel(
                 build_id=facts.build_id,
                 version_needs=tuple((n.file, n.names) for n in facts.version_needs),
                 extension_module=item.extension_module,
-                program=facts.elf_type == "EXEC"
-                or (facts.soname is None and facts.section(".interp") is not None),
+                program=facts.is_program,
                 unused_needed=unused,
             )
         )

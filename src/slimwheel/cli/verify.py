@@ -123,20 +123,26 @@ def _render(report: VerifyReport, settings: Output) -> None:
         for result in report.imports:
             colour = _IMPORT_COLOURS.get(result.status, "")
             status = f"[{colour}]{result.status}[/{colour}]" if colour else result.status
-            table.add_row(
-                escape(result.name),
-                escape(result.member or "--import"),
-                status + (f": {escape(result.error)}" if result.error else ""),
-            )
+            detail = f": {escape(result.error)}" if result.error else ""
+            if result.called and result.status == "ok":
+                detail = f", then {escape(result.called)}, as its consumers call it"
+            table.add_row(escape(result.name), escape(result.member or "--import"), status + detail)
         out.print(table)
     if report.loads:
-        table = settings.table(
-            "the wheel's other shared libraries, loaded after the imports", ("file", "result")
-        )
+        programs = any(load.kind == "program" for load in report.loads)
+        title = "the wheel's other shared libraries, loaded after the imports"
+        if programs:
+            title = "the wheel's other shared libraries, loaded after the imports, and its programs, traced"
+        table = settings.table(title, ("file", "result"))
         for load in report.loads:
             colour = _IMPORT_COLOURS.get(load.status, "")
             status = f"[{colour}]{load.status}[/{colour}]" if colour else load.status
-            table.add_row(escape(load.member), status + (f": {escape(load.error)}" if load.error else ""))
+            detail = f": {escape(load.error)}" if load.error else ""
+            if load.after:
+                detail = f" once {escape(', '.join(load.after))} was loaded (not on its search path)"
+            elif load.kind == "program" and load.status == "ok":
+                detail = " (its libraries all found; traced, not run)"
+            table.add_row(escape(load.member), status + detail)
         out.print(table)
     if report.libraries:
         table = settings.table("NVIDIA libraries mapped", ("library", "path", "distribution", "expected"))

@@ -42,6 +42,7 @@ from slimwheel.elf.reader import (
     dynamic_tables,
     read_elf,
     read_elf_file,
+    read_interpreter,
     read_section,
 )
 from slimwheel.elf.scan import exports_any, iter_unversioned_imports, scan_symbols
@@ -63,6 +64,7 @@ __all__ = [
     "ranges_to_keep",
     "read_elf",
     "read_elf_file",
+    "read_interpreter",
     "read_section",
     "relocation_ranges",
     "scan_symbols",

@@ -52,7 +52,10 @@ from slimwheel.elf.format import (
     _DT_STRSZ,
     _DT_STRTAB,
     _MAX_VERSION_ENTRIES,
+    _PT_DYNAMIC,
+    _PT_INTERP,
     _PT_LOAD,
+    _PT_PHDR,
     _SHT_DYNAMIC,
     _SHT_DYNSYM,
     _SHT_GNU_VERDEF,
@@ -66,9 +69,6 @@ from slimwheel.errors import ElfError
 
 __all__ = ["EditUnsupportedError", "ElfPatch", "Patch", "plan_edit"]
 
-_PT_INTERP = 3
-_PT_DYNAMIC = 2
-_PT_PHDR = 6
 _PF_R = 4
 _PF_W = 2
 _ET_DYN = 3

@@ -34,7 +34,9 @@ _SHT_GNU_VERSYM = 0x6FFFFFFF
 # Program header types.
 _PT_LOAD = 1
 _PT_DYNAMIC = 2
+_PT_INTERP = 3
 _PT_NOTE = 4
+_PT_PHDR = 6
 
 # Dynamic tags.
 _DT_NULL = 0

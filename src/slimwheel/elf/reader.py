@@ -47,6 +47,7 @@ from slimwheel.elf.format import (
     _NT_GNU_BUILD_ID,
     _PN_XNUM,
     _PT_DYNAMIC,
+    _PT_INTERP,
     _PT_LOAD,
     _PT_NOTE,
     _SHF_EXECINSTR,
@@ -80,6 +81,7 @@ __all__ = [
     "dynamic_tables",
     "read_elf",
     "read_elf_file",
+    "read_interpreter",
     "read_section",
 ]
 
@@ -184,6 +186,12 @@ class ElfFacts:
     def has_symtab(self) -> bool:
         return any(s.kind == _SHT_SYMTAB for s in self.sections)
 
+    @property
+    def is_program(self) -> bool:
+        """An executable: ET_EXEC, or a position-independent one (an interpreter and no soname; a
+        library with an interpreter, as glibc's libc.so.6, names itself)."""
+        return self.elf_type == "EXEC" or (self.soname is None and self.section(".interp") is not None)
+
 
 def read_elf_file(
     path: str | os.PathLike[str], *, symbols: bool = True, relocations: bool = False
@@ -270,6 +278,27 @@ def dynamic_tables(stream: BinaryIO, *, path: str) -> DynamicTables:
         version_needs=needs,
         version_definitions=definitions,
     )
+
+
+def read_interpreter(stream: BinaryIO, *, path: str) -> str | None:
+    """The program interpreter PT_INTERP names (``/lib64/ld-linux-x86-64.so.2``), as the kernel reads
+    it; None for a file without one (a shared library). Bad bytes raise ElfError."""
+    parser = _Parser(stream, path)
+    try:
+        parser.read_headers()
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise ElfError(path, f"truncated or corrupt ELF: undecodable data ({exc})") from exc
+    segment = next((ph for ph in parser.phdrs if ph.kind == _PT_INTERP), None)
+    if segment is None:
+        return None
+    if segment.filesz > _INTERPRETER_LIMIT or segment.offset + segment.filesz > parser.file_size:
+        raise parser.corrupt(f"PT_INTERP of {segment.filesz} bytes at {segment.offset} is not a path")
+    stream.seek(segment.offset)
+    name = _read_fully(stream, segment.filesz).split(b"\0", 1)[0]
+    return name.decode("utf-8", "surrogateescape") or None
+
+
+_INTERPRETER_LIMIT = 4096  # PATH_MAX: the kernel refuses a longer one
 
 
 def read_section(
