@@ -168,6 +168,22 @@ def test_an_nvidia_library_without_a_requirement_fails(
     assert CheckKind.UNRESOLVED not in _errors(report)  # the cause is reported, not the symptom twice
 
 
+def test_an_nvidia_library_no_wheel_of_the_major_ships_says_the_major_and_how_to_leave_it_to_the_host(
+    elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
+) -> None:
+    """bagua-cuda102 0.9.3.dev6 links libnccl.so.2 for CUDA 10, which NVIDIA builds no wheel for; repair
+    said "no NVIDIA wheel provides it for manylinux_x86_64", as if no wheel of any major did, and not
+    what to do. It names the major, and the flag that leaves the library to the host."""
+    wheel = make_wheel(tmp_path, "pkg", "1.0", {"pkg/_solver.so": _solver(elf_zoo, tmp_path)}, tag=TAG)
+    (message,) = _errors(_check(wheel, catalog, cuda_major=10))[CheckKind.MISSING_REQUIREMENT]
+    assert message.endswith(
+        "no NVIDIA wheel provides it for CUDA 10 on manylinux_x86_64 (--exclude cudss leaves it to the host)"
+    )
+    excluded = _check(wheel, catalog, cuda_major=10, host_provided=frozenset({"cudss"}))
+    (warning,) = [f.message for f in excluded.findings if f.kind is CheckKind.MISSING_REQUIREMENT]
+    assert warning.endswith("for CUDA 10 on manylinux_x86_64; left to the host (--exclude cudss)")
+
+
 def test_a_range_that_admits_cudss_0_7_fails_for_those_versions(
     elf_zoo: ElfZoo, catalog: Catalog, tmp_path: Path
 ) -> None:

@@ -851,6 +851,9 @@ def test_a_builtins_copy_no_wheel_ships_goes_with_the_nvrtc_copy_a_wheel_replace
     ("distribution", "major"),
     [
         ("bagua-cuda117", 11),  # links only NCCL (CUDA 11, 12 and 13 wheels ship libnccl.so.2)
+        # bagua-cuda102: a major NVIDIA builds no wheel for decides, as a linked runtime's does, and
+        # nothing is linked to another major's wheels (it asked for --cuda)
+        ("bagua-cuda102", 10),
         ("pkg-cu12", 12),
         ("pkg-cuda12x", 12),
         ("pkg-cuda-11-1", 11),

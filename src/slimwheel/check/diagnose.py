@@ -270,7 +270,10 @@ class Diagnosis:
             also = f" (also: {', '.join(here[1:])})" if len(here) > 1 else ""
             text = f"{', '.join(here[:1])} provides it{also}; {advice}"
         else:
-            text = f"no NVIDIA wheel provides it for {self.target.platform.key}"
+            major = f"CUDA {self.target.cuda_major} on " if self.target.cuda_major else ""
+            text = f"no NVIDIA wheel provides it for {major}{self.target.platform.key}"
+            if soname_stem(soname) not in self.host_provided:
+                text += f" (--exclude {soname_stem(soname)} leaves it to the host)"
         self.findings.append(
             Finding(
                 FindingKind.MISSING_REQUIREMENT,

@@ -438,7 +438,9 @@ def _choose_major(
         return next(iter(identified))
     if len(claimed) == 1 and claimed <= possible:  # ctranslate2 3.24: "NVIDIA CUDA :: 11.0" ... "11.8"
         return next(iter(claimed))
-    if named is not None and named in possible:
+    if named is not None and (named in possible or named not in catalog.cuda_majors()):
+        # A major no NVIDIA wheel is built for (bagua-cuda102: CUDA 10) decides as a linked one
+        # does: nothing is linked to another major's wheels.
         return named
     listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
     if all(soname_stem(s) in SAME_IN_EVERY_MAJOR for s in by_soname):
