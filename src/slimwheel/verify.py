@@ -34,6 +34,7 @@ from typing import BinaryIO
 
 import packaging.tags
 from packaging.markers import default_environment
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -1262,17 +1263,30 @@ def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _require_installable_here(path: Path) -> None:
-    """The venv is made from this interpreter, so pip installs only a wheel whose tags it supports:
-    say so before making it (a cp312-abi3 wheel under Python 3.11 failed as "not a supported wheel
-    on this platform", a problem found, exit 1, when it is a question of the Python that runs verify)."""
+def _require_installable_here(path: Path, requires_python: str | None) -> None:
+    """The venv is made from this interpreter, so pip installs only a wheel whose tags it supports and
+    whose Requires-Python admits it: say so before making it (a cp312-abi3 wheel under Python 3.11
+    failed as "not a supported wheel on this platform", and xgboost-cu12 3.4.1, a py3 wheel requiring
+    Python 3.12, as "requires a different Python": problems found, exit 1, when it is a question of
+    the Python that runs verify). A Requires-Python that does not parse is left to pip."""
     tags = parse_wheel_filename(path.name)[3]
+    here = f"{platform.python_implementation()} {platform.python_version()}"
+    hint = "run verify with a Python the wheel supports: python3.X -m slimwheel verify WHEEL"
     if tags.isdisjoint(packaging.tags.sys_tags()):
-        here = f"{platform.python_implementation()} {platform.python_version()}"
         raise UsageError(
             f"{path.name}: pip cannot install it under this Python ({here}, {sys.executable}), "
             f"which supports none of its tags ({', '.join(sorted(str(tag) for tag in tags))})",
-            hint="run verify with a Python the wheel supports: python3.X -m slimwheel verify WHEEL",
+            hint=hint,
+        )
+    try:
+        admitted = SpecifierSet(requires_python or "").contains(platform.python_version(), prereleases=True)
+    except InvalidSpecifier:
+        return
+    if not admitted:
+        raise UsageError(
+            f"{path.name}: pip cannot install it under this Python ({here}, {sys.executable}): "
+            f"it requires Python {requires_python}",
+            hint=hint,
         )
 
 
@@ -1282,7 +1296,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
     not match its CRC-32) is refused here too, as an InputError (exit 2), before pip sees it: an
     install that fails on it would otherwise be reported as a problem found (exit 1)."""
     with Wheel.open(path) as wheel:
-        _require_installable_here(path)
+        _require_installable_here(path, wheel.metadata().get("Requires-Python"))
         wheel.record()  # parses RECORD: a malformed one is a WheelError
         for member in wheel.members:
             if not member.is_dir:

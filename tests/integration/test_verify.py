@@ -595,21 +595,36 @@ def test_text_file_named_whl_is_bad_input(
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("tag", "requires_python", "said"),
+    [
+        ("cp39-cp39-win_amd64", None, "which supports none of its tags (cp39-cp39-win_amd64)"),
+        ("py3-none-linux_x86_64", ">=3.99", "it requires Python >=3.99"),
+    ],
+    ids=["tags", "requires-python"],
+)
 def test_a_wheel_this_python_cannot_install_is_bad_usage_before_any_venv(
-    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    own_catalog: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tag: str,
+    requires_python: str | None,
+    said: str,
 ) -> None:
     """dyng-cu13 0.2.0 (cp312-abi3) under Python 3.11: pip refused it as "not a supported wheel on this
-    platform", and verify called that a problem of the wheel (exit 1). It is the Python running verify
-    that cannot install it: exit 2, one line, before a venv is made or pip is run."""
+    platform", and verify called that a problem of the wheel (exit 1); xgboost-cu12 3.4.1 (py3) the
+    same, as pip's "requires a different Python: 3.11.7 not in '>=3.12'". It is the Python running
+    verify that cannot install it: exit 2, one line, before a venv is made or pip is run."""
     files = {"elsewhere/__init__.py": b""}
-    wheel = make_wheel(tmp_path, "elsewhere", "1.0", files, tag="cp39-cp39-win_amd64")
+    extra = [("Requires-Python", requires_python)] if requires_python else []
+    wheel = make_wheel(tmp_path, "elsewhere", "1.0", files, tag=tag, metadata_extra=extra)
     before = sorted(tmp_path.iterdir())
     assert main(["verify", str(wheel), "--find-links", str(tmp_path), "--catalog", str(own_catalog)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.strip().splitlines()
     assert "pip cannot install it under this Python" in line
-    assert "cp39-cp39-win_amd64" in line
+    assert said in line
     assert sorted(tmp_path.iterdir()) == before
 
 

@@ -751,6 +751,23 @@ CORPUS: tuple[CorpusWheel, ...] = (
         adds=(),
     ),
     CorpusWheel(
+        project="jammi-server-cu12",
+        filename="jammi_server_cu12-0.54.0-py3-none-manylinux_2_28_x86_64.whl",
+        sha256="70230498bb742d4b346ffe3d83412fb27725377f3e83006b351b4f056d92d569",
+        size=72_486_839,
+        vendors=(
+            "nothing vendored; one program (jammi_server/bin/jammi-server, no RPATH) linking six CUDA 12 "
+            "libraries, which its entry point runs with LD_LIBRARY_PATH set: repair gives it an RPATH to "
+            "each; verify loaded no program and failed that repair ('libcudart.so.12 is not mapped after "
+            "import'), and it now traces the program, which finds each in its wheel"
+        ),
+        install_mb=1500,  # cuBLAS, cuRAND, NVRTC and cudart 12.6, NCCL 2.23 (jammi-ai-native-cu12's)
+        must_repair=True,
+        cuda_major=12,
+        adds=(),
+        edits=("jammi_server/bin/jammi-server",),
+    ),
+    CorpusWheel(
         project="sipppy-backend-cuda",
         filename="sipppy_backend_cuda-0.1.4-cp310-abi3-manylinux_2_28_x86_64.whl",
         sha256="d658388c003dfa32cf8280163bfd9432ad141d2a3428070b64c5eae9dd462838",
