@@ -428,7 +428,9 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     """auditwheel bundles the non-NVIDIA library and gives a manylinux tag; NVIDIA's is excluded exactly,
     then required from its wheel. So too for a wheel tagged for any platform that holds Linux ELF files
     (tsnecuda 3.0.1 is ``py3-none-any``): repair refused it ("no Linux platform tag") where auditwheel
-    reads the architecture from its files and tags it."""
+    reads the architecture from its files and tags it. Where such a wheel also holds another system's
+    binaries (CUDAInline 0.0.6 ships a Windows DLL beside its Linux library), a warning says that the
+    repaired wheel, tagged for Linux, leaves that system without it."""
     from tests.support.elfbuild import compile_shared
 
     system = tmp_path / "system-libs"
@@ -448,13 +450,26 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
         tmp_path / "fat",
         "solver",
         "1.0",
-        {"solver/_solver.so": extension.read_bytes(), "solver/__init__.py": SOLVER_INIT},
+        {
+            "solver/_solver.so": extension.read_bytes(),
+            "solver/_solver.pyd": b"MZ",
+            "solver/__init__.py": SOLVER_INIT,
+        },
         tag=tag,
     )
     monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # where auditwheel finds what it must bundle
     extra = ("--cuda", "13", "--linked-version", "cudss=1.0.0.35", "--isolated-environment")
     result = repair_to_json(capsys, fat, tmp_path / "wheelhouse", own_catalog, *extra)
     assert result["auditwheel"]["excluded"] == ["libcudss.so.1"]
+    elsewhere = [w for w in result["plan"]["warnings"] if "publish the original beside it" in w]
+    if tag == "py3-none-any":
+        assert elsewhere == [
+            f"{fat.name} is tagged for any platform and also holds Windows files (solver/_solver.pyd): "
+            "its repair is tagged for Linux only, so pip installs it nowhere else; publish the original "
+            "beside it for Windows"
+        ]
+    else:
+        assert elsewhere == []
     repaired = Path(result["output"])
     assert "manylinux" in repaired.name
     with Wheel.open(repaired) as wheel:

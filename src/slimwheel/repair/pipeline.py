@@ -422,6 +422,7 @@ def _plan(
     cache: InspectionCache | None = None,
     preloaded: Sequence[str] = (),
     checked: CheckReport | None = None,
+    elsewhere: str = "",
 ) -> tuple[RepairPlan, list[WheelMember], AnalysedContent | None, Replan]:
     """plan_repair for ``wheel``, analysed into ``report``; with the members its edits change, whose
     analysis (kept in the repair's cache) serves to plan each edit, and the digests that analysis
@@ -432,7 +433,7 @@ def _plan(
     libraries the files need and import nothing from, where the analysis could not. The last item
     plans it again as it was planned, told what another check of the wheel found (``checked``: see
     ``_planned_with``). ``preloaded`` (``check_wheel``'s) goes into the manifest, with the other things
-    the output's check counts on."""
+    the output's check counts on. ``elsewhere``: a warning of the input's (``_other_platforms_files``)."""
 
     from slimwheel.repair.apply import AnalysedContent
     from slimwheel.repair.embed import embed_request
@@ -468,10 +469,40 @@ def _plan(
         if preloaded:  # what the output's check counts on, recorded for a later check to count on too
             manifest = plan.manifest.replace(preloaded=tuple(sorted(set(preloaded))))
             plan = dataclasses.replace(plan, manifest=manifest)
+        if elsewhere:
+            plan = dataclasses.replace(plan, warnings=(*plan.warnings, elsewhere))
         return plan, [wheel.member(edit.path) for edit in plan.edits]
 
     analysed = None if cache is None else AnalysedContent(wheel.identity, cache.content_digests(wheel))
     return *finished(plan), analysed, lambda again: finished(_planned_with(planning, again))
+
+
+# Binaries of other systems: Windows DLLs, extension modules and programs, and macOS libraries.
+_OTHER_SYSTEMS = {".dll": "Windows", ".pyd": "Windows", ".exe": "Windows", ".dylib": "macOS"}
+
+
+def _other_platforms_files(wheel: Wheel, report: WheelReport) -> str:
+    """For a wheel tagged for any platform that also holds another system's binaries, the warning that
+    its repair, tagged for Linux, takes them from every install there (CUDAInline 0.0.6, py3-none-any,
+    ships ``PyCUDAInline.dll`` beside ``libPyCUDAInline.so``); "" otherwise."""
+    if set(report.platform_tags) != {"any"}:
+        return ""
+    found = [
+        (member.name, system)
+        for member in wheel.members
+        if (system := _OTHER_SYSTEMS.get(posixpath.splitext(member.name)[1].lower())) is not None
+    ]
+    if not found:
+        return ""
+    systems = " and ".join(sorted({system for _, system in found}))
+    named = ", ".join(name for name, _ in found[:3]) + (
+        f" and {len(found) - 3} more" if len(found) > 3 else ""
+    )
+    return (
+        f"{report.filename} is tagged for any platform and also holds {systems} files ({named}): its "
+        f"repair is tagged for Linux only, so pip installs it nowhere else; publish the original beside it "
+        f"for {systems}"
+    )
 
 
 def _planned_with(planning: Callable[..., RepairPlan], checked: CheckReport | None) -> RepairPlan:
@@ -599,7 +630,7 @@ def repair_wheel(
             report = _read_input(wheel, catalog, options, cache)
         # What the input's check judges. Copies left unread are dropped, so the output cannot
         # have a problem of theirs for the comparison to miss.
-        input_report = report
+        input_report, elsewhere = report, _other_platforms_files(wheel, report)
         if needs_auditwheel(report) and use_auditwheel and not dry_run:
             # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
             # member from apply's checks: the whole input is verified first.
@@ -626,6 +657,7 @@ def repair_wheel(
             exports=exports,
             preloaded=preloaded,
             progress=progress,
+            elsewhere=elsewhere,
         )
         input_reads = cache.reads
         if not dry_run and (out_dir / plan.output_name).resolve() == wheel_path.resolve():
