@@ -985,6 +985,12 @@ def test_a_library_is_loaded_by_the_file_that_needs_it_before_it_is_loaded_alone
     assert code == 0, document["problems"]
 
 
+def _cudss_caller(zoo: ElfZoo, path: Path, *, rpath: str | None = "$ORIGIN/../nvidia/cu13/lib") -> Path:
+    """A library at ``path`` that calls cudssCreate, linked against the zoo's cuDSS, with ``rpath``."""
+    source = "int cudssCreate(void *);\nint solve(void) { return cudssCreate(0); }\n"
+    return compile_shared(path, {"s.c": source}, link=[zoo.libcudss], rpath=rpath)
+
+
 _GPU_C = (
     "int cuInit(unsigned);\nint cudssCreate(void *);\nint gpu(void) { return cuInit(0) + cudssCreate(0); }\n"
 )
@@ -1196,12 +1202,7 @@ def test_a_library_left_to_the_host_or_to_an_extra_is_skipped_not_failed(
         link=[nvinfer],
         rpath="$ORIGIN/../nvidia/cu13/lib",
     )
-    solver = compile_shared(
-        build / "libsolver.so",
-        {"s.c": "int cudssCreate(void *);\nint solve(void) { return cudssCreate(0); }\n"},
-        link=[elf_zoo.libcudss],
-        rpath="$ORIGIN/../nvidia/cu13/lib",
-    )
+    solver = _cudss_caller(elf_zoo, build / "libsolver.so")
     optional = ['tensorrt-cu13; extra == "trt" or extra == "all"', 'numpy; extra == "all"']
     requires = ["nvidia-cudss-cu13>=1.0.0.35,<2", *(optional if how == "extra" else [])]
     files = {
@@ -1349,17 +1350,8 @@ def test_a_library_loads_after_the_wheels_own_library_it_misses_and_not_after_an
         link=[host],
         rpath="$ORIGIN/../../elsewhere",
     )
-    reaching = compile_shared(
-        build / "libzreach.so",
-        {"z.c": "int cudssCreate(void *);\nint reach(void) { return cudssCreate(0); }"},
-        link=[elf_zoo.libcudss],
-        rpath="$ORIGIN/../nvidia/cu13/lib",
-    )
-    missing = compile_shared(
-        build / "libamiss.so",
-        {"a.c": "int cudssCreate(void *);\nint miss(void) { return cudssCreate(0); }"},
-        link=[elf_zoo.libcudss],
-    )
+    reaching = _cudss_caller(elf_zoo, build / "libzreach.so")
+    missing = _cudss_caller(elf_zoo, build / "libamiss.so", rpath=None)
     files = {
         "ops/__init__.py": b"",
         "ops/plugins/libhost.so": host.read_bytes(),
