@@ -991,6 +991,13 @@ def _cudss_caller(zoo: ElfZoo, path: Path, *, rpath: str | None = "$ORIGIN/../nv
     return compile_shared(path, {"s.c": source}, link=[zoo.libcudss], rpath=rpath)
 
 
+def _ops_wheel(folder: Path, files: dict[str, bytes]) -> Path:
+    """``ops`` 1.0 of ``files``, for Linux, requiring nvidia-cudss-cu13, written into ``folder`` (made)."""
+    folder.mkdir()
+    requires = ["nvidia-cudss-cu13"]
+    return make_wheel(folder, "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=requires)
+
+
 _GPU_C = (
     "int cuInit(unsigned);\nint cudssCreate(void *);\nint gpu(void) { return cuInit(0) + cudssCreate(0); }\n"
 )
@@ -1305,10 +1312,7 @@ def test_a_wheels_programs_are_traced_by_the_loader_not_run(
         "ops-1.0.data/scripts/hello": hello.read_bytes(),
     }
     sources = _local_sources(own_catalog, providers.directory)
-    (tmp_path / "good").mkdir()
-    good = make_wheel(
-        tmp_path / "good", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=("nvidia-cudss-cu13",)
-    )
+    good = _ops_wheel(tmp_path / "good", files)
     code, document = _verify(capsys, str(good), *sources)
     assert code == 0, document["problems"]
     programs = [(load["member"], load["status"]) for load in document["loads"] if load["kind"] == "program"]
@@ -1318,10 +1322,7 @@ def test_a_wheels_programs_are_traced_by_the_loader_not_run(
     assert not mark.exists(), "a traced program ran"
 
     files["ops/bin/lost"] = lost.read_bytes()
-    (tmp_path / "bad").mkdir()
-    bad = make_wheel(
-        tmp_path / "bad", "ops", "1.0", files, tag="py3-none-linux_x86_64", requires=("nvidia-cudss-cu13",)
-    )
+    bad = _ops_wheel(tmp_path / "bad", files)
     code, document = _verify(capsys, str(bad), *sources)
     assert code == 1
     (problem,) = _problems(document, "load")
@@ -1359,15 +1360,7 @@ def test_a_library_loads_after_the_wheels_own_library_it_misses_and_not_after_an
         "ops/libzreach.so": reaching.read_bytes(),
     }
     sources = _local_sources(own_catalog, providers.directory)
-    (tmp_path / "plugins").mkdir()
-    wheel = make_wheel(
-        tmp_path / "plugins",
-        "ops",
-        "1.0",
-        files,
-        tag="py3-none-linux_x86_64",
-        requires=("nvidia-cudss-cu13",),
-    )
+    wheel = _ops_wheel(tmp_path / "plugins", files)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 0, document["problems"]
     loads = {load["member"]: (load["status"], load["after"]) for load in document["loads"]}
@@ -1383,15 +1376,7 @@ def test_a_library_loads_after_the_wheels_own_library_it_misses_and_not_after_an
     )
 
     files["ops/libamiss.so"] = missing.read_bytes()
-    (tmp_path / "missing").mkdir()
-    wheel = make_wheel(
-        tmp_path / "missing",
-        "ops",
-        "1.0",
-        files,
-        tag="py3-none-linux_x86_64",
-        requires=("nvidia-cudss-cu13",),
-    )
+    wheel = _ops_wheel(tmp_path / "missing", files)
     code, document = _verify(capsys, str(wheel), *sources)
     assert code == 1
     loads = {load["member"]: (load["status"], load["after"]) for load in document["loads"]}
