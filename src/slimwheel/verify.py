@@ -440,7 +440,7 @@ def verify_wheel(
         members = [*unrun, *facts.libraries] if probed.mapped is not None and not problems else []
         imported = [t.name for t in imports if t.status == "ok"]
         loads, mapped, more, stand_ins = _load_and_trace(
-            _LoadRun(python, work, site, imported, progress),
+            _LoadRun(python, work, site, imported, progress, owners),
             members,
             probed.mapped,
             facts,
@@ -836,6 +836,7 @@ class _LoadRun:
     site: Path
     imported: Sequence[str]
     progress: Progress
+    owners: Mapping[str, str] = field(default_factory=dict)  # installed file (resolved) -> distribution
 
 
 def _load_with_stand_ins(
@@ -894,7 +895,7 @@ def _load_and_trace(
     (``_trace_programs``): both results, the paths mapped by either (None: the loading died), the
     problems of both, and the stand-ins made."""
     loads, mapped, problems, stand_ins = _load_with_stand_ins(run, members, mapped, facts, absent=absent)
-    traced, traced_mapped, untraced = _trace_programs(run, facts.programs, absent=absent)
+    traced, traced_mapped, untraced = _trace_programs(run, facts, absent=absent)
     return (
         [*loads, *traced],
         None if mapped is None else sorted({*mapped, *traced_mapped}),
@@ -904,13 +905,13 @@ def _load_and_trace(
 
 
 def _trace_programs(
-    run: _LoadRun, programs: Sequence[str], *, absent: Callable[[str], str | None]
+    run: _LoadRun, facts: _WheelFacts, *, absent: Callable[[str], str | None]
 ) -> tuple[list[LibraryLoad], list[str], list[VerifyProblem]]:
     """Each program of the wheel as this machine's dynamic loader resolves its libraries, without
     running it (``LD_TRACE_LOADED_OBJECTS``, what ``ldd`` asks, given to the loader of the venv's
-    Python, never to a loader the file names): its result, the files it maps, and a "load" problem for
-    each that misses a library. The NVIDIA driver's libraries may be missing here (nothing runs)."""
-    if not programs:
+    Python, never to a loader the file names): its result (``_traced``), the files it maps, and a
+    "load" problem for each that misses a library or finds one of the wheel's own elsewhere."""
+    if not facts.programs:
         return [], [], []
     python = Path(os.path.realpath(run.python))
     with python.open("rb") as stream:
@@ -918,8 +919,8 @@ def _trace_programs(
     machine = read_elf_file(python, symbols=False).machine
     loads: list[LibraryLoad] = []
     mapped: list[str] = []
-    with run.progress.step(f"tracing the libraries of the wheel's {len(programs)} programs"):
-        for member in programs:
+    with run.progress.step(f"tracing the libraries of the wheel's {len(facts.programs)} programs"):
+        for member in facts.programs:
             path = Path(os.path.normpath(run.site / member))
             try:
                 built_for = read_elf_file(path, symbols=False).machine
@@ -941,26 +942,51 @@ def _trace_programs(
             if traced.returncode != 0 or not (found or missing):
                 loads.append(LibraryLoad(member, "failed", _last_error(traced), kind="program"))
                 continue
-            mapped += [os.path.realpath(file) for file in found]
-            lacking = [soname for soname in missing if not is_driver_library(soname)]
-            if not lacking:
-                loads.append(LibraryLoad(member, "ok", kind="program"))
-                continue
-            error = f"{lacking[0]}: cannot open shared object file (the loader found no {', '.join(lacking)})"
-            left_out = absent(error)
-            status = "skipped" if left_out else "failed"
-            loads.append(LibraryLoad(member, status, left_out or error, kind="program"))
+            mapped += [os.path.realpath(file) for _, file in found]
+            loads.append(_traced(member, found, missing, facts, owners=run.owners, absent=absent))
     problems = [VerifyProblem("load", f"tracing {r.member} failed: {r.error}") for r in loads if r.failed]
     return loads, mapped, problems
+
+
+def _traced(
+    member: str,
+    found: Sequence[tuple[str, str]],
+    missing: Sequence[str],
+    facts: _WheelFacts,
+    *,
+    owners: Mapping[str, str],
+    absent: Callable[[str], str | None],
+) -> LibraryLoad:
+    """A program's result from its trace: failed where the loader found no library it needs (but the
+    driver's, which nothing here runs), or found a soname a file of the wheel carries in another's
+    file: libucx-cu13 1.22.0's ucx_info, with no RPATH, found the system's UCX 1.16 on a machine that
+    has one, and ran with it (without the wheel's CUDA transports)."""
+    lacking = [soname for soname in missing if not is_driver_library(soname)]
+    if lacking:
+        error = f"{lacking[0]}: cannot open shared object file (the loader found no {', '.join(lacking)})"
+        left_out = absent(error)
+        return LibraryLoad(member, "skipped" if left_out else "failed", left_out or error, kind="program")
+    own = canonicalize_name(facts.distribution)
+    for soname, where in found:
+        carrier = facts.carriers.get(soname)
+        owner = owners.get(os.path.realpath(where))
+        if carrier is not None and owner != own:
+            whose = f"{owner}'s" if owner else "no installed distribution's"
+            error = (
+                f"{soname} was found at {where} ({whose}), not as this wheel's {carrier}: its search path "
+                "misses the wheel's copy"
+            )
+            return LibraryLoad(member, "failed", error, kind="program")
+    return LibraryLoad(member, "ok", kind="program")
 
 
 # The loader's trace: "\tlibcudart.so.12 => /venv/.../libcudart.so.12 (0x7f...)", "=> not found".
 _TRACED = re.compile(r"^\s*(\S+) => (.*?)(?: \(0x[0-9a-f]+\))?\s*$")
 
 
-def _read_trace(output: str) -> tuple[list[str], list[str]]:
-    """The files a loader's trace maps (absolute paths), and the sonames it found nowhere."""
-    found: list[str] = []
+def _read_trace(output: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """Each soname a loader's trace found, with the file (an absolute path); and those it found nowhere."""
+    found: list[tuple[str, str]] = []
     missing: list[str] = []
     for line in output.splitlines():
         match = _TRACED.match(line)
@@ -970,7 +996,7 @@ def _read_trace(output: str) -> tuple[list[str], list[str]]:
         if where == "not found":
             missing.append(soname)
         elif where.startswith("/"):
-            found.append(where)
+            found.append((soname, where))
     return found, missing
 
 

@@ -1281,6 +1281,7 @@ def test_a_wheels_programs_are_traced_by_the_loader_not_run(
     own_catalog: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """jammi-server-cu12 0.54.0 ships one program that links six NVIDIA libraries, and an entry point
     that runs it with LD_LIBRARY_PATH set; repair gave the program an RPATH to each. verify loaded no
@@ -1288,7 +1289,10 @@ def test_a_wheels_programs_are_traced_by_the_loader_not_run(
     and passed the published one, whose program finds none of them. Each program is now traced by the
     loader of the venv's Python (what ``ldd`` asks; nothing of it runs): a program whose RPATH reaches
     its library passes and maps it from its wheel, one that needs a library nothing installs fails
-    with a "load" problem naming it, and a program the wheel installs into the venv's ``bin`` counts."""
+    with a "load" problem naming it, and a program the wheel installs into the venv's ``bin`` counts.
+    One whose search path misses the wheel's library but finds another copy on the machine fails too:
+    libucx-cu13 1.22.0's ucx_info found the GPU machine's own UCX 1.16 and ran with it, without the
+    wheel's CUDA transports, and its trace passed there."""
     build = tmp_path / "build"
     library = compile_shared(
         build / "libtool.so.1", {"t.c": "int tool(void) { return 0; }"}, soname="libtool.so.1"
@@ -1327,6 +1331,19 @@ def test_a_wheels_programs_are_traced_by_the_loader_not_run(
     assert code == 1
     (problem,) = _problems(document, "load")
     assert problem.startswith("tracing ops/bin/lost failed: libtool.so.1: cannot open shared object file")
+    assert not mark.exists(), "a traced program ran"
+
+    system = tmp_path / "system"
+    system.mkdir()
+    shutil.copyfile(library, system / "libtool.so.1")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(system))  # as a machine's own copy, on the loader's path
+    code, document = _verify(capsys, str(bad), *sources)
+    assert code == 1
+    (problem,) = _problems(document, "load")
+    assert problem == (
+        f"tracing ops/bin/lost failed: libtool.so.1 was found at {system / 'libtool.so.1'} (no installed "
+        "distribution's), not as this wheel's ops/lib/libtool.so.1: its search path misses the wheel's copy"
+    )
     assert not mark.exists(), "a traced program ran"
 
 
