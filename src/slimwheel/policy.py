@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from slimwheel.errors import SlimwheelError
 from slimwheel.platforms import glibc_of_tag
 
 __all__ = [
@@ -25,8 +26,8 @@ __all__ = [
 ]
 
 
-class PolicyUnavailableError(RuntimeError):
-    """auditwheel's policy file is not installed here."""
+class PolicyUnavailableError(SlimwheelError):
+    """auditwheel's policy file is not installed here: slimwheel's install lacks a dependency."""
 
 
 def _policy_file() -> Path:
@@ -37,7 +38,9 @@ def _policy_file() -> Path:
         if candidate.is_file():
             return candidate
     raise PolicyUnavailableError(
-        "auditwheel's manylinux-policy.json is not installed (pip install auditwheel)"
+        "auditwheel's manylinux-policy.json is not installed, which slimwheel reads for the libraries "
+        "each manylinux tag lets a wheel count on",
+        hint="pip install auditwheel: slimwheel depends on it, and this environment lacks it",
     )
 
 

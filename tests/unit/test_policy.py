@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
+from importlib.machinery import ModuleSpec
+
 import pytest
 
+from slimwheel import policy
 from slimwheel.analysis import is_system_library
+from slimwheel.errors import SlimwheelError
 from slimwheel.policy import host_sonames, manylinux_level
 
 
@@ -59,3 +64,30 @@ def test_the_host_libraries_follow_the_wheels_manylinux_level(
     assert is_system_library("libmvec.so.1", level) is mvec
     assert is_system_library("libexpat.so.1", level) is expat
     assert is_system_library("libc.so.6", level)
+
+
+def test_an_environment_without_auditwheels_policy_is_one_of_slimwheels_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a machine whose environment lacked auditwheel (slimwheel's dependency, carried by hand to a
+    GPU machine with no network), verify's diagnosis ended in a traceback of a RuntimeError. It is one
+    of slimwheel's errors, which the command line says in one line (exit 2), naming what to install."""
+    real_find_spec = importlib.util.find_spec
+
+    def without_auditwheel(name: str, package: str | None = None) -> ModuleSpec | None:
+        return None if name == "auditwheel" else real_find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_auditwheel)
+    policy._whitelists.cache_clear()
+    try:
+        with pytest.raises(SlimwheelError) as raised:
+            host_sonames(None)
+        assert str(raised.value) == (
+            "auditwheel's manylinux-policy.json is not installed, which slimwheel reads for the libraries "
+            "each manylinux tag lets a wheel count on (pip install auditwheel: slimwheel depends on it, "
+            "and this environment lacks it)"
+        )
+        assert raised.value.exit_code == 2
+    finally:
+        monkeypatch.undo()
+        policy._whitelists.cache_clear()
