@@ -201,6 +201,25 @@ def test_a_major_that_cannot_be_chosen_is_refused(
         _plan(_report(*sonames), **options)
 
 
+def test_files_in_folders_named_for_several_majors_are_refused_with_the_way_out() -> None:
+    """nccl-extensions 0.1.0 ships nccl/ep/lib/cu12/libnccl_ep.so and nccl/ep/lib/cu13/libnccl_ep.so,
+    each needing libnccl.so.2, and loads the one that fits: repair asked for --cuda, which would link
+    the other build to the wrong major's NCCL. It says the folders name several majors, and that
+    --exclude leaves the library to what the user installs."""
+    one = _report("libnvToolsExt.so.1", path="pkg/lib/cu11/libext.so")
+    other = replace(one.elf_files[0], path="pkg/lib/cu12/libext.so", installed_path="pkg/lib/cu12/libext.so")
+    report = replace(one, elf_files=(*one.elf_files, other))
+    with pytest.raises(RepairError) as raised:
+        _plan(report)
+    assert str(raised.value) == (
+        "the wheel's files are built for several CUDA majors, as their folders say (pkg/lib/cu11 (CUDA 11), "
+        "pkg/lib/cu12 (CUDA 12)), and CUDA 11 and CUDA 12 wheels all provide libnvToolsExt.so.1: no one "
+        "major's wheels serve them all (--exclude nvToolsExt leaves them to what the user installs; "
+        "--cuda N links every file to one major's)"
+    )
+    assert _plan(report, cuda_major=12).cuda_major == 12
+
+
 @pytest.mark.parametrize(
     ("classifiers", "major"),
     [

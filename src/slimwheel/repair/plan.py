@@ -451,10 +451,41 @@ def _choose_major(
             f"wheel names a CUDA major: linked to CUDA {newest}'s (--cuda N picks another)"
         )
         return newest
-    raise RepairError(
-        f"both {listed} wheels provide {', '.join(sorted(by_soname))}",
+    raise _undecided(needs, sorted(by_soname), listed)
+
+
+def _undecided(needs: Mapping[str, _Need], sonames: Sequence[str], listed: str) -> RepairError:
+    """Why no major was chosen for ``sonames``, which ``listed`` majors' wheels all ship. Where the files
+    that need them lie in folders named for different majors (nccl-extensions 0.1.0 ships
+    nccl/ep/lib/cu12/libnccl_ep.so and .../cu13/, each needing NCCL's libnccl.so.2, and loads the one
+    that fits), one major's wheels serve neither build alone: the way out is to leave them out."""
+    folders = _folders_naming_majors(needs)
+    if len(set(folders.values())) > 1:
+        named_by = ", ".join(f"{folder} (CUDA {major})" for folder, major in sorted(folders.items()))
+        stems = " ".join(f"--exclude {soname_stem(s)}" for s in sonames)
+        return RepairError(
+            f"the wheel's files are built for several CUDA majors, as their folders say ({named_by}), and "
+            f"{listed} wheels all provide {', '.join(sonames)}: no one major's wheels serve them all",
+            hint=f"{stems} leaves them to what the user installs; --cuda N links every file to one major's",
+        )
+    return RepairError(
+        f"both {listed} wheels provide {', '.join(sonames)}",
         hint="pass --cuda with the major the wheel was built for",
     )
+
+
+def _folders_naming_majors(needs: Mapping[str, _Need]) -> dict[str, int]:
+    """The folders of the files that need ``needs`` whose name names one CUDA major (``lib/cu12``,
+    ``cuda13``), each with that major, as projects that ship one build per major lay them out."""
+    found: dict[str, int] = {}
+    for need in needs.values():
+        for path in need.needed_by:
+            folder = posixpath.dirname(path)
+            for part in reversed(folder.split("/")):
+                if (major := _major_named(part)) is not None:
+                    found[folder] = major
+                    break
+    return found
 
 
 def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
