@@ -39,6 +39,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
+from slimwheel.analysis.inspect import starts_like_elf
 from slimwheel.analysis.libraries import (
     DRIVER_LIBRARY_NAMES,
     driver_api,
@@ -48,7 +49,7 @@ from slimwheel.analysis.libraries import (
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
-from slimwheel.elf import ELF_MAGIC, ElfFacts, exports_any, is_elf, read_elf, read_elf_file, read_interpreter
+from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file, read_interpreter
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
@@ -228,14 +229,15 @@ class ImportResult:
 class LibraryLoad:
     """A shared library of the wheel that is not an extension module (a framework operator library, a
     library its code opens with ctypes), loaded with ``dlopen`` after the imports; or a program of the
-    wheel, whose libraries this machine's dynamic loader finds (``ld.so --list``: traced, not run).
+    wheel, whose libraries this machine's dynamic loader finds (``LD_TRACE_LOADED_OBJECTS``: traced, not
+    run).
     Proof that it finds what it needs once installed."""
 
     member: str  # as installed in site-packages
     # "ok", "failed", "skipped" (it needs the NVIDIA driver, which this machine lacks), "not-run"
     status: str
     error: str | None = None
-    kind: str = "library"  # "library" (dlopen'ed) or "program" (traced by ld.so --list)
+    kind: str = "library"  # "library" (dlopen'ed) or "program" (traced by the loader)
     # The wheel's own libraries (installed paths) it loaded only once they were: it needs their sonames
     # and its search path misses them, as a plugin its host library loads (check: found-loaded-first).
     after: tuple[str, ...] = ()
@@ -598,9 +600,9 @@ def _read_probe(results_file: Path) -> _ProbeResult:
             other = record.get("loaded_as")
             if isinstance(other, str):
                 loaded_as[name] = other
-            after = record.get("called")
-            if isinstance(after, str):
-                called[name] = after
+            then = record.get("called")
+            if isinstance(then, str):
+                called[name] = then
     return _ProbeResult(errors, mapped, loaded_as, called)
 
 
@@ -1351,7 +1353,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if member.is_dir:
                 continue
             named_as_library = is_shared_library_name(member.name) or member.name.endswith(".so")
-            if not named_as_library and not _starts_as_elf(wheel, member.name, member.file_size):
+            # A program has no suffix to tell: any member whose name leaves room for one is looked at.
+            if not named_as_library and not (may_be_binary(member.name) and starts_like_elf(wheel, member)):
                 continue
             with wheel.seekable_member(member.name) as stream:
                 read = _read_driver_needs(stream, member.name, lambda soname: driver_api(soname) is not None)
@@ -1424,15 +1427,6 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
                 wheel.distribution,
             ),
         )
-
-
-def _starts_as_elf(wheel: Wheel, name: str, size: int) -> bool:
-    """Whether a member not named as a library is an ELF file (a program has no suffix to tell): its
-    first bytes only, where its name leaves room for one."""
-    if size < len(ELF_MAGIC) or not may_be_binary(name):
-        return False
-    with wheel.open_member(name) as stream:
-        return is_elf(stream.read(len(ELF_MAGIC)))
 
 
 def _read_driver_needs(

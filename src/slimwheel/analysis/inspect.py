@@ -63,7 +63,7 @@ from slimwheel.wheel import (
 from slimwheel.wheel.ahead import HashBehind
 from slimwheel.wheel.shares import in_two_threads
 
-__all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch"]
+__all__ = ["PARALLEL_BYTES", "InspectionCache", "RewriteWatch", "starts_like_elf"]
 
 
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
@@ -809,7 +809,7 @@ def _read_members(
     for member in _candidate_members(wheel):
         looks_shared = bool(_SHARED_OBJECT.search(member.name))
         installed = wheel.installed_path(member.name)
-        if member.name in unread and _starts_like_elf(wheel, member):
+        if member.name in unread and starts_like_elf(wheel, member):
             elf_members.append(_ElfMember(member, installed, None, None))
             continue
         inspection = outcomes.get(member.name)
@@ -848,7 +848,7 @@ def _read_members(
     return elf_members, findings, others
 
 
-def _starts_like_elf(wheel: ArchiveSource, member: WheelMember) -> bool:
+def starts_like_elf(wheel: ArchiveSource, member: WheelMember) -> bool:
     """Whether a member left unread starts as an ELF file does: its first bytes only, so a copy that
     is empty or text is what a full read would call it (not ELF), without inflating the rest."""
     if member.file_size < len(ELF_MAGIC):
