@@ -11,7 +11,7 @@ import enum
 import itertools
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,6 +29,7 @@ __all__ = [
     "rpath_entry",
     "rpath_problems",
     "search_folders",
+    "soname_carriers",
     "starts_with_origin",
 ]
 
@@ -217,3 +218,15 @@ def rpath_entry(file_path: str, folder: str) -> str:
     which is ``""``: open3d 0.20's ``$ORIGIN/../`` from ``open3d/``)."""
     relative = posixpath.relpath(folder or ".", posixpath.dirname(file_path) or ".")
     return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
+
+
+def soname_carriers(files: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """Per soname, the file of a wheel (installed path, DT_SONAME) glibc reuses for it once that file
+    is loaded: of several files with one soname, the first by path named as the soname (the name a
+    search finds), else the first by path."""
+    carriers: dict[str, str] = {}
+    for path, soname in sorted((path, soname) for path, soname in files if soname):
+        named = posixpath.basename(path) == soname
+        if soname not in carriers or (named and posixpath.basename(carriers[soname]) != soname):
+            carriers[soname] = path
+    return carriers

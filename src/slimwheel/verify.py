@@ -53,7 +53,7 @@ from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
-from slimwheel.ldso import EntryKind, expand_entry
+from slimwheel.ldso import EntryKind, expand_entry, soname_carriers
 from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
 from slimwheel.metadata import is_extra_name
 from slimwheel.names import (
@@ -314,8 +314,8 @@ class _WheelFacts:
     machine: str | None = None  # the machine of the files that need a driver library
     libraries: tuple[str, ...] = ()  # shared libraries that are not extension modules, as installed
     programs: tuple[str, ...] = ()  # executables (``ElfFacts.is_program``), as installed
-    # soname -> the installed path of the wheel's file that carries it (DT_SONAME; the file named so
-    # first): a library whose search path misses it finds it once that file is loaded.
+    # soname -> the installed path of the wheel's file that carries it (``ldso.soname_carriers``): a
+    # library whose search path misses it finds it once that file is loaded.
     carriers: Mapping[str, str] = field(default_factory=dict)
     extension_modules: tuple[str, ...] = ()  # those this Python can import, as installed
     # Libraries (soname stems) the wheel's repair left to the host (its manifest: --exclude nvinfer).
@@ -1348,7 +1348,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
         }
         libraries: dict[str, ElfFacts] = {}
         programs: list[str] = []
-        carriers: dict[str, str] = {}
+        sonames: list[tuple[str, str | None]] = []
         for member in wheel.members:
             if member.is_dir:
                 continue
@@ -1369,10 +1369,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             installed = wheel.installed_path(member.name)
             for soname in facts.needed:
                 needed_by.setdefault(soname, set()).add(installed)
-            if facts.soname and (
-                facts.soname not in carriers or posixpath.basename(installed) == facts.soname
-            ):
-                carriers[facts.soname] = installed
+            sonames.append((installed, facts.soname))
             if facts.is_program:
                 programs.append(installed)
             # A shared library (no program interpreter: not an executable) that no import loads.
@@ -1405,7 +1402,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             machine=machine,
             libraries=() if import_names else _consumers_first(libraries),
             programs=() if import_names else tuple(sorted(programs)),
-            carriers=carriers,
+            carriers=soname_carriers(sonames),
             extension_modules=tuple(
                 target.member
                 for target in found

@@ -14,6 +14,7 @@ from slimwheel.ldso import (
     inherited_folders,
     rpath_problems,
     search_folders,
+    soname_carriers,
     starts_with_origin,
 )
 
@@ -131,4 +132,21 @@ def test_a_memo_answers_as_the_search_without_it() -> None:
         ("pkg/lib/libhelper.so", EntryTag.RUNPATH),
         ("pkg/lib/libboth.so", EntryTag.RUNPATH),
         ("pkg/lib/libmid.so", EntryTag.RUNPATH),
+    }
+
+
+def test_the_file_of_a_soname_is_the_one_named_so_else_the_first_by_path() -> None:
+    """check's simulation and verify's second loads read the same rule: UCX ships libucs.so,
+    libucs.so.0 and libucs.so.0.0.0, all with DT_SONAME libucs.so.0; a search finds libucs.so.0."""
+    files = [
+        ("libucx/lib/libucs.so.0.0.0", "libucs.so.0"),
+        ("libucx/lib/libucs.so", "libucs.so.0"),
+        ("libucx/lib/libucs.so.0", "libucs.so.0"),
+        ("b/libplugin.so", "libplugin.so.2"),
+        ("a/libplugin-copy.so", "libplugin.so.2"),
+        ("pkg/_ext.so", None),
+    ]
+    assert soname_carriers(files) == {
+        "libucs.so.0": "libucx/lib/libucs.so.0",
+        "libplugin.so.2": "a/libplugin-copy.so",
     }

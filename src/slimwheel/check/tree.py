@@ -23,6 +23,7 @@ from slimwheel.ldso import (
     SearchFolder,
     inherited_folders,
     search_folders,
+    soname_carriers,
 )
 from slimwheel.policy import manylinux_level
 from slimwheel.sources import ArchiveSource
@@ -110,14 +111,8 @@ class SimulatedTree:
                 )
         requirements = frozenset(provider.distribution for provider in others)
         preloaded = frozenset(preloaded) & (requirements | {provider.distribution for provider in providers})
-        sonames: dict[str, str] = {}
-        for elf in sorted(report.elf_files, key=lambda e: e.installed_path):
-            if elf.soname and elf.error is None:
-                named = posixpath.basename(elf.installed_path) == elf.soname
-                if elf.soname not in sonames or (
-                    named and posixpath.basename(sonames[elf.soname]) != elf.soname
-                ):
-                    sonames[elf.soname] = elf.installed_path
+        readable = [elf for elf in report.elf_files if elf.error is None]
+        sonames = soname_carriers((elf.installed_path, elf.soname) for elf in readable)
         return cls(
             wheel_files,
             shipped,
