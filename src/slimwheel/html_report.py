@@ -673,10 +673,12 @@ def _findings_table(title: str, findings: Sequence[Finding], *, marked: str | No
 
 
 def _loaded_through(load: LazyLoad) -> str:
-    """How a file reaches a library it loads at run time: a shim's dlopen by file name, Implib.so's
-    table, or its trampolines alone."""
+    """How a file reaches a library it loads at run time: a shim's dlopen by file name, forwarding
+    functions that keep dlsym's answer, Implib.so's table, or its trampolines alone."""
     if load.file_name:
         return f"dlopen of {load.file_name}"
+    if load.pointer:
+        return f"dlsym, kept in each function's {load.pointer}"
     return load.tramp_table or "trampolines"
 
 

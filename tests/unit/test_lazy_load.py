@@ -181,6 +181,7 @@ def test_show_json_and_text(
             "exported": False,
             "tramp_table": "_cublas_tramp_table",
             "file_name": None,
+            "pointer": None,
         },
         {
             "path": MEMBER,
@@ -189,6 +190,7 @@ def test_show_json_and_text(
             "exported": True,
             "tramp_table": None,
             "file_name": None,
+            "pointer": None,
         },
     ]
     dlopen = [f for f in shown["findings"] if f["kind"] == "dlopen-nvidia"]
@@ -198,3 +200,107 @@ def test_show_json_and_text(
     text = capsys.readouterr().out
     assert "loads cublas at run time (dlopen)" in text
     assert "loads cufft at run time (dlopen)" in text
+
+
+# TensorFlow 2.11's CUDA stubs (libtensorflow_framework.so.2 defines and exports 438 cuBLAS functions
+# this way): each API-named function keeps what dlsym gave in a function-local static ``func_ptr``,
+# from a library whose file name is built at run time, so no "libcublas.so" string tells it. gcc
+# splits the unlikely path into ``cublasCreate_v2.cold``, as in TensorFlow's build. Beside it, real
+# code under cuSPARSE's names, one function with a local static of its own.
+FORWARDERS_CC = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+namespace {
+void *LibraryHandle() {
+  static void *handle = [] {
+    char name[64];
+    snprintf(name, sizeof name, "lib%s.so.%d", "cublas", 11);
+    return dlopen(name, RTLD_LAZY);
+  }();
+  return handle;
+}
+
+template <typename T> T LoadSymbol(const char *symbol) {
+  void *handle = LibraryHandle();
+  return handle ? reinterpret_cast<T>(dlsym(handle, symbol)) : nullptr;
+}
+
+__attribute__((noreturn, cold)) void Missing(const char *symbol) {
+  fprintf(stderr, "%s not found\n", symbol);
+  abort();
+}
+}  // namespace
+
+extern "C" {
+int cublasCreate_v2(void **handle) {
+  using FuncPtr = int (*)(void **);
+  static auto func_ptr = LoadSymbol<FuncPtr>("cublasCreate_v2");
+  if (__builtin_expect(!func_ptr, 0)) Missing("cublasCreate_v2");
+  return func_ptr(handle);
+}
+
+int cublasDestroy_v2(void *handle) {
+  using FuncPtr = int (*)(void *);
+  static auto func_ptr = LoadSymbol<FuncPtr>("cublasDestroy_v2");
+  if (__builtin_expect(!func_ptr, 0)) Missing("cublasDestroy_v2");
+  return func_ptr(handle);
+}
+
+int cusparseCreate(void **handle) {
+  static int calls = 0;
+  *handle = &calls;
+  return ++calls;
+}
+
+int cusparseDestroy(void *handle) { return handle == nullptr ? 3 : (int)(long)handle & 0x7f; }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def forwarders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if find_tool("gcc") is None:
+        pytest.skip("building the stubs needs gcc")
+    return compile_shared(
+        tmp_path_factory.mktemp("forwarders") / "_stub.so",
+        {"stub.cc": FORWARDERS_CC},
+        flags=["-freorder-blocks-and-partition"],
+    )
+
+
+def test_forwarders_have_the_shape_of_tensorflows(forwarders: Path) -> None:
+    facts = read_elf_file(forwarders)
+    assert facts.symtab is not None
+    names = {s.name for s in facts.symtab}
+    assert {"_ZZ15cublasCreate_v2E8func_ptr", "_ZZ16cublasDestroy_v2E8func_ptr"} <= names
+    assert {"cublasCreate_v2.cold", "cublasDestroy_v2.cold", "_ZZ14cusparseCreateE5calls"} <= names
+    assert b"libcublas.so" not in forwarders.read_bytes()  # the name is built at run time
+
+
+def test_functions_keeping_dlsyms_answer_forward_and_are_not_code(forwarders: Path, tmp_path: Path) -> None:
+    report = _report(forwarders, tmp_path)
+    assert report.lazy_loads == (LazyLoad(MEMBER, "cublas", symbols=2, exported=True, pointer="func_ptr"),)
+    (code,) = report.static
+    assert (code.library, code.symbols) == ("cusparse", 2)  # a local static of its own is not func_ptr
+    messages = [f.message for f in report.findings if f.kind is FindingKind.DLOPEN_NVIDIA]
+    assert messages == [
+        "loads cublas at run time (dlopen): 2 forwarding functions keeping what dlsym gave in a local "
+        "func_ptr, exported, not cublas code"
+    ]
+    assert not any("cublas code statically" in f.message for f in report.findings)
+
+
+def test_one_forwarder_among_real_code_is_still_code(forwarders: Path, tmp_path: Path) -> None:
+    """Most of a library's functions must keep a func_ptr: one does not make a static link a load."""
+    source = FORWARDERS_CC.replace(
+        'extern "C" {',
+        'extern "C" {\nint cublasGetVersion_v2(int *v) { return *v = 11; }\n'
+        "int cublasSetStream_v2(void *h, void *s) { return h == s; }\n",
+        1,
+    )
+    built = compile_shared(tmp_path / "mixed" / "_stub.so", {"stub.cc": source})
+    report = _report(built, tmp_path)
+    assert sorted((c.library, c.symbols) for c in report.static) == [("cublas", 4), ("cusparse", 2)]
+    assert report.lazy_loads == ()

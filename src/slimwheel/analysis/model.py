@@ -110,7 +110,8 @@ class LazyLoad:
     """An NVIDIA library that a file loads at run time (dlopen) through trampolines instead of linking
     its code in: Implib.so's shims, as XLA/TSL's CUDA stubs (``cublasCreate_v2`` of size 0 doing
     ``jmp *_cublas_tramp_table(%rip)``; the table is filled from the library, dlopen'ed by soname at
-    the first call). The library must then be found at run time, like a DT_NEEDED one."""
+    the first call); or functions of the library's API names that forward to what dlsym found in it
+    (``file_name``, ``pointer``). The library must then be found at run time, like a DT_NEEDED one."""
 
     path: str
     library: str
@@ -122,6 +123,10 @@ class LazyLoad:
     # The library's file name a dlopen shim holds (``libnvrtc.so``): its API-named functions forward to
     # what dlsym finds there (TVM's and tilelang's ``libstub_nvrtc.so``), and ``symbols`` counts them.
     file_name: str | None = None
+    # The function-local static in which each forwarding function keeps the address dlsym gave
+    # (TensorFlow's ``func_ptr``): its API-named functions forward to a library dlopen'ed by a name
+    # built at run time, and ``symbols`` counts them.
+    pointer: str | None = None
 
 
 @dataclass(frozen=True)

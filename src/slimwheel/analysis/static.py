@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from slimwheel.analysis.libraries import _API_PREFIX_BODY, VERSIONED_IN_EVERY_BUILD, api_library_of
@@ -27,8 +27,19 @@ _TRAMP_TABLE_TEXT = (
     r"(?:_so(?:_[0-9]+)*)?_tramp_table$"
 )
 _TRAMP_TABLE = re.compile(_TRAMP_TABLE_TEXT)
-# What analysis scans the symbol tables for: API names and trampoline tables.
-_SCAN_PATTERN_BYTES = re.compile(rf"^(?:{_API_PREFIX_BODY}|{_TRAMP_TABLE_TEXT})".encode())
+# A function-local static of an API-named function, as g++ mangles it: ``_ZZ15cublasCreate_v2E8func_ptr``
+# is ``func_ptr`` in ``cublasCreate_v2`` (the length prefix names the function).
+_LOCAL_STATIC_TEXT = rf"_ZZ[0-9]+(?:{_API_PREFIX_BODY})"
+_LOCAL_STATIC = re.compile(r"_ZZ([0-9]+)(.+)")
+# The local static in which TensorFlow's (and XLA's, before Implib.so) CUDA stubs keep what dlsym gave:
+# ``cublasCreate_v2`` does ``static auto func_ptr = LoadSymbol<FuncPtr>("cublasCreate_v2")`` from the
+# library its DSO loader dlopen'ed by a name built at run time, then calls it. A function that keeps
+# one forwards; it is not the library's code.
+_FORWARDED_POINTER = "func_ptr"
+# What analysis scans the symbol tables for: API names, trampoline tables and API functions' statics.
+_SCAN_PATTERN_BYTES = re.compile(
+    rf"^(?:{_API_PREFIX_BODY}|{_TRAMP_TABLE_TEXT}|{_LOCAL_STATIC_TEXT})".encode()
+)
 # Sections that are executable but hold the linker's stubs for DT_NEEDED calls, never a library's code.
 _PLT_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".plt.bnd", ".iplt"})
 # NVTX is left out on purpose: NVTX 3 is header-only, so its symbols in a binary are expected.
@@ -137,11 +148,63 @@ def _is_trampoline(facts: ElfFacts, symbol: Symbol) -> bool:
     return symbol.kind == "func" if in_code is None else in_code
 
 
+def _pointer_keeper(name: str) -> str | None:
+    """The function a local static named ``_FORWARDED_POINTER`` belongs to:
+    ``_ZZ15cublasCreate_v2E8func_ptr`` gives ``cublasCreate_v2``; None for any other symbol."""
+    match = _LOCAL_STATIC.fullmatch(name)
+    if match is None:
+        return None
+    length = int(match[1])
+    function, rest = match[2][:length], match[2][length:]
+    return function if rest == f"E{len(_FORWARDED_POINTER)}{_FORWARDED_POINTER}" else None
+
+
 def _tramp_table_library(name: str) -> str | None:
     """The library an Implib.so table is for: ``_cublas_tramp_table`` and
     ``_libcublasLt_so_12_tramp_table`` give ``cublas`` and ``cublasLt``."""
     match = _TRAMP_TABLE.match(name)
     return match[1] if match else None
+
+
+@dataclass
+class _ApiSymbols:
+    """A file's API-named symbols, sorted by what they are, by library."""
+
+    code: dict[str, dict[str, Symbol]] = field(default_factory=dict)  # sized, in a section of code
+    shims: dict[str, dict[str, Symbol]] = field(default_factory=dict)  # trampolines, then forwarders
+    tables: dict[str, str] = field(default_factory=dict)  # Implib.so's ``_<lib>_tramp_table``
+    exported_code: set[str] = field(default_factory=set)
+    hidden_code: set[str] = field(default_factory=set)  # in .symtab only
+    exported_shims: set[str] = field(default_factory=set)
+    keepers: set[str] = field(default_factory=set)  # functions with a local ``_FORWARDED_POINTER``
+
+
+def _api_symbols(item: _ElfMember, facts: ElfFacts) -> _ApiSymbols:
+    """``item``'s scanned symbols, sorted (see :func:`_static_code`)."""
+    found = _ApiSymbols(keepers={k for symbol in item.internal_api if (k := _pointer_keeper(symbol.name))})
+    exported_names = {symbol.name for symbol in item.exported_api}
+    for symbols, exported in ((item.exported_api, True), (item.internal_api, False)):
+        for symbol in symbols:
+            if symbol.name.startswith("_ZZ"):
+                continue  # a local static (see keepers), neither code nor a trampoline
+            table_library = _tramp_table_library(symbol.name)
+            if table_library is not None:
+                found.tables.setdefault(table_library, symbol.name)
+                continue
+            library = api_library_of(symbol.name)
+            if library is None:
+                continue
+            if _is_code(facts, symbol):
+                found.code.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    found.exported_code.add(library)
+                elif symbol.name not in exported_names:  # .symtab lists the exported ones too
+                    found.hidden_code.add(library)
+            elif _is_trampoline(facts, symbol):
+                found.shims.setdefault(library, {}).setdefault(symbol.name, symbol)
+                if exported:
+                    found.exported_shims.add(library)
+    return found
 
 
 def _static_code(
@@ -161,33 +224,8 @@ def _static_code(
     facts = item.facts
     if facts is None:
         return [], []
-    code: dict[str, dict[str, Symbol]] = {}
-    shims: dict[str, dict[str, Symbol]] = {}
-    tables: dict[str, str] = {}
-    exported_code: set[str] = set()
-    hidden_code: set[str] = set()
-    exported_names = {symbol.name for symbol in item.exported_api}
-    exported_shims: set[str] = set()
-    for symbols, exported in ((item.exported_api, True), (item.internal_api, False)):
-        for symbol in symbols:
-            table_library = _tramp_table_library(symbol.name)
-            if table_library is not None:
-                tables.setdefault(table_library, symbol.name)
-                continue
-            library = api_library_of(symbol.name)
-            if library is None:
-                continue
-            if _is_code(facts, symbol):
-                code.setdefault(library, {}).setdefault(symbol.name, symbol)
-                if exported:
-                    exported_code.add(library)
-                elif symbol.name not in exported_names:  # .symtab lists the exported ones too
-                    hidden_code.add(library)
-            elif _is_trampoline(facts, symbol):
-                shims.setdefault(library, {}).setdefault(symbol.name, symbol)
-                if exported:
-                    exported_shims.add(library)
-
+    api = _api_symbols(item, facts)
+    code, shims = api.code, api.shims
     names = tuple(own_names)
 
     def own(library: str) -> bool:  # a library's own API is neither static code nor a run-time load
@@ -197,6 +235,7 @@ def _static_code(
     linked = {parsed.stem for soname in facts.needed if (parsed := parse_library_file_name(soname))}
     static = []
     forwarded: dict[str, str] = {}  # library -> the file name a shim dlopens
+    pointers: dict[str, str] = {}  # library -> the local static its forwarding functions keep
     for library in sorted(code):
         if own(library):
             continue
@@ -210,15 +249,23 @@ def _static_code(
         # bytes beside its NEEDED libcudart; a static cudart defines hundreds).
         if (
             _fallbacks(matched.values())
-            or (library in linked and library not in hidden_code)
+            or (library in linked and library not in api.hidden_code)
             or (library in linked and len(matched) <= _HEADER_WRAPPERS)
         ):
             continue
-        if library in named:
-            forwarded[library] = f"lib{library}.so"
-            shims.setdefault(library, {}).update(matched)
-            if library in exported_code:
-                exported_shims.add(library)
+        # Most of its API-named functions keeping dlsym's answer (TensorFlow 2.11's 438 cuBLAS
+        # functions, each with its func_ptr): forwarders, whatever name the library is dlopen'ed by.
+        # gcc's split-off parts (``cublasCreate_v2.cold``) are counted with the function they belong to.
+        functions = {name: symbol for name, symbol in matched.items() if "." not in name}
+        keeping = 2 * len(api.keepers.intersection(functions)) > len(functions)
+        if library in named or keeping:
+            if library in named:
+                forwarded[library] = f"lib{library}.so"
+            if keeping:
+                pointers[library] = _FORWARDED_POINTER
+            shims.setdefault(library, {}).update(functions if keeping else matched)
+            if library in api.exported_code:
+                api.exported_shims.add(library)
             continue
         strings = _version_strings(item, library)
         if library in VERSIONED_IN_EVERY_BUILD and not strings and strings_read and _rodata_read_whole(facts):
@@ -229,23 +276,23 @@ def _static_code(
                 library=library,
                 symbols=len(matched),
                 symbol_bytes=sum(s.size for s in matched.values()),
-                exported=library in exported_code,
+                exported=library in api.exported_code,
                 version_strings=strings,
             )
         )
-    static += [
-        found for found in _stripped_code(item, {*code, *shims, *tables, *linked}) if not own(found.library)
-    ]
+    known = {*code, *shims, *api.tables, *linked}
+    static += [found for found in _stripped_code(item, known) if not own(found.library)]
     loaded = [
         LazyLoad(
             path=item.member.name,
             library=library,
             symbols=len(shims.get(library, ())),
-            exported=library in exported_shims,
-            tramp_table=tables.get(library),
+            exported=library in api.exported_shims,
+            tramp_table=api.tables.get(library),
             file_name=forwarded.get(library),
+            pointer=pointers.get(library),
         )
-        for library in sorted(set(shims) | set(tables))
+        for library in sorted(set(shims) | set(api.tables))
         if not own(library)
     ]
     return static, loaded
@@ -277,9 +324,11 @@ def _rodata_read_whole(facts: ElfFacts) -> bool:
 
 
 def _lazy_load_message(load: LazyLoad) -> str:
-    kind = "forwarding function" if load.file_name else "trampoline"
+    kind = "forwarding function" if load.file_name or load.pointer else "trampoline"
     count = f"{load.symbols} {kind}{'' if load.symbols == 1 else 's'}" if load.symbols else f"{kind}s"
     table = f" through {load.tramp_table}" if load.tramp_table else ""
+    kept = f" keeping what dlsym gave in a local {load.pointer}" if load.pointer else ""
     exported = ", exported" if load.exported else ""
     how = f"dlopen of {load.file_name}" if load.file_name else "dlopen"
-    return f"loads {load.library} at run time ({how}): {count}{table}{exported}, not {load.library} code"
+    found = f"{count}{table}{kept}{exported}"
+    return f"loads {load.library} at run time ({how}): {found}, not {load.library} code"
