@@ -91,10 +91,11 @@ IMPORT_TIMEOUT = 300
 _PROBE = r"""
 import json, sys, traceback
 results, arguments = sys.argv[1], sys.argv[2:]
-names, libraries, carriers = arguments, [], {}
+names, libraries, carriers, cannot_open = arguments, [], {}, None
 if "--load" in arguments:
     names, rest = arguments[: arguments.index("--load")], arguments[arguments.index("--load") + 1 :]
-    carriers, libraries = json.loads(rest[0]), rest[1:]
+    given, libraries = json.loads(rest[0]), rest[1:]
+    carriers, cannot_open = given["carriers"], given["cannot_open"]
 def say(record):
     with open(results, "a") as out:
         out.write(json.dumps(record) + "\n")
@@ -181,7 +182,7 @@ if libraries:
     while retried:
         retried = False
         for path, error in list(failed.items()):
-            missing = re.match(r"([^\s:/]+): cannot open shared object file", error)
+            missing = re.match(cannot_open, error)
             carrier = carriers.get(missing.group(1)) if missing else None
             if carrier in loaded and carrier not in after.get(path, []):
                 after.setdefault(path, []).append(carrier)
@@ -646,10 +647,11 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
     loads_file = work / "loads.jsonl"
     paths = [str(site / member) for member in members]
     loaded = {soname: str(site / member) for soname, member in carriers.items() if member in members}
+    given = json.dumps({"carriers": loaded, "cannot_open": _CANNOT_OPEN.pattern})
     folders = sorted({str(path.parent) for path in (stand_ins or {}).values()})
     with progress.step(f"loading the wheel's {len(paths)} other shared libraries"):
         loading = _run(
-            [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", json.dumps(loaded), *paths],
+            [str(python), "-c", _PROBE, str(loads_file), *to_import, "--load", given, *paths],
             cwd=work / "cwd",
             timeout=IMPORT_TIMEOUT,
             clean=True,
