@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from slimwheel.analysis.wheel import zip_member_overhead
 from slimwheel.errors import UsageError
 from slimwheel.report import elf_rows, human_size
+from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from slimwheel.analysis import LazyLoad, WheelReport
@@ -618,9 +619,8 @@ def _check_tables(check: CheckReport) -> list[str]:
             required.setdefault(requirement.distribution, []).append(label)
         rows = []
         for distribution, labels in required.items():
-            more = f" and {len(labels) - 2} more" if len(labels) > 2 else ""
             allowed = versions_words(versions.get(distribution, [])) or "none"
-            rows.append((distribution, ", ".join(labels[:2]) + more, allowed))
+            rows.append((distribution, some_of(labels, 2), allowed))
         parts.append(
             _table(
                 "NVIDIA distributions it brings in",

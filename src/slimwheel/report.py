@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from slimwheel.runtime._record import Record
+from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from slimwheel.analysis import WheelReport
@@ -84,8 +85,7 @@ def elf_rows(report: WheelReport) -> list[ElfRow]:
                 continue
             where = need.resolution.value
             if need.provided_by:
-                more = len(need.provided_by) - 3
-                where += ": " + ", ".join(need.provided_by[:3]) + (f" and {more} more" if more > 0 else "")
+                where += ": " + some_of(need.provided_by, 3)
             facts.append((need.soname, where))
         system = sum(1 for n in elf.needed if n.resolution is Resolution.SYSTEM)
         if system:

@@ -67,6 +67,7 @@ from slimwheel.names import (
 from slimwheel.progress import SILENT, Progress
 from slimwheel.requirements import only_with_extras, read_requirements
 from slimwheel.wheel import Wheel
+from slimwheel.wording import some_of
 
 __all__ = [
     "ImportResult",
@@ -1873,9 +1874,7 @@ def _asked_by(
             by_runpath = by_runpath or folder in facts.runpath
     if not users:
         return "; no file mapped names it in DT_NEEDED: it was opened by name or path (a dlopen)"
-    named = ", ".join(users[:_USERS_NAMED]) + (
-        f" and {len(users) - _USERS_NAMED} more" if len(users) > _USERS_NAMED else ""
-    )
+    named = some_of(users, _USERS_NAMED)
     if provider_copy is None or not (by_rpath or by_runpath):
         return f"; needed by {named}"
     installed = provider_copy.split("/site-packages/", 1)[-1]

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from slimwheel.check.model import Lookup
 from slimwheel.findings import Finding, FindingKind
+from slimwheel.wording import some_of
 
 __all__ = ["Problem", "gist_lines", "lookup_words", "problem_lines", "search_path_words", "versions_words"]
 
@@ -205,10 +206,8 @@ def problem_lines(
             lines.append((plural(text) if len(together) > 1 else text, list(sharing)))
     said: list[tuple[str, str]] = []
     for text, files in lines:
-        shown = files if verbose or len(files) <= _FILES_NAMED else files[:_FILES_NAMED]
-        where = ", ".join(p for p in shown if p)
-        if len(shown) < len(files):
-            where += f" and {len(files) - len(shown)} more ({rest_named})"
+        shown = len(files) if verbose else _FILES_NAMED
+        where = some_of([p for p in files if p], shown, listed_in=rest_named)
         if len(files) > 1:
             where = f"{len(files)} files ({where})"
         said.append((where, text))
@@ -230,13 +229,9 @@ def gist_lines(findings: Sequence[Finding], *, rest_named: str) -> list[tuple[st
     lines = []
     for kind, (paths, sonames, count) in by_kind.items():
         files = list(paths)
-        where = ", ".join(files[:_FILES_NAMED])
-        if len(files) > _FILES_NAMED:
-            where += f" and {len(files) - _FILES_NAMED} more ({rest_named})"
+        where = some_of(files, _FILES_NAMED, listed_in=rest_named)
         named = sorted(sonames)
-        needs = ", ".join(named[:_SONAMES_NAMED])
-        if len(named) > _SONAMES_NAMED:
-            needs += f" and {len(named) - _SONAMES_NAMED} more"
+        needs = some_of(named, _SONAMES_NAMED)
         between = " between them" if len(files) > 1 and count < len(files) * len(named) else ""
         subject = f"{len(files)} files ({where}) need" if len(files) > 1 else f"{where} needs"
         lines.append((f"{kind.value} ({count})", f"{subject} {needs}{between}: {_GIST[kind]}"))

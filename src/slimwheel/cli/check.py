@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of, print_wheel_reports
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
+from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -202,7 +203,7 @@ def _requirements_table(report: CheckReport, settings: Output) -> Table:
         label = f"{report.distribution}: {check.requirement}" if not check.required_by else check.required_by
         by.setdefault(check.distribution, []).append(label)
     for distribution, labels in by.items():
-        shown = ", ".join(labels[:2]) + (f" and {len(labels) - 2} more" if len(labels) > 2 else "")
+        shown = some_of(labels, 2)
         allowed = versions.get(distribution, [])
         table.add_row(escape(distribution), escape(shown), versions_words(allowed) or "[red]none[/red]")
     return table

@@ -35,6 +35,7 @@ from slimwheel.errors import SlimwheelError, UsageError
 from slimwheel.findings import FindingKind
 from slimwheel.progress import SILENT, Progress
 from slimwheel.repair.plan import RepairOptions, RepairPlan
+from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -495,9 +496,7 @@ def _other_platforms_files(wheel: Wheel, report: WheelReport) -> str:
     if not found:
         return ""
     systems = " and ".join(sorted({system for _, system in found}))
-    named = ", ".join(name for name, _ in found[:3]) + (
-        f" and {len(found) - 3} more" if len(found) > 3 else ""
-    )
+    named = some_of([name for name, _ in found], 3)
     return (
         f"{report.filename} is tagged for any platform and also holds {systems} files ({named}): its "
         f"repair is tagged for Linux only, so pip installs it nowhere else; publish the original beside it "

@@ -59,6 +59,7 @@ from slimwheel.requirements import (
     python_of_tags,
     read_requirements,
 )
+from slimwheel.wording import some_of
 
 __all__ = [
     "AddedRequirement",
@@ -1774,7 +1775,7 @@ def _unused_hints(
             sonames = [library.soname for library in known]
             one_file = len(files) == 1
             hints.append(
-                f"{added.distribution} is required only because {_some_files(files)} "
+                f"{added.distribution} is required only because {some_of(files, _FILES_NAMED, noun='files')} "
                 f"need{'s' if one_file else ''} {', '.join(sonames)} and import{'s' if one_file else ''} "
                 f"no symbol from {'it' if len(sonames) == 1 else 'them'}: --drop-unused-needed leaves it "
                 "out (as relinking with -Wl,--as-needed would)"
@@ -1785,14 +1786,6 @@ def _unused_hints(
 # How many files a warning names before it counts the rest: cuvs-cu12 26.10's 28 Cython modules each
 # link five NVIDIA libraries they import nothing from, which made lines of 1,500 characters.
 _FILES_NAMED = 3
-
-
-def _some_files(files: Sequence[str]) -> str:
-    """``files`` for a warning: all of a few, else the first ones and how many more (the plan's
-    libraries, and the manifest, list every file that needs each)."""
-    if len(files) <= _FILES_NAMED + 1:
-        return ", ".join(files)
-    return f"{', '.join(files[:_FILES_NAMED])} and {len(files) - _FILES_NAMED} more files"
 
 
 def _module_name(path: str) -> str:
