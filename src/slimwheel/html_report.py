@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from slimwheel.analysis.wheel import zip_member_overhead
 from slimwheel.errors import UsageError
 from slimwheel.report import elf_rows, human_size
-from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from slimwheel.analysis import LazyLoad, WheelReport
@@ -597,7 +596,7 @@ def check_lookup_rows(check: CheckReport) -> list[CheckLookupRow]:
 
 
 def _check_tables(check: CheckReport) -> list[str]:
-    from slimwheel.check.words import versions_words
+    from slimwheel.check.words import requirement_rows
 
     cuda = f"CUDA {check.cuda_major}" if check.cuda_major is not None else "no CUDA major"
     python = f", Python {check.python}" if check.python else ""
@@ -610,17 +609,10 @@ def _check_tables(check: CheckReport) -> list[str]:
         f"{check.warnings} warnings.</p>",
     ]
     if check.requirements:
-        versions: dict[str, list[str]] = {}
-        for provider in check.providers:
-            versions.setdefault(provider.distribution, []).append(provider.version)
-        required: dict[str, list[str]] = {}
-        for requirement in check.requirements:
-            label = requirement.required_by or f"{check.distribution}: {requirement.requirement}"
-            required.setdefault(requirement.distribution, []).append(label)
-        rows = []
-        for distribution, labels in required.items():
-            allowed = versions_words(versions.get(distribution, [])) or "none"
-            rows.append((distribution, some_of(labels, 2), allowed))
+        rows = [
+            (distribution, required_by, allowed or "none")
+            for distribution, required_by, allowed in requirement_rows(check)
+        ]
         parts.append(
             _table(
                 "NVIDIA distributions it brings in",

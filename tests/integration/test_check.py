@@ -17,6 +17,7 @@ import pytest
 from slimwheel.analysis import Resolution, Severity
 from slimwheel.catalog.model import Catalog
 from slimwheel.check import CheckKind, CheckReport, NeededCheck, Pin, check_wheel
+from slimwheel.check.words import requirement_rows
 from slimwheel.cli import main
 from slimwheel.errors import InputError, UsageError
 from slimwheel.platforms import Platform
@@ -114,6 +115,13 @@ def test_a_slim_wheel_finds_cudss_and_cublas_in_the_nvidia_wheels(
     assert ("cuda-toolkit", "nvidia-cudss-cu13 1.0.0.35") in required_by
     assert ("nvidia-cublas", "nvidia-cudss-cu13 1.0.0.35") in required_by
     assert ("nvidia-cublas", "cuda-toolkit[cublas] 13.0.2") in required_by
+    # The table check and show --html print: a row per distribution, what requires it, its versions.
+    rows = {row[0]: row[1:] for row in requirement_rows(report)}
+    assert rows["nvidia-cudss-cu13"] == ("pkg: nvidia-cudss-cu13<2,>=1.0.0.35", "1.0.0.35")
+    assert rows["nvidia-cublas"][0] in (
+        "nvidia-cudss-cu13 1.0.0.35, cuda-toolkit[cublas] 13.0.2",
+        "cuda-toolkit[cublas] 13.0.2, nvidia-cudss-cu13 1.0.0.35",
+    )
     # Found only through $ORIGIN/.. in another distribution's folder: a warning, not an error.
     split = [f for f in report.findings if f.kind is CheckKind.SPLIT_INSTALL]
     assert {f.soname for f in split} == {"libcudss.so.1", "libcublas.so.13"}
@@ -225,6 +233,7 @@ def test_a_requirement_the_catalog_has_no_release_for_fails(
     (message,) = _errors(report)[CheckKind.NO_RELEASE]
     assert "nvidia-cudss-cu13>=2" in message
     assert [c.distribution for c in report.requirements] == ["nvidia-cudss-cu13"]
+    assert requirement_rows(report) == [("nvidia-cudss-cu13", "pkg: nvidia-cudss-cu13>=2", "")]
 
 
 def test_cuda_major_and_platform_narrow_the_releases(

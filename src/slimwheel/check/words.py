@@ -7,11 +7,19 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from slimwheel.check.model import Lookup
+from slimwheel.check.model import CheckReport, Lookup
 from slimwheel.findings import Finding, FindingKind
 from slimwheel.wording import some_of
 
-__all__ = ["Problem", "gist_lines", "lookup_words", "problem_lines", "search_path_words", "versions_words"]
+__all__ = [
+    "Problem",
+    "gist_lines",
+    "lookup_words",
+    "problem_lines",
+    "requirement_rows",
+    "search_path_words",
+    "versions_words",
+]
 
 _FILES_NAMED = 3  # files named on a line that many files share (verbose names them all)
 _SONAMES = "\0"  # where a problem's soname stood in its message, while the lines are grouped
@@ -84,6 +92,23 @@ def versions_words(versions: Sequence[str]) -> str:
     if len(versions) <= 4:
         return ", ".join(versions)
     return f"{versions[0]}, {versions[1]} ... {versions[-1]} ({len(versions)} releases)"
+
+
+def requirement_rows(report: CheckReport) -> list[tuple[str, str, str]]:
+    """Per NVIDIA distribution the wheel brings in: its name, what requires it (two named, the rest
+    counted: the JSON document keeps every requirement line) and the versions allowed here ("" for
+    none, which each caller marks as an error its own way)."""
+    versions: dict[str, list[str]] = {}
+    for provider in report.providers:
+        versions.setdefault(provider.distribution, []).append(provider.version)
+    required: dict[str, list[str]] = {}
+    for requirement in report.requirements:
+        label = requirement.required_by or f"{report.distribution}: {requirement.requirement}"
+        required.setdefault(requirement.distribution, []).append(label)
+    return [
+        (distribution, some_of(labels, 2), versions_words(versions.get(distribution, [])))
+        for distribution, labels in required.items()
+    ]
 
 
 def lookup_words(

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of, print_wheel_reports
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
-from slimwheel.wording import some_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -190,22 +189,13 @@ def _requirements_table(report: CheckReport, settings: Output) -> Table:
     """One row per NVIDIA distribution; the JSON document keeps every requirement line."""
     from rich.markup import escape
 
-    from slimwheel.check.words import versions_words
+    from slimwheel.check.words import requirement_rows
 
     table = settings.table(
         "NVIDIA distributions it brings in", ("distribution", "required by", "versions allowed here")
     )
-    versions: dict[str, list[str]] = {}
-    for provider in report.providers:
-        versions.setdefault(provider.distribution, []).append(provider.version)
-    by: dict[str, list[str]] = {}
-    for check in report.requirements:
-        label = f"{report.distribution}: {check.requirement}" if not check.required_by else check.required_by
-        by.setdefault(check.distribution, []).append(label)
-    for distribution, labels in by.items():
-        shown = some_of(labels, 2)
-        allowed = versions.get(distribution, [])
-        table.add_row(escape(distribution), escape(shown), versions_words(allowed) or "[red]none[/red]")
+    for distribution, required_by, allowed in requirement_rows(report):
+        table.add_row(escape(distribution), escape(required_by), escape(allowed) or "[red]none[/red]")
     return table
 
 
