@@ -255,7 +255,8 @@ def _static_code(
             continue
         # Most of its API-named functions keeping dlsym's answer (TensorFlow 2.11's 438 cuBLAS
         # functions, each with its func_ptr): forwarders, whatever name the library is dlopen'ed by.
-        # gcc's split-off parts (``cublasCreate_v2.cold``) are counted with the function they belong to.
+        # gcc's split-off parts and clones (``cublasCreate_v2.cold``, ``.part.0``, ``.isra.0``) are
+        # counted with the function they belong to, here and in the counts reported.
         functions = {name: symbol for name, symbol in matched.items() if "." not in name}
         keeping = 2 * len(api.keepers.intersection(functions)) > len(functions)
         if library in named or keeping:
@@ -263,7 +264,7 @@ def _static_code(
                 forwarded[library] = f"lib{library}.so"
             if keeping:
                 pointers[library] = _FORWARDED_POINTER
-            shims.setdefault(library, {}).update(functions if keeping else matched)
+            shims.setdefault(library, {}).update(functions)
             if library in api.exported_code:
                 api.exported_shims.add(library)
             continue
@@ -274,8 +275,8 @@ def _static_code(
             StaticCode(
                 path=item.member.name,
                 library=library,
-                symbols=len(matched),
-                symbol_bytes=sum(s.size for s in matched.values()),
+                symbols=len({name.split(".", 1)[0] for name in matched}),
+                symbol_bytes=sum(s.size for s in matched.values()),  # the split-off parts' too
                 exported=library in api.exported_code,
                 version_strings=strings,
             )
