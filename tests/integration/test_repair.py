@@ -495,6 +495,34 @@ def test_linux_tagged_wheel_goes_through_auditwheel_first(
     assert any(path.endswith("site-packages/nvidia/cu13/lib/libcudss.so.1") for path in mapped)
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["repair", "dry-run"])
+def test_binaries_installed_into_purelib_are_refused_before_auditwheel_runs(
+    dry_run: bool, elf_zoo: ElfZoo, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tensorrtserver 1.11.0 (``py3-none-any``) holds its libraries in ``.data/purelib/``, which
+    auditwheel refuses ("has to be platlib compliant"): repair passed its last line on, advising
+    LD_LIBRARY_PATH. It says what is wrong and what to do, in one line, exit 2, nothing written."""
+    inside = "solver-1.0.data/purelib/solver/_solver.so"
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(
+        tmp_path / "in",
+        "solver",
+        "1.0",
+        {inside: elf_zoo.ext_auditwheel.read_bytes(), "solver/__init__.py": SOLVER_INIT},
+        tag="py3-none-any",
+    )
+    before = _sha256(wheel)
+    out = tmp_path / "wheelhouse"
+    argv = ["repair", str(wheel), "-w", str(out), "--catalog", str(own_catalog), "--cuda", "13"]
+    assert main([*argv, *(["--dry-run"] if dry_run else [])]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{inside} installs into purelib, and auditwheel" in line
+    assert "rebuild it with them in platlib" in line
+    assert "--no-auditwheel" in line
+    assert not out.exists() or not any(out.iterdir())
+    assert _sha256(wheel) == before
+
+
 @pytest.mark.parametrize(
     "tag",
     ["py3-none-any", "py3-none-win_amd64", "py3-none-manylinux_2_28_aarch64.manylinux_2_28_x86_64"],
