@@ -29,13 +29,14 @@ import sys
 import venv
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
 import packaging.tags
 from packaging.markers import default_environment
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
@@ -74,12 +75,15 @@ __all__ = [
     "LibraryLoad",
     "LoadedLibrary",
     "Pin",
+    "VerifyComparison",
     "VerifyProblem",
     "VerifyReport",
+    "compare_problems",
     "diagnose",
     "find_imports",
     "lowest_pins",
     "manifest_extras",
+    "verify_against",
     "verify_wheel",
 ]
 
@@ -273,6 +277,18 @@ class VerifyProblem:
 
 
 @dataclass(frozen=True)
+class VerifyComparison:
+    """A wheel's problems told apart by those of the wheel it was made from (``verify --against``):
+    what a repair broke, from what the package does wherever it is installed (a requirement it does
+    not declare, a numpy it was not built for, a licence asked for at import)."""
+
+    wheel: str  # the original, as given
+    new: tuple[VerifyProblem, ...]  # the wheel's problems the original does not have
+    shared: tuple[VerifyProblem, ...]  # the wheel's problems the original has too
+    gone: tuple[VerifyProblem, ...]  # the original's problems the wheel does not have
+
+
+@dataclass(frozen=True)
 class VerifyReport:
     wheel: str
     distribution: str
@@ -294,10 +310,12 @@ class VerifyReport:
     # The driver's libraries this machine lacks that stand-ins took the place of (``slimwheel.elf.stub``)
     # while the wheel's files were loaded.
     stand_ins: tuple[str, ...] = ()
+    against: VerifyComparison | None = None  # ``verify --against``: its problems against the original's
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        """No problem; against an original, none that the original does not have."""
+        return not (self.against.new if self.against is not None else self.problems)
 
 
 @dataclass(frozen=True)
@@ -471,6 +489,71 @@ def verify_wheel(
             unjudged=unjudged,
             stand_ins=sorted(stand_ins),
         )
+
+
+def verify_against(
+    path: Path,
+    original: Path,
+    catalog: Catalog,
+    *,
+    index_url: str | None = None,
+    find_links: Sequence[str] = (),
+    import_names: Sequence[str] = (),
+    lowest: bool = False,
+    extras: Sequence[str] | None = None,
+    progress: Progress = SILENT,
+) -> VerifyReport:
+    """:func:`verify_wheel` of ``path``, then of ``original`` (the wheel it was made from) with the
+    same options, each in its own fresh venv: ``path``'s report, with its problems told apart
+    (``against``) by whether the original has them too. A problem is the same where its kind, member,
+    soname and message are, the venv's site-packages folder and the wheel's file name left out.
+    A UsageError where the two wheels are not of one distribution."""
+    names = [_distribution_of(Path(wheel)) for wheel in (path, original)]
+    if names[0] != names[1]:
+        raise UsageError(
+            f"--against {Path(original).name}: a wheel of {names[1]}, not of {names[0]}",
+            hint="compare a repaired wheel with the wheel it was repaired from",
+        )
+    run = partial(
+        verify_wheel,
+        catalog=catalog,
+        index_url=index_url,
+        find_links=find_links,
+        import_names=import_names,
+        lowest=lowest,
+        extras=extras,
+        progress=progress,
+    )
+    report = run(path)
+    return replace(report, against=compare_problems(report, run(original)))
+
+
+def _distribution_of(path: Path) -> str:
+    try:
+        return str(parse_wheel_filename(path.name)[0])
+    except InvalidWheelFilename as error:
+        raise InputError(str(path), f"not a wheel's file name ({error})") from None
+
+
+def compare_problems(report: VerifyReport, original: VerifyReport) -> VerifyComparison:
+    """``report``'s problems against ``original``'s (see :func:`verify_against`)."""
+    theirs = {_problem_key(problem, original.wheel) for problem in original.problems}
+    mine = {_problem_key(problem, report.wheel) for problem in report.problems}
+    return VerifyComparison(
+        wheel=original.wheel,
+        new=tuple(p for p in report.problems if _problem_key(p, report.wheel) not in theirs),
+        shared=tuple(p for p in report.problems if _problem_key(p, report.wheel) in theirs),
+        gone=tuple(p for p in original.problems if _problem_key(p, original.wheel) not in mine),
+    )
+
+
+# Where a message names a file of the venv verify made: each run makes its own.
+_IN_SITE_PACKAGES = re.compile(r"\S*/site-packages/")
+
+
+def _problem_key(problem: VerifyProblem, wheel: str) -> tuple[str, str | None, str | None, str]:
+    message = _IN_SITE_PACKAGES.sub("", problem.message).replace(Path(wheel).name, "")
+    return problem.kind, problem.member, problem.soname, message
 
 
 def _pip_install(

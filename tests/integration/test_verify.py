@@ -1464,3 +1464,72 @@ def test_a_rapids_library_packages_load_library_is_called_as_its_consumers_do(
         "import libops failed: libops.load_library() raised OSError: "
         "libdep.so: a dependency of libops is missing"
     )
+
+
+def test_against_the_original_only_problems_it_lacks_fail(
+    elf_zoo: ElfZoo,
+    providers: ProviderWheels,
+    own_catalog: Path,
+    index_server: Callable[..., IndexServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Published wheels fail verify for reasons of their own (pylibraft-cu13 26.10 imports cupy, which
+    it does not require; NEURON-gpu 8.2.2's modules were built for another numpy): ``--against`` the
+    wheel it was repaired from tells what the repair broke from what the package does anyway."""
+    (tmp_path / "fat").mkdir()
+    files = {
+        "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
+        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
+        "solver/__init__.py": SOLVER_INIT,
+        "solver_plugins/__init__.py": b"import jaxlike_nowhere\n",  # a requirement the package forgot
+    }
+    fat = make_wheel(tmp_path / "fat", "solver", "1.0", files, tag=SOLVER_TAG)
+    repaired = Path(
+        repair_to_json(
+            capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"
+        )["output"]
+    )
+    server = index_server(providers.directory)
+    common = ["--index-url", server.simple_url, "--catalog", str(own_catalog)]
+
+    code, alone = _verify(capsys, str(repaired), *common)
+    assert code == 1
+    assert [p["kind"] for p in alone["problems"]] == ["import"]
+    assert alone["against"] is None
+
+    code, document = _verify(capsys, str(repaired), "--against", str(fat), *common)
+    assert code == 0, document["against"]
+    assert document["ok"] is True
+    against = document["against"]
+    assert against["wheel"] == str(fat)
+    assert against["new"] == []
+    assert against["shared"] == alone["problems"]  # the same words, from another venv
+    assert "No module named 'jaxlike_nowhere'" in against["shared"][0]["message"]
+    # The original's own problems, which the repair mended: its copy of cuDSS needs a cuBLAS nothing
+    # installed, so `import solver` failed, for want of a Requires-Dist and an RPATH.
+    gone = {(p["kind"], p.get("soname")) for p in against["gone"]}
+    assert {("import", None), ("unresolved", "libcublas.so.13")} <= gone
+    assert document["libraries"]  # the repaired wheel's own report, as without --against
+
+    # The other way round, a wheel that lost what the original had fails, naming what it lost.
+    assert main(["verify", str(fat), "--against", str(repaired), *common]) == 1
+    out = capsys.readouterr().out
+    assert "(the original too): import solver_plugins failed" in out.replace("\n", " ")
+    assert "fails against " + repaired.name in out
+    assert "problems the original does not have" in out
+
+
+def test_against_a_wheel_of_another_distribution_is_bad_usage(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = make_wheel(tmp_path, "one", "1.0", {"one/__init__.py": b""}, tag="py3-none-any")
+    other = make_wheel(tmp_path, "other", "1.0", {"other/__init__.py": b""}, tag="py3-none-any")
+    assert main(["verify", str(one), "--against", str(other), "--catalog", str(own_catalog)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--against other-1.0-py3-none-any.whl: a wheel of other, not of one" in line
+    assert (
+        main(["verify", str(one), "--against", str(tmp_path / "gone.whl"), "--catalog", str(own_catalog)])
+        == 2
+    )
+    assert "no such file" in capsys.readouterr().err

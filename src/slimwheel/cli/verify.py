@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from slimwheel.cli._output import Output
     from slimwheel.verify import VerifyReport
 
@@ -62,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extras.add_argument(
         "--no-extras", dest="extras", action="store_const", const=[], help="install the wheel with no extra"
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="ORIGINAL",
+        help="also verify the wheel WHEEL was made from (before repair), with the same options, and fail "
+        "only on problems it does not have: what the repair broke, not what the package does anyway",
+    )
     parser.add_argument("--json", action="store_true", help="print a slimwheel.verify/1 JSON document")
     add_catalog_argument(parser)
 
@@ -69,23 +79,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.errors import InputError
     from slimwheel.report import dump_report
-    from slimwheel.verify import verify_wheel
+    from slimwheel.verify import verify_against, verify_wheel
 
-    if not args.wheel.exists():
-        raise InputError(str(args.wheel), "no such file")
+    for given in (args.wheel, args.against):
+        if given is not None and not given.exists():
+            raise InputError(str(given), "no such file")
     # Anything else that is not a regular file (a FIFO, a device, a folder) is refused, without
     # blocking, when verify_wheel opens it.
     catalog = load_catalog_from_args(args)
-    report = verify_wheel(
-        args.wheel,
-        catalog,
-        index_url=args.index_url,
-        find_links=tuple(args.find_links),
-        import_names=tuple(args.import_names),
-        lowest=args.lowest,
-        extras=None if args.extras is None else tuple(args.extras),
-        progress=output_of(args).progress(),
-    )
+    options = {
+        "index_url": args.index_url,
+        "find_links": tuple(args.find_links),
+        "import_names": tuple(args.import_names),
+        "lowest": args.lowest,
+        "extras": None if args.extras is None else tuple(args.extras),
+        "progress": output_of(args).progress(),
+    }
+    if args.against is not None:
+        report = verify_against(args.wheel, args.against, catalog, **options)
+    else:
+        report = verify_wheel(args.wheel, catalog, **options)
     if args.json:
         document = {"catalog": catalog.origin, "ok": report.ok, **_fields(report)}
         print(dump_report("verify", document), file=output_of(args).out)
@@ -155,8 +168,29 @@ def _render(report: VerifyReport, settings: Output) -> None:
                 escape(", ".join(library.expected)),
             )
         out.print(table)
+    _render_end(report, out, verbose=bool(settings.verbose))
+
+
+def _render_end(report: VerifyReport, out: Console, *, verbose: bool) -> None:
+    """The problems, what this machine could not judge, and the verdict; ``verbose``: each problem of
+    the original's that the wheel does not have, not only how many of each kind."""
+    from rich.markup import escape
+
+    shared = set(report.against.shared) if report.against is not None else set()
     for problem in report.problems:
-        out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+        if problem in shared:
+            out.print(f"[yellow]{problem.kind}[/yellow] (the original too): {escape(problem.message)}")
+        else:
+            out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+    gone = report.against.gone if report.against is not None else ()
+    for problem in gone if verbose else ():
+        out.print(f"[green]gone[/green] {problem.kind} (the original's): {escape(problem.message)}")
+    if gone and not verbose:
+        kinds: dict[str, int] = {}
+        for problem in gone:
+            kinds[problem.kind] = kinds.get(problem.kind, 0) + 1
+        counted = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+        out.print(f"[green]gone[/green] of the original's problems: {counted} (-v says each)")
     if report.stand_ins:
         out.print(
             f"[yellow]stand-ins[/yellow]: {escape(', '.join(report.stand_ins))}: this machine has no NVIDIA "
@@ -173,4 +207,11 @@ def _render(report: VerifyReport, settings: Output) -> None:
     verdict = "[green]passes[/green]" if report.ok else "[red]fails[/red]"
     unjudged = f", {len(report.unjudged)} not judged" if report.unjudged else ""
     mapped = f"{len(report.libraries)} NVIDIA libraries mapped{unjudged}"
-    out.print(f"{verdict}: {mapped}, {len(report.problems)} problems")
+    if report.against is None:
+        out.print(f"{verdict}: {mapped}, {len(report.problems)} problems")
+        return
+    against = report.against
+    out.print(
+        f"{verdict} against {escape(Path(against.wheel).name)}: {mapped}, {len(against.new)} problems "
+        f"the original does not have, {len(against.shared)} it has too, {len(against.gone)} of its gone"
+    )
