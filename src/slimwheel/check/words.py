@@ -101,14 +101,33 @@ def requirement_rows(report: CheckReport) -> list[tuple[str, str, str]]:
     versions: dict[str, list[str]] = {}
     for provider in report.providers:
         versions.setdefault(provider.distribution, []).append(provider.version)
-    required: dict[str, list[str]] = {}
+    # Per distribution, per requirer ("cuda-toolkit[cublas]"), the requirer's releases that require it:
+    # pylibraft-cu13 26.10.0's cuBLAS is required by 39 cuda-toolkit releases, one label each.
+    required: dict[str, dict[str, list[str]]] = {}
     for requirement in report.requirements:
-        label = requirement.required_by or f"{report.distribution}: {requirement.requirement}"
-        required.setdefault(requirement.distribution, []).append(label)
+        requirer, release = _requirer_and_release(requirement.required_by)
+        if not requirer:
+            requirer = f"{report.distribution}: {requirement.requirement}"
+        releases = required.setdefault(requirement.distribution, {}).setdefault(requirer, [])
+        if release and release not in releases:
+            releases.append(release)
     return [
-        (distribution, some_of(labels, 2), versions_words(versions.get(distribution, [])))
-        for distribution, labels in required.items()
+        (
+            distribution,
+            some_of([f"{name} {versions_words(found)}".rstrip() for name, found in by.items()], 2),
+            versions_words(versions.get(distribution, [])),
+        )
+        for distribution, by in required.items()
     ]
+
+
+def _requirer_and_release(required_by: str) -> tuple[str, str]:
+    """``"cuda-toolkit[cublas] 13.0.2"`` -> (``"cuda-toolkit[cublas]"``, ``"13.0.2"``); a requirement of
+    the wheel's that brings it (``"libraft-cu13==26.10.*"``) has no release: (it, "")."""
+    name, _, release = required_by.rpartition(" ")
+    if name and release[:1].isdigit():
+        return name, release
+    return required_by, ""
 
 
 def lookup_words(
