@@ -1477,14 +1477,9 @@ def test_against_the_original_only_problems_it_lacks_fail(
     """Published wheels fail verify for reasons of their own (pylibraft-cu13 26.10 imports cupy, which
     it does not require; NEURON-gpu 8.2.2's modules were built for another numpy): ``--against`` the
     wheel it was repaired from tells what the repair broke from what the package does anyway."""
-    (tmp_path / "fat").mkdir()
-    files = {
-        "solver/_solver.so": elf_zoo.ext_auditwheel.read_bytes(),
-        "solver.libs/libcudss-1a2b3c4d.so.1.0.0": elf_zoo.auditwheel_copy.read_bytes(),
-        "solver/__init__.py": SOLVER_INIT,
-        "solver_plugins/__init__.py": b"import jaxlike_nowhere\n",  # a requirement the package forgot
-    }
-    fat = make_wheel(tmp_path / "fat", "solver", "1.0", files, tag=SOLVER_TAG)
+    # A module that imports a requirement the package forgot.
+    forgot = {"solver_plugins/__init__.py": b"import jaxlike_nowhere\n"}
+    fat = fat_solver_wheel(tmp_path / "fat", elf_zoo, more=forgot)
     repaired = Path(
         repair_to_json(
             capsys, fat, tmp_path / "wheelhouse", own_catalog, "--cuda", "13", "--isolated-environment"

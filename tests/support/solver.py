@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,11 @@ def version():
 """
 
 
-def fat_solver_wheel(directory: Path, zoo: ElfZoo, style: str = "auditwheel") -> Path:
-    """``solver`` with its own copy of libcudss: auditwheel's hashed copy, a renamed one, or a plain one."""
+def fat_solver_wheel(
+    directory: Path, zoo: ElfZoo, style: str = "auditwheel", *, more: Mapping[str, bytes] | None = None
+) -> Path:
+    """``solver`` with its own copy of libcudss: auditwheel's hashed copy, a renamed one, or a plain one;
+    and ``more`` files."""
     directory.mkdir(parents=True, exist_ok=True)
     if style == "auditwheel":
         files = {
@@ -48,6 +52,7 @@ def fat_solver_wheel(directory: Path, zoo: ElfZoo, style: str = "auditwheel") ->
             "solver/libcudss.so.1": zoo.libcudss.read_bytes(),
         }
     files["solver/__init__.py"] = SOLVER_INIT
+    files.update(more or {})
     return make_wheel(directory, "solver", "1.0", files, tag=SOLVER_TAG)
 
 
