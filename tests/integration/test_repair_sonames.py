@@ -23,9 +23,13 @@ from tests.support.wheels import make_wheel
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
 
 
-def _vendoring_wheel(tmp_path: Path, copy_name: str, *, original: str | None = None) -> Path:
+def _vendoring_wheel(
+    tmp_path: Path, copy_name: str, *, original: str | None = None, as_big_as: str | None = None
+) -> Path:
     """``pkg/_ext.so`` linked against ``pkg.libs/<copy_name>`` (SONAME the hashed name, as auditwheel
-    leaves it). ``original``: the version node the copy defines (what auditwheel keeps of its soname)."""
+    leaves it). ``original``: the version node the copy defines (what auditwheel keeps of its soname).
+    ``as_big_as``: a soname whose smallest build in the shipped catalog the copy is padded to (zeros
+    after its last byte, which the loader never reads), as a real copy is, which repair leaves unread."""
     build = tmp_path / "build"
     copy = compile_shared(
         build / copy_name,
@@ -48,10 +52,17 @@ def _vendoring_wheel(tmp_path: Path, copy_name: str, *, original: str | None = N
         {
             "pkg/__init__.py": b"",
             "pkg/_ext.so": extension.read_bytes(),
-            f"pkg.libs/{copy_name}": copy.read_bytes(),
+            f"pkg.libs/{copy_name}": copy.read_bytes().ljust(
+                _smallest_build(as_big_as) if as_big_as else 0, b"\0"
+            ),
         },
         tag=TAG,
     )
+
+
+def _smallest_build(soname: str) -> int:
+    sizes = [p.library.size for p in load_catalog().providers(soname=soname) if p.library.size]
+    return min(sizes)
 
 
 def _needed(wheel_path: Path, member: str) -> tuple[str, ...]:
@@ -125,7 +136,9 @@ def test_an_unread_copy_takes_the_soname_its_old_file_name_spells(
     keeps), whose consumers bind no version naming its soname: the release's soname that the copy's
     old file name (``libcudart.so.11.0.221``) refines is the one to load, not the major alone."""
     monkeypatch.setenv("SLIMWHEEL_CACHE_DIR", str(tmp_path / "cache"))  # no export list read before
-    wheel = _vendoring_wheel(tmp_path, copy_name)
+    wheel = _vendoring_wheel(tmp_path, copy_name, as_big_as=soname)
+    with Wheel.open(wheel) as opened:
+        assert list(named_like_copies(opened, load_catalog())) == [f"pkg.libs/{copy_name}"]  # left unread
     result = _repair(tmp_path, wheel, capsys, "--offline")
     plan = result["plan"]
     assert isinstance(plan, dict)
@@ -1180,3 +1193,65 @@ def test_a_copy_known_by_soname_alone_is_shown_as_the_wheels_cuda_majors(
     assert copy.identified.confidence.value == "by-soname"
     assert copy.identified.distribution == distribution
     assert copy.identified.cuda_major == int(runtime.split(".", maxsplit=1)[0])
+
+
+# A remote-GPU client's one library under NVIDIA's names (chidori-gpu 0.1.5 ships it as libcublas.so.13,
+# libcudart.so.13 and four more): each defines cuBLAS's, cuDNN's and the runtime's API, to forward the
+# calls to a machine that has the GPU.
+_INTERPOSER_C = """
+int cudaMalloc(void **p, unsigned long n) { *p = (void *)n; return n == 0; }
+int cublasCreate_v2(void **h) { *h = h; return 0; }
+int cudnnCreate(void **h) { *h = h; return 0; }
+"""
+
+
+@pytest.mark.parametrize("forwards", [True, False], ids=["interposer", "small-copy"])
+def test_a_small_library_that_defines_other_nvidia_apis_is_no_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], forwards: bool
+) -> None:
+    """Named for cudart, a fraction of NVIDIA's size, and defining cuBLAS's and cuDNN's API too: the
+    wheel's own library, which stays (repair dropped chidori-gpu's six and required NVIDIA's instead,
+    which serve no remote GPU). A small file that defines only the runtime's API is still taken for a
+    copy, as a build of the library is."""
+    source = _INTERPOSER_C if forwards else "int cudaMalloc(void **p, unsigned long n) { return n == 0; }\n"
+    library = compile_shared(
+        tmp_path / "build" / "libcudart.so.13", {"shim.c": source}, soname="libcudart.so.13"
+    )
+    extension = compile_shared(
+        tmp_path / "build" / "_ext.so",
+        {
+            "ext.c": "int cudaMalloc(void **, unsigned long);\n"
+            "int ext(void **p) { return cudaMalloc(p, 8); }\n"
+        },
+        link=[library],
+        rpath="$ORIGIN",
+    )
+    wheel = _wheel_in(
+        tmp_path,
+        "pkg",
+        {
+            "pkg/__init__.py": b"",
+            "pkg/_ext.so": extension.read_bytes(),
+            "pkg/libcudart.so.13": library.read_bytes(),
+        },
+    )
+    with Wheel.open(wheel) as opened:
+        # Far smaller than NVIDIA's builds, it is read even where repair leaves copies unread.
+        assert "pkg/libcudart.so.13" not in named_like_copies(opened, load_catalog())
+    assert main(["show", str(wheel), "--json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)["wheels"]
+    found = [f["message"] for f in shown["findings"] if f["kind"] == "not-nvidia-build"]
+    if not forwards:
+        assert found == []
+        assert [copy["path"] for copy in shown["vendored"]] == ["pkg/libcudart.so.13"]
+        return
+    assert shown["vendored"] == []
+    (message,) = found
+    assert message.startswith(
+        f"libcudart.so.13 here is {library.stat().st_size:,} bytes, NVIDIA's smallest build"
+    )
+    assert "defines the API of cublas, cudnn too" in message
+    plan = _repair(tmp_path, wheel, capsys, "--offline")["plan"]
+    assert isinstance(plan, dict)
+    assert plan["drop"] == []
+    assert plan["requirements"] == []
