@@ -78,6 +78,21 @@ class CorpusWheel:
 
 CORPUS: tuple[CorpusWheel, ...] = (
     CorpusWheel(
+        project="chidori-gpu",
+        filename="chidori_gpu-0.1.5-py3-none-any.whl",
+        sha256="7998209f1d3d0eb3ded5b2af2c5986bbd6ac9cb2950f58d41e36ea8ba25cbac0",
+        size=843_835,
+        vendors=(
+            "a remote-CUDA client's one 231 kB library, defining cuBLAS's, cuDNN's, NVRTC's and the "
+            "runtime's API, as libcublas.so.12/.13, libcublasLt.so.12/.13, libcudart.so.12/.13 (its own, "
+            "not copies: repair had dropped them) and libcuda.so.1 (a bundled driver: refused); a 14 kB "
+            "libnvidia-ml.so.1, dropped as the driver's; its worker program links cuDNN"
+        ),
+        install_mb=0,
+        cuda_major=13,
+        drops=1,
+    ),
+    CorpusWheel(
         project="NEURON-gpu",
         filename="NEURON_gpu-8.2.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         sha256="06b78a75ffaafd69c9c65625ab77e0ffc3c710d9db58bc434064fbd2096c5512",

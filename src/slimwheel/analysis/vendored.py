@@ -34,15 +34,23 @@ def named_like_copies(wheel: ArchiveSource, catalog: Catalog) -> dict[str, str]:
             and parsed.stem in names
             and parsed.style is not NameStyle.WINDOWS
             and other_makers_of(parsed.stem) is None  # only its content can say it is NVIDIA's
-            and not _far_smaller_than_builds(member.file_size, parsed.stem, catalog)  # see _SMALLEST_COPY
+            and not _far_smaller_than_builds(member.file_size, parsed, catalog)  # see _SMALLEST_COPY
         ):
             found[member.name] = parsed.stem
     return found
 
 
-def _far_smaller_than_builds(size: int, name: str, catalog: Catalog) -> bool:
-    smallest = _smallest_build(catalog, name=name)
-    return smallest is not None and size < _SMALLEST_COPY * smallest
+def _far_smaller_than_builds(size: int, parsed: LibraryFileName, catalog: Catalog) -> bool:
+    """Whether a file is far smaller than NVIDIA's builds of the sonames its name may be (of the
+    major it spells: ``libcudart.so.13``'s are 704 kB at least; ``cudart64_13.dll``, 471 kB, is none)."""
+    major = (parsed.version or "").split(".")[0]
+    spelled = f"lib{parsed.stem}.so" + (f".{major}" if major else "")  # not the Windows DLLs, smaller
+    sizes = [
+        provider.library.size
+        for provider in catalog.providers(name=parsed.stem, include_prereleases=True)
+        if provider.library.size and _refines(provider.library.soname, spelled)
+    ]
+    return bool(sizes) and size < _SMALLEST_COPY * min(sizes)
 
 
 def _is_providers_original(is_provider_wheel: bool, parsed: LibraryFileName | None) -> bool:
@@ -197,12 +205,10 @@ def _named_file(parsed: LibraryFileName | None) -> str | None:
 _SMALLEST_COPY = 0.5
 
 
-def _smallest_build(catalog: Catalog, *, soname: str | None = None, name: str | None = None) -> int | None:
-    """The size of the smallest file NVIDIA's wheels ship of ``soname`` (or of library ``name``)."""
+def _smallest_build(catalog: Catalog, soname: str) -> int | None:
+    """The size of the smallest file NVIDIA's wheels ship of ``soname``."""
     sizes = [
-        p.library.size
-        for p in catalog.providers(soname=soname, name=name, include_prereleases=True)
-        if p.library.size
+        p.library.size for p in catalog.providers(soname=soname, include_prereleases=True) if p.library.size
     ]
     return min(sizes) if sizes else None
 
@@ -213,7 +219,7 @@ def _interposer(item: _ElfMember, identified: IdentifiedRelease | None, catalog:
     API as its own code. "" otherwise."""
     if identified is None or identified.confidence is not Confidence.BY_SONAME or item.facts is None:
         return ""
-    smallest = _smallest_build(catalog, soname=identified.soname)
+    smallest = _smallest_build(catalog, identified.soname)
     if smallest is None or item.member.file_size >= _SMALLEST_COPY * smallest:
         return ""
     own = parse_library_file_name(identified.soname)
