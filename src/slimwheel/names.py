@@ -22,6 +22,7 @@ __all__ = [
     "LibraryFileName",
     "LibrarySpec",
     "NameStyle",
+    "cuda_major_named",
     "is_extension_abi_tag",
     "is_extension_module_name",
     "is_libpython",
@@ -221,3 +222,16 @@ def names_file(text: bytes, name: bytes) -> bool:
             return True
         start = text.find(name, start + 1)
     return False
+
+
+# A CUDA version in a distribution's name, as projects name their builds: -cu12, -cu128, -cuda117,
+# -cuda12x, -cuda-12, -cuda-11-1 (major, then the minor's digits or an "x").
+_CUDA_IN_NAME = re.compile(r"(?:^|-)(?:cu|cuda-?)(1\d)(?:\d|-\d+|x)?(?=-|$)")
+
+
+def cuda_major_named(distribution: str) -> int | None:
+    """The one CUDA major a distribution's name names (``bagua-cuda117``: 11), or None."""
+    from packaging.utils import canonicalize_name
+
+    majors = {int(match[1]) for match in _CUDA_IN_NAME.finditer(canonicalize_name(distribution))}
+    return next(iter(majors)) if len(majors) == 1 else None

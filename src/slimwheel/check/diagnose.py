@@ -35,7 +35,7 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
-from slimwheel.names import is_libpython, soname_stem
+from slimwheel.names import cuda_major_named, is_libpython, soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -50,6 +50,9 @@ _PLURAL_WORDS = (
     ("; it is part of ", "; they are part of "),
     (" ships that soname: ", " ships those sonames: "),
     (" provides it (", " provides them ("),
+    (" installed on the host provides it, ", " installed on the host provides them, "),
+    (" where its release ships that soname ", " where its release ships those sonames "),
+    (" to leave it to the host)", " to leave them to the host)"),
     (" leaves it to the host)", " leave them to the host)"),
     ("; it is ", "; they are "),
     (" which may ship it", " which may ship them"),
@@ -239,7 +242,9 @@ class Diagnosis:
             }
             if majors:
                 possible = majors if possible is None else possible & majors
-        return next(iter(possible)) if possible and len(possible) == 1 else None
+        if possible and len(possible) == 1:
+            return next(iter(possible))
+        return cuda_major_named(self.report.distribution)  # tensorrt-cu13-bindings: 13
 
     def _missing_requirement(self, elf: ElfReport, check: NeededCheck) -> bool:
         """An NVIDIA soname that no required release ships: the cause to report, rather than "not found"."""
@@ -384,6 +389,16 @@ class Diagnosis:
         slim containers; sgl-kernel 0.1.0's ``libtorch.so`` comes from torch, which it does not require.
         An NVIDIA soname no wheel ships (CUDA 10.2's ``libnvrtc.so.10.2``) comes from a CUDA install."""
         product = nvidia_product_of(soname)
+        if product is not None and product.sdist_only:
+            # tensorrt-cu13-bindings 11.4 links libnvinfer.so.11 and requires nothing that ships it.
+            major = str(self._wheel_major) if self._wheel_major is not None else "<major>"
+            distribution = product.distribution.replace("<major>", major)
+            return (
+                f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "
+                f"{product.name} installed on the host provides it, or {distribution}, which the public "
+                "index serves as an sdist only, where its release ships that soname (require it, or "
+                f"--exclude {soname_stem(soname)} to leave it to the host)"
+            )
         if product is not None:
             return (
                 f"; it is part of {product.name}, and no NVIDIA wheel the catalog knows ships that soname: "

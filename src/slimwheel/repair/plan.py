@@ -43,7 +43,7 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_
 from slimwheel.check.model import ProviderRelease, RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import soname_stem
+from slimwheel.names import cuda_major_named, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -483,7 +483,7 @@ def _folders_naming_majors(needs: Mapping[str, _Need]) -> dict[str, int]:
         for path in need.needed_by:
             folder = posixpath.dirname(path)
             for part in reversed(folder.split("/")):
-                if (major := _major_named(part)) is not None:
+                if (major := cuda_major_named(part)) is not None:
                     found[folder] = major
                     break
     return found
@@ -496,15 +496,6 @@ def _majors_linked(report: WheelReport, dropped: set[str]) -> set[int]:
 
 
 _CUDA_CLASSIFIER = re.compile(r"Environment :: GPU :: NVIDIA CUDA :: (\d+)(?:\.\d+)*")
-# A CUDA version in a distribution's name, as projects name their builds: -cu12, -cu128, -cuda117,
-# -cuda12x, -cuda-12, -cuda-11-1 (major, then the minor's digits or an "x").
-_CUDA_IN_NAME = re.compile(r"(?:^|-)(?:cu|cuda-?)(1\d)(?:\d|-\d+|x)?(?=-|$)")
-
-
-def _major_named(distribution: str) -> int | None:
-    """The one CUDA major a distribution's name names (``bagua-cuda117``: 11), or None."""
-    majors = {int(match[1]) for match in _CUDA_IN_NAME.finditer(canonicalize_name(distribution))}
-    return next(iter(majors)) if len(majors) == 1 else None
 
 
 def _majors_claimed(classifiers: Sequence[str]) -> set[int]:
@@ -1844,7 +1835,7 @@ def plan_repair(
         claimed=claimed,
         linked=linked,
         warnings=draft.warnings,
-        named=_major_named(report.distribution),
+        named=cuda_major_named(report.distribution),
     )
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
