@@ -886,8 +886,13 @@ def test_the_distributions_name_tells_the_major_where_nothing_else_does(
 ) -> None:
     report = replace(_report("libnvToolsExt.so.1"), distribution=distribution)
     if major is None:
-        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide"):
+        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide") as raised:
             _plan(report)
+        # A name that says a major none of those is (tensorrt-dispatch-cu11-bindings 10.13 needs a
+        # soname the catalog knows in CUDA 12 and 13 wheels only) is said, with the way out.
+        named = "the wheel's name says CUDA 13, of which no wheel the catalog knows ships it"
+        assert (named in str(raised.value)) is (distribution == "pkg-cu130")
+        assert ("--exclude nvToolsExt" in (raised.value.hint or "")) is (distribution == "pkg-cu130")
     else:
         assert _plan(report).cuda_major == major
     # Any other word comes first: the classifiers', as the wheel's requirements'.

@@ -452,14 +452,18 @@ def _choose_major(
             f"wheel names a CUDA major: linked to CUDA {newest}'s (--cuda N picks another)"
         )
         return newest
-    raise _undecided(needs, sorted(by_soname), listed)
+    raise _undecided(needs, sorted(by_soname), listed, named=named)
 
 
-def _undecided(needs: Mapping[str, _Need], sonames: Sequence[str], listed: str) -> RepairError:
+def _undecided(
+    needs: Mapping[str, _Need], sonames: Sequence[str], listed: str, *, named: int | None = None
+) -> RepairError:
     """Why no major was chosen for ``sonames``, which ``listed`` majors' wheels all ship. Where the files
     that need them lie in folders named for different majors (nccl-extensions 0.1.0 ships
     nccl/ep/lib/cu12/libnccl_ep.so and .../cu13/, each needing NCCL's libnccl.so.2, and loads the one
-    that fits), one major's wheels serve neither build alone: the way out is to leave them out."""
+    that fits), one major's wheels serve neither build alone: the way out is to leave them out. Where
+    the wheel's name names a major none of those is (``named``: tensorrt-dispatch-cu11-bindings 10.13
+    needs libnvinfer_dispatch.so.10, which the catalog knows only in CUDA 12 and 13 wheels), it says so."""
     folders = _folders_naming_majors(needs)
     if len(set(folders.values())) > 1:
         named_by = ", ".join(f"{folder} (CUDA {major})" for folder, major in sorted(folders.items()))
@@ -468,6 +472,14 @@ def _undecided(needs: Mapping[str, _Need], sonames: Sequence[str], listed: str) 
             f"the wheel's files are built for several CUDA majors, as their folders say ({named_by}), and "
             f"{listed} wheels all provide {', '.join(sonames)}: no one major's wheels serve them all",
             hint=f"{stems} leaves them to what the user installs; --cuda N links every file to one major's",
+        )
+    if named is not None:
+        return RepairError(
+            f"both {listed} wheels provide {', '.join(sonames)}, and the wheel's name says CUDA {named}, "
+            f"of which no wheel the catalog knows ships {'it' if len(sonames) == 1 else 'them'}",
+            hint=f"--exclude {' --exclude '.join(soname_stem(s) for s in sonames)} leaves "
+            f"{'it' if len(sonames) == 1 else 'them'} to what the user installs; --cuda N links the "
+            "files to that major's wheels",
         )
     return RepairError(
         f"both {listed} wheels provide {', '.join(sonames)}",
