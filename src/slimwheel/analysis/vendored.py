@@ -214,9 +214,9 @@ def _smallest_build(catalog: Catalog, soname: str) -> int | None:
 
 
 def _interposer(item: _ElfMember, identified: IdentifiedRelease | None, catalog: Catalog) -> str:
-    """Why a file identified by its soname alone is no copy of NVIDIA's library: far smaller than
-    every build of it NVIDIA's wheels ship (``_SMALLEST_COPY``), it defines other NVIDIA libraries'
-    API as its own code. "" otherwise."""
+    """Why a file identified by its soname alone is no copy of NVIDIA's library, where it is far
+    smaller than every build of it NVIDIA's wheels ship (``_SMALLEST_COPY``) and defines other NVIDIA
+    libraries' API as its own code; "" otherwise."""
     if identified is None or identified.confidence is not Confidence.BY_SONAME or item.facts is None:
         return ""
     smallest = _smallest_build(catalog, identified.soname)

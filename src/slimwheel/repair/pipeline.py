@@ -505,22 +505,22 @@ def _other_platforms_files(wheel: Wheel, report: WheelReport) -> str:
     )
 
 
-def _goes_through_auditwheel(report: WheelReport, *, asked: bool) -> bool:
+def _goes_through_auditwheel(report: WheelReport, data_dir: str, *, asked: bool) -> bool:
     """Whether auditwheel tags the wheel first (``asked``: not ``--no-auditwheel``); a RepairError
-    for a wheel it would refuse."""
+    for a wheel it would refuse (``data_dir``: the wheel's ``<name>-<version>.data``)."""
     from slimwheel.repair.auditwheel import needs_auditwheel
 
     if not (asked and needs_auditwheel(report)):
         return False
-    _refuse_purelib_binaries(report)
+    _refuse_purelib_binaries(report, data_dir)
     return True
 
 
-def _refuse_purelib_binaries(report: WheelReport) -> None:
+def _refuse_purelib_binaries(report: WheelReport, data_dir: str) -> None:
     """auditwheel refuses a wheel whose ELF files install into purelib (``<name>.data/purelib/``),
     and said so in a line slimwheel passed on with the wrong remedy: tensorrtserver 1.11.0, tagged
     ``py3-none-any``, holds its four libraries there. Said first, with what to do."""
-    inside = [elf.path for elf in report.elf_files if _data_scheme(elf.path) == "purelib"]
+    inside = [elf.path for elf in report.elf_files if elf.path.startswith(f"{data_dir}/purelib/")]
     if not inside:
         return
     one = len(inside) == 1
@@ -531,12 +531,6 @@ def _refuse_purelib_binaries(report: WheelReport) -> None:
         hint="rebuild it with them in platlib, as setuptools does for a distribution with extension "
         "modules; or repair it as it is with --no-auditwheel, its tag unchanged",
     )
-
-
-def _data_scheme(path: str) -> str | None:
-    """The install scheme a member of a ``<name>.data/<scheme>/`` folder goes to, else None."""
-    parts = path.split("/", 2)
-    return parts[1] if len(parts) == 3 and parts[0].endswith(".data") else None
 
 
 def _planned_with(planning: Callable[..., RepairPlan], checked: CheckReport | None) -> RepairPlan:
@@ -665,7 +659,7 @@ def repair_wheel(
         # What the input's check judges. Copies left unread are dropped, so the output cannot
         # have a problem of theirs for the comparison to miss.
         input_report, elsewhere = report, _other_platforms_files(wheel, report)
-        if _goes_through_auditwheel(report, asked=use_auditwheel) and not dry_run:
+        if _goes_through_auditwheel(report, wheel.data_dir, asked=use_auditwheel) and not dry_run:
             # auditwheel rewrites RECORD from the files it unpacked, which would hide a damaged
             # member from apply's checks: the whole input is verified first.
             wheel.verify()
