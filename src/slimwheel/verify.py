@@ -36,7 +36,7 @@ from typing import BinaryIO
 import packaging.tags
 from packaging.markers import default_environment
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from slimwheel._scratch import scratch_folder
@@ -529,21 +529,20 @@ def verify_against(
 
 
 def _distribution_of(path: Path) -> str:
-    try:
-        return str(parse_wheel_filename(path.name)[0])
-    except InvalidWheelFilename as error:
-        raise InputError(str(path), f"not a wheel's file name ({error})") from None
+    with Wheel.open(path) as wheel:  # its zip directory only; a bad name or archive is refused here
+        return wheel.distribution
 
 
 def compare_problems(report: VerifyReport, original: VerifyReport) -> VerifyComparison:
     """``report``'s problems against ``original``'s (see :func:`verify_against`)."""
-    theirs = {_problem_key(problem, original.wheel) for problem in original.problems}
-    mine = {_problem_key(problem, report.wheel) for problem in report.problems}
+    theirs = [(_problem_key(problem, original.wheel), problem) for problem in original.problems]
+    mine = [(_problem_key(problem, report.wheel), problem) for problem in report.problems]
+    their_keys, my_keys = {key for key, _ in theirs}, {key for key, _ in mine}
     return VerifyComparison(
         wheel=original.wheel,
-        new=tuple(p for p in report.problems if _problem_key(p, report.wheel) not in theirs),
-        shared=tuple(p for p in report.problems if _problem_key(p, report.wheel) in theirs),
-        gone=tuple(p for p in original.problems if _problem_key(p, original.wheel) not in mine),
+        new=tuple(problem for key, problem in mine if key not in their_keys),
+        shared=tuple(problem for key, problem in mine if key in their_keys),
+        gone=tuple(problem for key, problem in theirs if key not in my_keys),
     )
 
 

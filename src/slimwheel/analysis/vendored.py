@@ -45,12 +45,9 @@ def _far_smaller_than_builds(size: int, parsed: LibraryFileName, catalog: Catalo
     major it spells: ``libcudart.so.13``'s are 704 kB at least; ``cudart64_13.dll``, 471 kB, is none)."""
     major = (parsed.version or "").split(".")[0]
     spelled = f"lib{parsed.stem}.so" + (f".{major}" if major else "")  # not the Windows DLLs, smaller
-    sizes = [
-        provider.library.size
-        for provider in catalog.providers(name=parsed.stem, include_prereleases=True)
-        if provider.library.size and _refines(provider.library.soname, spelled)
-    ]
-    return bool(sizes) and size < _SMALLEST_COPY * min(sizes)
+    providers = catalog.providers(name=parsed.stem, include_prereleases=True)
+    smallest = _smallest_build(p for p in providers if _refines(p.library.soname, spelled))
+    return smallest is not None and size < _SMALLEST_COPY * smallest
 
 
 def _is_providers_original(is_provider_wheel: bool, parsed: LibraryFileName | None) -> bool:
@@ -205,11 +202,9 @@ def _named_file(parsed: LibraryFileName | None) -> str | None:
 _SMALLEST_COPY = 0.5
 
 
-def _smallest_build(catalog: Catalog, soname: str) -> int | None:
-    """The size of the smallest file NVIDIA's wheels ship of ``soname``."""
-    sizes = [
-        p.library.size for p in catalog.providers(soname=soname, include_prereleases=True) if p.library.size
-    ]
+def _smallest_build(providers: Iterable[LibraryProvider]) -> int | None:
+    """The size of the smallest of the providers' files whose size the catalog knows."""
+    sizes = [provider.library.size for provider in providers if provider.library.size]
     return min(sizes) if sizes else None
 
 
@@ -219,7 +214,7 @@ def _interposer(item: _ElfMember, identified: IdentifiedRelease | None, catalog:
     libraries' API as its own code; "" otherwise."""
     if identified is None or identified.confidence is not Confidence.BY_SONAME or item.facts is None:
         return ""
-    smallest = _smallest_build(catalog, identified.soname)
+    smallest = _smallest_build(catalog.providers(soname=identified.soname, include_prereleases=True))
     if smallest is None or item.member.file_size >= _SMALLEST_COPY * smallest:
         return ""
     own = parse_library_file_name(identified.soname)
