@@ -46,7 +46,8 @@ class CorpusWheel:
     # The distributions repair must add as Requires-Dist, in its plan's order (None: not checked).
     adds: tuple[str, ...] | None = None
     # (distribution, version): the floor repair must give a requirement it adds (its linked version),
-    # where that was proven on a GPU: the release below it does not load the repaired wheel.
+    # where that was proven on a GPU (the release below it does not load the repaired wheel), or where
+    # the symbols the wheel imports cannot date it (TensorRT's C++ classes).
     floors: tuple[tuple[str, str], ...] = ()
     # The most bytes the repaired wheel may grow by (new metadata included), where an edit once grew
     # it by a copy of a big table (None: only the corpus-wide 1%).
@@ -77,6 +78,23 @@ class CorpusWheel:
 
 
 CORPUS: tuple[CorpusWheel, ...] = (
+    CorpusWheel(
+        project="tensorrt-rtx-cu13-bindings",
+        filename="tensorrt_rtx_cu13_bindings-1.7.1.116-cp312-none-manylinux_2_28_x86_64.whl",
+        sha256="52fb62cb86b922637848f5971b53153bf2e091c33948fa89efd215abaa52b044",
+        size=1_227_705,
+        vendors=(
+            "TensorRT-RTX's Python bindings, linking libtensorrt_rtx.so.1 and its ONNX parser and requiring "
+            "nothing: what they import (the factories createInferBuilder_INTERNAL...) 1.4.0.76 exports too, "
+            "but the classes they call are 1.7.1.116's"
+        ),
+        install_mb=200,
+        cuda_major=13,
+        adds=("tensorrt-rtx-cu13-libs",),
+        floors=(("tensorrt-rtx-cu13-libs", "1.7.1.116"),),
+        no_verify="it needs Python 3.12",
+        no_resolve="it needs Python 3.12",
+    ),
     CorpusWheel(
         project="chidori-gpu",
         filename="chidori_gpu-0.1.5-py3-none-any.whl",

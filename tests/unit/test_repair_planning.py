@@ -22,6 +22,7 @@ from slimwheel.analysis import (
     VendoredCopy,
     WheelReport,
 )
+from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.catalog.store import load_catalog
 from slimwheel.names import NameStyle
@@ -268,6 +269,72 @@ def test_one_range_for_every_library_of_a_distribution() -> None:
     assert added.range_reason.endswith("; 2.8.0 left out: it drops libcutensorMg.so.2")
     assert added.library == "cutensor, cutensorMg"
     assert plan.kept_requirements == ()
+
+
+_RTX_LIB = "tensorrt_rtx_libs/libtensorrt_rtx.so.1"
+_RTX_CATALOG = Catalog(
+    (
+        *CATALOG.releases,
+        _release("tensorrt-rtx-cu13-libs", "1.4.0.76", 13, _RTX_LIB),
+        _release("tensorrt-rtx-cu13-libs", "1.7.1.116", 13, _RTX_LIB),
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("distribution", "version", "soname", "provider", "linked", "undated"),
+    [
+        # NVIDIA's bindings, released with the libraries at one version: the wheel's own is the floor.
+        (
+            "tensorrt-rtx-cu13-bindings",
+            "1.7.1.116",
+            "libtensorrt_rtx.so.1",
+            "tensorrt-rtx-cu13-libs",
+            "1.7.1.116",
+            False,
+        ),
+        # Another package: the floor read from symbols stands, with a word that it cannot date C++ classes.
+        (
+            "tensorrt-rtx-cu13-bindings",
+            "1.5.0",
+            "libtensorrt_rtx.so.1",
+            "tensorrt-rtx-cu13-libs",
+            "1.4.0.76",
+            True,
+        ),
+        # cuDNN's API is C functions, which the symbols do date: its floor stands without a word, even
+        # where the wheel's version is a cuDNN release.
+        ("pkg", "9.8.0.87", "libcudnn.so.9", "nvidia-cudnn-cu12", "9.1.0.70", False),
+    ],
+)
+def test_the_floor_of_a_library_whose_api_is_cpp_classes_behind_factory_functions(
+    distribution: str, version: str, soname: str, provider: str, linked: str, undated: bool
+) -> None:
+    """tensorrt-rtx-cu13-bindings 1.7.1.116 imports only TensorRT-RTX's factories
+    (createInferBuilder_INTERNAL...), which its 1.4 release exports too: the methods of the classes
+    they return, called through vtables, are what a 1.7 build needs."""
+    report = replace(_report(soname), distribution=distribution, version=version)
+    floors = {provider: SymbolFloor(provider, _RELEASE_FLOOR[provider], 8)}
+    plan = plan_repair(
+        report, _RTX_CATALOG, requires_dist=(), dist_info=f"{distribution}-{version}.dist-info", floors=floors
+    )
+    (added,) = plan.requirements
+    assert added.requirement.split(";")[0].startswith(f"{provider}>={linked},<")
+    words = [w for w in plan.warnings if "C++ classes" in w]
+    assert bool(words) is undated
+    if undated:
+        assert words[0].startswith(f"{provider}>={linked}: TensorRT-RTX's API is C++ classes")
+        assert "--linked-version tensorrt_rtx=VERSION" in words[0]
+    # The bindings' own version says why, and the first pass asks for no symbols to be read for it.
+    own = "the wheel's own version" in added.version_source
+    assert own is (linked == version)
+    first_pass = plan_repair(
+        report, _RTX_CATALOG, requires_dist=(), dist_info=f"{distribution}-{version}.dist-info"
+    )
+    assert bool(first_pass.assumed_floors) is (not own)
+
+
+_RELEASE_FLOOR = {"tensorrt-rtx-cu13-libs": "1.4.0.76", "nvidia-cudnn-cu12": "9.1.0.70"}
 
 
 CUDNN_EXTRA = 'nvidia-cudnn-cu12>=9.8; extra == "cudnn"'

@@ -226,6 +226,10 @@ class NvidiaProduct:
     sdist_only: bool = False  # the public index serves its libraries only as sdists (no wheel to learn)
     # ``slimwheel catalog update`` learns it without being named (cuda-toolkit's extras and the seeds).
     seeded: bool = True
+    # Its API is C++ classes a file reaches through a few factory functions (TensorRT's
+    # createInferBuilder_INTERNAL, getPluginRegistry): what a file imports cannot tell the release it was
+    # built against, whose newer methods an older release lacks.
+    classes_behind_factories: bool = False
 
     def distributed_as(self, distributions: Iterable[str]) -> str | None:
         """The first of ``distributions`` (canonical names) that is one of the product's pip
@@ -245,13 +249,28 @@ _PRODUCTS: tuple[tuple[re.Pattern[str], NvidiaProduct], ...] = tuple(
     (re.compile(pattern), product)
     for pattern, product in (
         # TensorRT's lean and dispatch runtimes have wheels of their own, where the full one is an sdist.
-        (r"nvinfer_lean", NvidiaProduct("TensorRT lean runtime", "tensorrt-lean-cu<major>-libs")),
-        (r"nvinfer_dispatch", NvidiaProduct("TensorRT dispatch runtime", "tensorrt-dispatch-cu<major>-libs")),
+        (
+            r"nvinfer_lean",
+            NvidiaProduct(
+                "TensorRT lean runtime", "tensorrt-lean-cu<major>-libs", classes_behind_factories=True
+            ),
+        ),
+        (
+            r"nvinfer_dispatch",
+            NvidiaProduct(
+                "TensorRT dispatch runtime", "tensorrt-dispatch-cu<major>-libs", classes_behind_factories=True
+            ),
+        ),
         (
             r"nvinfer(_.+)?|nvonnxparser|nvparsers",
-            NvidiaProduct("TensorRT", "tensorrt-cu<major>-libs", sdist_only=True),
+            NvidiaProduct(
+                "TensorRT", "tensorrt-cu<major>-libs", sdist_only=True, classes_behind_factories=True
+            ),
         ),
-        (r"tensorrt(_onnxparser)?_rtx", NvidiaProduct("TensorRT-RTX", "tensorrt-rtx-cu<major>-libs")),
+        (
+            r"tensorrt(_onnxparser)?_rtx",
+            NvidiaProduct("TensorRT-RTX", "tensorrt-rtx-cu<major>-libs", classes_behind_factories=True),
+        ),
         (
             r"custatevec|cutensornet|cudensitymat",
             NvidiaProduct("cuQuantum", "cuquantum-cu<major>", seeded=False),

@@ -38,6 +38,7 @@ from slimwheel.analysis import (
     is_system_library,
     runtime_majors,
 )
+from slimwheel.analysis.libraries import nvidia_product_of
 from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_reason, range_clauses
 from slimwheel.check.model import ProviderRelease, RequirementReach
@@ -741,6 +742,7 @@ class _Context:
     # NVIDIA distributions only an extra brings in, through requirements the catalog does not know
     # (``plan_repair``'s ``brought_by_extras``), by name.
     brought_by_extras: Mapping[str, ProviderRelease] = field(default_factory=dict)
+    wheel_version: str = ""  # the repaired wheel's own version
 
 
 def _wheel_pin(distribution: str, existing: Sequence[WheelRequirement]) -> tuple[str, bool] | None:
@@ -803,6 +805,14 @@ def _linked_version(
             if found.confidence is not Confidence.BY_SONAME:
                 return found.version, f"vendored copy ({found.confidence.value})"
             guessed = guessed or found.version
+    product = nvidia_product_of(provider.library.soname)
+    if product is not None and product.classes_behind_factories:
+        own = _released_with(provider, context)
+        if own is not None:
+            return own, (
+                f"the wheel's own version, which {provider.distribution} is released at too "
+                f"({product.name}'s API is C++ classes, which the symbols a file imports do not date)"
+            )
     floor = context.floors.get(provider.distribution)
     if floor is not None:
         return floor.version, f"{_SYMBOLS}{floor.reason}"
@@ -824,11 +834,53 @@ def _linked_version(
     return first, _FIRST_RELEASE
 
 
-def _specifier(choices: Sequence[_Choice], linked: str, context: _Context) -> tuple[list[str], str]:
+def _undated_floor(choices: Sequence[_Choice], linked: str) -> list[str]:
+    """A word where the floor of a library whose API is C++ classes behind factory functions was read
+    from the symbols the wheel imports, which cannot date the release it was built against."""
+    undated = [
+        choice
+        for choice in choices
+        if choice.source.startswith(_SYMBOLS)
+        and (product := nvidia_product_of(choice.provider.library.soname)) is not None
+        and product.classes_behind_factories
+    ]
+    product = nvidia_product_of(undated[0].provider.library.soname) if undated else None
+    if product is None:
+        return []
+    sonames = ", ".join(choice.soname for choice in undated)
+    return [
+        f"{choices[0].provider.distribution}>={linked}: {product.name}'s API is C++ classes a file reaches "
+        f"through a few factory functions, so what the wheel imports from {sonames} cannot tell the "
+        "release it was built against: this floor, read from those symbols, may be older and lack methods "
+        f"of the classes it calls; pass --linked-version {undated[0].name}=VERSION, the {product.name} "
+        "release the package was built against"
+    ]
+
+
+def _released_with(provider: LibraryProvider, context: _Context) -> str | None:
+    """The wheel's own version where ``provider``'s distribution has a release of that version shipping
+    the library on the target: NVIDIA releases its bindings with their libraries, one version for both
+    (tensorrt-rtx-cu13-bindings 1.7.1.116 with tensorrt-rtx-cu13-libs 1.7.1.116)."""
+    if not _is_version(context.wheel_version):
+        return None
+    wanted = Version(context.wheel_version)
+    for release in context.catalog.releases_of(provider.distribution):
+        wheel = release.wheel_for(context.platform) if release.parsed_version == wanted else None
+        if wheel and any(library.path == provider.library.path for library in wheel.libraries):
+            return release.version
+    return None
+
+
+def _specifier(
+    choices: Sequence[_Choice], linked: str, context: _Context, *, warnings: list[str] | None = None
+) -> tuple[list[str], str]:
     """The range for one distribution: from the linked version up to the first release that moves,
     renames or drops *any* of the libraries it stands for, so the range holds for each of them; a
     release that dropped one for a while is left out with ``!=`` (cutensor-cu12 2.8.0 dropped
-    ``libcutensorMg.so.2``, 2.8.1 restored it)."""
+    ``libcutensorMg.so.2``, 2.8.1 restored it). ``warnings``: where to say that the floor, read from
+    symbols, cannot date a library whose API is C++ classes."""
+    if warnings is not None:
+        warnings.extend(_undated_floor(choices, linked))
     policy = context.options.policy
     if policy is VersionPolicy.EXACT:
         return [f"=={linked}"], "exact policy"
@@ -1215,7 +1267,7 @@ def _plan_distribution(
             f"that need {', '.join(c.soname for c in choices)} find it once the extra is installed"
         )
     else:
-        parts, reason = _specifier(choices, linked, context)
+        parts, reason = _specifier(choices, linked, context, warnings=draft.warnings)
         # The author's range still holds once the requirement is hard, or narrowed.
         for wheel_requirement in (*gated, *narrowing):
             parts = merge_specifiers(parts, wheel_requirement.requirement.specifier)
@@ -1864,6 +1916,7 @@ def plan_repair(
         floors or {},
         brought,
         {provider.distribution: provider for provider in brought_by_extras if provider.through},
+        report.version,
     )
     by_distribution: dict[str, list[_Choice]] = {}
     for soname, need in sorted(needs.items()):
