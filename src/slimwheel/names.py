@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from slimwheel.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from packaging.specifiers import SpecifierSet
 
 __all__ = [
@@ -28,8 +30,10 @@ __all__ = [
     "is_libpython",
     "is_private_copy_name",
     "is_shared_library_name",
+    "left_to_host_name",
     "may_be_binary",
     "module_init_symbols",
+    "name_of_library",
     "names_file",
     "parse_library_file_name",
     "parse_library_spec",
@@ -203,6 +207,22 @@ def parse_library_spec(text: str) -> LibrarySpec:
         except InvalidSpecifier as exc:
             raise UsageError(f"{text!r}: bad version spec {spec!r}", hint="write it like cudss>=1.0") from exc
     return LibrarySpec(name, spec)
+
+
+def left_to_host_name(text: str) -> str:
+    """What ``--exclude`` leaves to the host: a library by its soname stem (``cublas``, every major's),
+    or one soname as written (``libcublas.so.11``), so that a wheel built for several CUDA majors can
+    leave one major's libraries alone and not the others'."""
+    parsed = parse_library_file_name(text.strip())
+    if parsed is not None and parsed.style is NameStyle.PLAIN and parsed.version:
+        return parsed.filename
+    return parse_library_spec(text).name
+
+
+def name_of_library(names: Iterable[str], soname: str) -> str | None:
+    """The first of ``names`` (soname stems, or whole sonames: see :func:`left_to_host_name`), in sorted
+    order, that names ``soname``: its stem or itself; None where none does."""
+    return next((name for name in sorted(names) if name in (soname, soname_stem(soname))), None)
 
 
 def names_file(text: bytes, name: bytes) -> bool:

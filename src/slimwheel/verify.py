@@ -62,6 +62,7 @@ from slimwheel.names import (
     is_shared_library_name,
     may_be_binary,
     module_init_symbols,
+    name_of_library,
     parse_library_file_name,
     soname_stem,
 )
@@ -853,10 +854,10 @@ def _left_out(error: str, facts: _WheelFacts, extras: Collection[str]) -> str | 
     if match is None:
         return None
     soname = match.group(1)
-    stem = soname_stem(soname)
-    if stem in facts.left_to_host:
+    left = name_of_library(facts.left_to_host, soname)
+    if left is not None:
         return (
-            f"it needs {soname}, which the wheel leaves to the host (--exclude {stem}); this machine lacks it"
+            f"it needs {soname}, which the wheel leaves to the host (--exclude {left}); this machine lacks it"
         )
     product = nvidia_product_of(soname)
     uninstalled = sorted(name for name, by in facts.optional.items() if not set(by) & set(extras))
@@ -1498,9 +1499,7 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             )
             if manifest
             else frozenset(),
-            left_to_host=frozenset(soname_stem(name) for name in manifest.left_to_host)
-            if manifest
-            else frozenset(),
+            left_to_host=frozenset(manifest.left_to_host) if manifest else frozenset(),
             optional=only_with_extras(
                 read_requirements(
                     wheel.requires_dist(),

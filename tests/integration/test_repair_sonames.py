@@ -1141,7 +1141,8 @@ def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """bitsandbytes ships one library per CUDA major and picks one at run time: requiring every
-    major's runtime would install them all, so repair says what it found and what to do."""
+    major's runtime would install them all, so repair says what it found and what to do; with --cuda N
+    it repairs for that major and leaves the other's sonames to the host, and the wheel passes check."""
     wheel = _fresh_build_wheel(tmp_path, ["libcudart.so.11.0", "libcudart.so.13"])
     out = tmp_path / "out"
     assert main(["repair", str(wheel), "-w", str(out), "--isolated-environment"]) == 2
@@ -1151,8 +1152,17 @@ def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
         "need the libraries of several CUDA majors (CUDA 11: libcudart.so.11.0; CUDA 13: libcudart.so.13)"
         in err
     )
-    assert "--cuda N --force" in err
+    assert "repair one major with --cuda N (the files of the others are left alone)" in err
     assert not out.exists() or not any(out.iterdir())
+    flags = ["--isolated-environment", "--cuda", "13", "--linked-version", "cudart=13.0.96", "--json"]
+    assert main(["repair", str(wheel), "-w", str(out), *flags]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert [r["distribution"] for r in result["plan"]["requirements"]] == ["nvidia-cuda-runtime"]
+    assert result["plan"]["left_to_host"] == ["libcudart.so.11.0"]
+    assert result["check"]["errors"] == 0
+    # Checked again, told nothing: the manifest says what was left to the host.
+    assert main(["check", result["output"]]) == 0
+    assert "left to the host (--exclude libcudart.so.11.0)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

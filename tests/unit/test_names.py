@@ -3,7 +3,15 @@ from __future__ import annotations
 import pytest
 
 from slimwheel.errors import UsageError
-from slimwheel.names import NameStyle, is_libpython, parse_library_file_name, parse_library_spec, soname_stem
+from slimwheel.names import (
+    NameStyle,
+    is_libpython,
+    left_to_host_name,
+    name_of_library,
+    parse_library_file_name,
+    parse_library_spec,
+    soname_stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,6 +61,22 @@ def test_library_specs() -> None:
         parse_library_spec("cudss>=>1")
     with pytest.raises(UsageError):
         parse_library_spec("")
+
+
+@pytest.mark.parametrize(
+    ("told", "name", "names"),
+    [
+        ("cublas", "cublas", {"libcublas.so.11": True, "libcublas.so.12": True, "libcublasLt.so.12": False}),
+        ("libcublas.so.11", "libcublas.so.11", {"libcublas.so.11": True, "libcublas.so.12": False}),
+        # An unversioned name, or an auditwheel copy's, is no soname to leave alone: its stem is meant.
+        ("libnvinfer.so", "nvinfer", {"libnvinfer.so.10": True}),
+        ("libcublas-1a2b3c4d.so.11", "cublas", {"libcublas.so.11": True}),
+    ],
+)
+def test_what_exclude_leaves_to_the_host(told: str, name: str, names: dict[str, bool]) -> None:
+    assert left_to_host_name(told) == name
+    for soname, named in names.items():
+        assert (name_of_library([name], soname) == name) is named, soname
 
 
 @pytest.mark.parametrize(

@@ -721,6 +721,48 @@ _CUDA10 = Catalog(
 )
 
 
+def _several_majors() -> WheelReport:
+    """bitsandbytes: one library per CUDA major, the one torch's CUDA asks for loaded at run time."""
+    elves = tuple(
+        ElfReport(
+            f"pkg/libpkg_cuda{major}.so", 1, 1,
+            needed=(NeededLibrary(soname, Resolution.NVIDIA_WHEEL),),
+            installed_path=f"pkg/libpkg_cuda{major}.so", machine="x86_64",
+        )
+        for major, soname in (("118", "libcudart.so.11.0"), ("128", "libcudart.so.12"))
+    )  # fmt: skip
+    return replace(_report(), elf_files=elves)
+
+
+def test_a_wheel_built_for_several_majors_is_repaired_for_the_one_cuda_names() -> None:
+    with pytest.raises(RepairError, match="libraries of several CUDA majors") as raised:
+        _plan(_several_majors())
+    assert "--cuda N (the files of the others are left alone)" in (raised.value.hint or "")
+    plan = _plan(_several_majors(), cuda_major=12)
+    assert [r.distribution for r in plan.requirements] == ["nvidia-cuda-runtime-cu12"]
+    # The other major's soname is left to the host by that soname alone (check then warns of it), as
+    # --exclude libcudart.so.11.0 would: cudart itself, libcudart.so.12, is still repaired.
+    assert plan.left_to_host == ("libcudart.so.11.0",)
+    (word,) = [w for w in plan.warnings if "several CUDA majors" in w]
+    assert word.startswith("libcudart.so.11.0: no CUDA 12 wheel ships them")
+    assert "pkg/libpkg_cuda118.so load only where" in word
+    assert _plan(_several_majors(), cuda_major=11).left_to_host == ("libcudart.so.12",)
+    # A major the wheel is not built for is refused, naming those it is; no --force needed otherwise.
+    with pytest.raises(RepairError, match="--cuda 13 does not fit the wheel") as wrong:
+        _plan(_several_majors(), cuda_major=13)
+    assert (wrong.value.hint or "").startswith("pass --cuda 11 or --cuda 12;")
+    assert "leaves the files that need them alone" in (wrong.value.hint or "")
+
+
+def test_exclude_takes_one_soname_or_every_soname_of_a_library() -> None:
+    one = _plan(_several_majors(), exclude=frozenset({"libcudart.so.11.0"}))
+    assert [r.distribution for r in one.requirements] == ["nvidia-cuda-runtime-cu12"]
+    assert one.left_to_host == ("libcudart.so.11.0",)
+    excluded = _plan(_report("libcudart.so.12"), exclude=frozenset({"libcudart.so.11.0"}))
+    assert [r.distribution for r in excluded.requirements] == ["nvidia-cuda-runtime-cu12"]
+    assert _plan(_report("libcudart.so.12"), exclude=frozenset({"cudart"})).requirements == ()
+
+
 def _cuda10_report() -> WheelReport:
     """cupy-cuda102 12.3.0's shape: CUDA 10.2's runtime, which no NVIDIA wheel ships, and cuFFT's
     ``libcufft.so.10``, which CUDA 10.2 and CUDA 11's cuFFT wheels both name so."""

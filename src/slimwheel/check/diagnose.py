@@ -35,7 +35,7 @@ from slimwheel.ldso import (
     rpath_entry,
     starts_with_origin,
 )
-from slimwheel.names import cuda_major_named, is_libpython, soname_stem
+from slimwheel.names import cuda_major_named, is_libpython, name_of_library, soname_stem
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -104,11 +104,15 @@ class Diagnosis:
     _provider_gaps: set[tuple[str, str]] = field(default_factory=set)
 
     def _severity(self, soname: str) -> Severity:
-        return Severity.WARNING if soname_stem(soname) in self.host_provided else Severity.ERROR
+        return Severity.WARNING if self._host_name(soname) else Severity.ERROR
+
+    def _host_name(self, soname: str) -> str | None:
+        """How ``host_provided`` names ``soname`` (its stem, or itself), if it does."""
+        return name_of_library(self.host_provided, soname)
 
     def _left_to_host(self, soname: str) -> str:
-        stem = soname_stem(soname)
-        return f"; left to the host (--exclude {stem})" if stem in self.host_provided else ""
+        name = self._host_name(soname)
+        return f"; left to the host (--exclude {name})" if name else ""
 
     @cached_property
     def _extras_of(self) -> dict[str, tuple[str, ...]]:
@@ -277,7 +281,7 @@ class Diagnosis:
         else:
             major = f"CUDA {self.target.cuda_major} on " if self.target.cuda_major else ""
             text = f"no NVIDIA wheel provides it for {major}{self.target.platform.key}"
-            if soname_stem(soname) not in self.host_provided:
+            if not self._host_name(soname):
                 text += f" (--exclude {soname_stem(soname)} leaves it to the host)"
         self.findings.append(
             Finding(

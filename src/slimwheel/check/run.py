@@ -19,7 +19,6 @@ from slimwheel.dist_files import DistFileSource
 from slimwheel.errors import UsageError
 from slimwheel.findings import Finding, Severity
 from slimwheel.manifest import read_manifest
-from slimwheel.names import soname_stem
 from slimwheel.platforms import Platform
 from slimwheel.requirements import marker_environment
 from slimwheel.sources import ArchiveSource, named_by_code
@@ -165,7 +164,7 @@ def check_wheel(
         looked_up,
         frozenset(kept_copies),
         optional,
-        frozenset(soname_stem(name) for name in host_provided),
+        frozenset(host_provided),
         optional_others=resolver.optional_others,
         preloaded=frozenset(preloaded),
     )

@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="LIB",
-        help="a library left to the host (libnvinfer.so.10 or nvinfer): not finding it is a warning",
+        help="a library left to the host (nvinfer, every soname of it, or libnvinfer.so.10 alone): not "
+        "finding it is a warning",
     )
     add_catalog_argument(parser)
     add_dist_files_arguments(parser)
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from slimwheel.check import check_wheel
-    from slimwheel.names import parse_library_spec
+    from slimwheel.names import left_to_host_name
     from slimwheel.platforms import parse_platform
     from slimwheel.sources import check_stored_elf_members, open_source
     from slimwheel.wheel import Wheel
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                         platform=platform,
                         dist_files=dist_files,
                         preloaded=args.preloaded,
-                        host_provided=[parse_library_spec(name).name for name in args.exclude],
+                        host_provided=[left_to_host_name(name) for name in args.exclude],
                     )
                 )
     return print_wheel_reports("check", catalog, reports, _render, as_json=args.json, out=output_of(args))

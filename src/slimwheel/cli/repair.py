@@ -67,7 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="LIB",
-        help="leave these alone, to the host: their copies stay, and check's not-found is a warning",
+        help="leave these alone, to the host (cublas, every soname of it, or libcublas.so.11 alone): their "
+        "copies stay, and check's not-found is a warning",
     )
     parser.add_argument(
         "--optional",
@@ -204,7 +205,7 @@ def _optional_extras(specs: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.catalog.exports import IndexExports
     from slimwheel.index.cache import Cache
-    from slimwheel.names import parse_library_spec
+    from slimwheel.names import left_to_host_name, parse_library_spec
     from slimwheel.repair import RepairOptions, VersionPolicy
     from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
     from slimwheel.report import dump_report
@@ -215,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
         cuda_major=args.cuda,
         linked_versions=_linked_versions(args.linked_version),
         only=frozenset(parse_library_spec(name).name for name in args.only),
-        exclude=frozenset(parse_library_spec(name).name for name in args.exclude),
+        exclude=frozenset(left_to_host_name(name) for name in args.exclude),
         use_runpath=args.runpath,
         force=args.force,
         keep_extras_optional=args.keep_extras_optional,

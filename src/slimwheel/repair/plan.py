@@ -13,7 +13,7 @@ import enum
 import posixpath
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -44,7 +44,7 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_
 from slimwheel.check.model import ProviderRelease, RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import cuda_major_named, soname_stem
+from slimwheel.names import cuda_major_named, name_of_library, soname_stem
 from slimwheel.platforms import Platform, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -100,9 +100,12 @@ class RepairOptions:
     # with them the requirements they alone made (see analysis.wheel._unused_needed)
     drop_unused: bool = False
 
-    def wants(self, name: str) -> bool:
-        """``--only`` / ``--exclude`` by library name."""
-        return (not self.only or name in self.only) and name not in self.exclude
+    def wants(self, soname: str) -> bool:
+        """``--only`` / ``--exclude``: whether repair rewrites ``soname`` (or a whole library, by its
+        stem: a soname alone excluded, ``libcublas.so.11``, leaves the rest of cuBLAS to repair)."""
+        if self.only and name_of_library(self.only, soname) is None:
+            return False
+        return name_of_library(self.exclude, soname) is None
 
 
 @dataclass(frozen=True)
@@ -270,9 +273,7 @@ def _overlinked(elf: ElfReport, dropped: Collection[str], options: RepairOptions
       (``ElfReport.unused_needed``) and that ``--only``/``--exclude`` leave to repair."""
     stems = {soname_stem(needed.soname) for needed in elf.needed}
     bound = {file for file, _names in elf.version_needs}
-    unused = {
-        soname for soname in elf.unused_needed if options.drop_unused and options.wants(soname_stem(soname))
-    }
+    unused = {soname for soname in elf.unused_needed if options.drop_unused and options.wants(soname)}
     removed = []
     for needed in elf.needed:
         loader = LOADED_BY_ITS_LIBRARY.get(soname_stem(needed.soname))
@@ -371,6 +372,7 @@ def _choose_major(
     linked: set[int],
     warnings: list[str],
     named: int | None = None,
+    other_majors: list[str] | None = None,
 ) -> int | None:
     """The CUDA major of the NVIDIA wheels that replace the copies and serve the needs. Where several
     fit: the one the wheel's requirements admit, else the one its identified copies were made for,
@@ -381,22 +383,38 @@ def _choose_major(
     whatever wheels ship its other sonames: cupy-cuda102 12.3.0 links ``libcudart.so.10.2`` and
     ``libcufft.so.10``, a soname CUDA 11's cuFFT wheels ship too, and was planned onto CUDA 11 wheels.
     For CUDA 10, which NVIDIA publishes no wheels of, nothing is then linked to a wheel and every copy
-    stays. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them.
+    stays. A ``--cuda`` the wheel's own libraries contradict is refused, never obeyed by dropping them,
+    except in a wheel built for several majors (bitsandbytes), where the sonames only other majors'
+    wheels ship are added to ``other_majors``, for the plan to leave to the host as --exclude does.
     """
     by_soname = {s: _majors_providing(catalog, s, platform) for s in needs if not is_driver_library(s)}
     by_soname = {s: majors for s, majors in by_soname.items() if majors}
     if len(linked) == 1 and options.cuda_major is None:
         return next(iter(linked))
+    possible = _common_majors(by_soname, catalog, platform)
     if options.cuda_major is not None:
         major = options.cuda_major
         contradicted = sorted(s for s, majors in by_soname.items() if major not in majors)
-        if contradicted and not options.force:
+        # A wheel built for several majors (bitsandbytes) is repaired for the one --cuda names, the
+        # others' files left alone: what --cuda asks for there, not a mistake to refuse.
+        only_in = {next(iter(majors)) for majors in by_soname.values() if len(majors) == 1}
+        several = possible is not None and not possible and major in only_in
+        if several and other_majors is not None:
+            other_majors.extend(contradicted)
+        elif contradicted and not options.force:
             built_for = sorted(set.union(*(by_soname[s] for s in contradicted)))
             listed = " or ".join(f"CUDA {m}" for m in built_for)
+            copied = any(needs[s].copies for s in contradicted)
+            instead = "keeps those copies" if copied else "leaves the files that need them alone"
+            other = (
+                " or ".join(f"--cuda {m}" for m in sorted(only_in))
+                if possible == set()
+                else f"--cuda {built_for[-1]} or leave --cuda out"
+            )
             raise RepairError(
                 f"--cuda {major} does not fit the wheel: no CUDA {major} wheel ships "
                 f"{', '.join(contradicted)} (only {listed} wheels do)",
-                hint=f"pass --cuda {built_for[-1]} or leave --cuda out; --force keeps those copies instead",
+                hint=f"pass {other}; --force {instead} instead",
             )
         if len(linked) == 1 and major not in linked and not options.force:
             (built,) = linked
@@ -405,13 +423,8 @@ def _choose_major(
                 hint=f"pass --cuda {built} or leave --cuda out; --force repairs for CUDA {major} anyway",
             )
         return major
-    possible: set[int] | None = None
-    for majors in by_soname.values():
-        possible = set(majors) if possible is None else possible & majors
     if possible is None:
         return None
-    if not possible:
-        possible = _majors_not_ruled_out(by_soname, catalog, platform)
     if not possible:
         # bitsandbytes ships one library per CUDA major and loads the one that fits at run time:
         # requiring every major's wheels would install them all.
@@ -423,8 +436,8 @@ def _choose_major(
         raise RepairError(
             f"the wheel's files need the libraries of several CUDA majors ({listed}), so no one set of "
             "NVIDIA wheels serves them all",
-            hint="repair one major with --cuda N --force (the files of the others are left alone), or "
-            "build one wheel per CUDA major",
+            hint="repair one major with --cuda N (the files of the others are left alone), or build one "
+            "wheel per CUDA major",
         )
     if len(possible) == 1:
         return next(iter(possible))
@@ -454,6 +467,42 @@ def _choose_major(
         )
         return newest
     raise _undecided(needs, sorted(by_soname), listed, named=named)
+
+
+def _leave_other_majors(
+    sonames: Sequence[str],
+    needs: Mapping[str, _Need],
+    major: int | None,
+    options: RepairOptions,
+    draft: _Draft,
+) -> RepairOptions:
+    """``options`` leaving ``sonames`` to the host, as --exclude does, with a word: the libraries only
+    other majors' wheels ship, of a wheel built for several majors that is repaired for one. bitsandbytes
+    loads the library of the CUDA major torch was built for: the others' are never loaded beside this
+    major's wheels."""
+    if not sonames:
+        return options
+    files = sorted({path for soname in sonames for path in needs[soname].needed_by})
+    draft.warnings.append(
+        f"{', '.join(sonames)}: no CUDA {major} wheel ships them, and the wheel is built for several CUDA "
+        f"majors: left to the host (as --exclude does), so {some_of(files, _FILES_NAMED, noun='files')} "
+        "load only where another major's libraries are installed"
+    )
+    return replace(options, exclude=options.exclude | frozenset(sonames))
+
+
+def _common_majors(
+    by_soname: Mapping[str, set[int]], catalog: Catalog, platform: Platform
+) -> set[int] | None:
+    """The CUDA majors whose wheels serve every soname of ``by_soname`` (the majors whose wheels ship
+    each), else those no soname rules out (``_majors_not_ruled_out``); empty where the wheel is built
+    for several majors; None where no NVIDIA wheel ships any of them."""
+    possible: set[int] | None = None
+    for majors in by_soname.values():
+        possible = set(majors) if possible is None else possible & majors
+    if possible is None or possible:
+        return possible
+    return _majors_not_ruled_out(by_soname, catalog, platform)
 
 
 def _undecided(
@@ -1140,7 +1189,7 @@ def _decide_drops(
         if (name := posixpath.basename(copy.path)) in named_by_code
     }
     for copy in report.vendored:
-        if not options.wants(copy.name):
+        if not options.wants(copy.original_soname or copy.name):
             draft.kept_copies.add(copy.path)
             continue
         if copy.path in by_path and not options.force:
@@ -1157,7 +1206,7 @@ def _decide_drops(
             # host but its builder's (auditwheel grafts libcuda.so.1 where not told --exclude).
             name = posixpath.basename(finding.path)
             host = driver_soname(name) or name
-            if not options.wants(soname_stem(host)):
+            if not options.wants(host):
                 draft.left_alone.append(f"{finding.path}: {finding.message} (kept: --only/--exclude)")
                 continue
             if name in named_by_code and not options.force:
@@ -1886,10 +1935,11 @@ def plan_repair(
     _decide_drops(report, options, named_by_code or {}, draft)
     markers = marker_environment(platform, _wheel_python(report))
     existing = read_requirements(requires_dist, markers)
-    needs = {s: n for s, n in _needs(report, draft.drop, options).items() if options.wants(soname_stem(s))}
+    needs = {s: n for s, n in _needs(report, draft.drop, options).items() if options.wants(s)}
     required = _majors_required(catalog, existing)
     claimed = _majors_claimed(classifiers)
     linked = _majors_linked(report, draft.drop)
+    other_majors: list[str] = []
     major = _choose_major(
         needs,
         catalog,
@@ -1900,12 +1950,14 @@ def plan_repair(
         linked=linked,
         warnings=draft.warnings,
         named=cuda_major_named(report.distribution),
+        other_majors=other_majors,
     )
+    options = _leave_other_majors(other_majors, needs, major, options, draft)
     optional = _optional_only(existing) if options.keep_extras_optional else frozenset()
     _keep_copies(report, catalog, platform=platform, major=major, optional=optional, draft=draft)
     _keep_unlinked_copies(report, catalog, platform=platform, major=major, options=options, draft=draft)
     needs = _needs(report, draft.drop, options, draft.on_request)
-    needs = {s: n for s, n in needs.items() if options.wants(soname_stem(s))}
+    needs = {s: n for s, n in needs.items() if options.wants(s)}
     brought = ReleaseRequirements(markers)
     context = _Context(
         catalog,
@@ -1999,7 +2051,7 @@ def _reach_requirements(
     advice says to add. Not for a file repair drops, nor for libraries --exclude leaves to the host."""
     kept = {elf.path for elf in report.elf_files if elf.path not in draft.drop and elf.error is None}
     for found in reach:
-        if found.path not in kept or not options.wants(soname_stem(found.soname)):
+        if found.path not in kept or not options.wants(found.soname):
             continue
         folders = draft.folders_for.setdefault(found.installed_path, [])
         folders += [folder for folder in found.folders if folder not in folders]
