@@ -745,7 +745,7 @@ def test_a_wheel_built_for_several_majors_is_repaired_for_the_one_cuda_names() -
     assert plan.left_to_host == ("libcudart.so.11.0",)
     (word,) = [w for w in plan.warnings if "several CUDA majors" in w]
     assert word.startswith("libcudart.so.11.0: no CUDA 12 wheel ships them")
-    assert "pkg/libpkg_cuda118.so load only where" in word
+    assert "pkg/libpkg_cuda118.so loads only where" in word
     assert _plan(_several_majors(), cuda_major=11).left_to_host == ("libcudart.so.12",)
     # A major the wheel is not built for is refused, naming those it is; no --force needed otherwise.
     with pytest.raises(RepairError, match="--cuda 13 does not fit the wheel") as wrong:

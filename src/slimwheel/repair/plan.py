@@ -486,7 +486,7 @@ def _leave_other_majors(
     draft.warnings.append(
         f"{', '.join(sonames)}: no CUDA {major} wheel ships them, and the wheel is built for several CUDA "
         f"majors: left to the host (as --exclude does), so {some_of(files, _FILES_NAMED, noun='files')} "
-        "load only where another major's libraries are installed"
+        f"load{'s' if len(files) == 1 else ''} only where another major's libraries are installed"
     )
     return replace(options, exclude=options.exclude | frozenset(sonames))
 
