@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["some_of"]
+__all__ = ["and_list", "some_of"]
+
+
+def and_list(items: Sequence[str]) -> str:
+    """``"a, b and c"``; ``"a"`` for one item."""
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
 
 
 def some_of(items: Sequence[str], named: int, *, noun: str = "", listed_in: str = "") -> str:

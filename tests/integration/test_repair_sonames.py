@@ -1154,6 +1154,15 @@ def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
     )
     assert "repair one major with --cuda N (the files of the others are left alone)" in err
     assert not out.exists() or not any(out.iterdir())
+    # check's advice for the wheel as it is: not to require every major's wheels in one install.
+    assert main(["check", str(wheel)]) == 1
+    said = capsys.readouterr().out
+    assert (
+        said.count("the wheel is built for CUDA 11 and 13, whose wheels one install should not all bring")
+        == 2
+    )
+    assert "`slimwheel repair --cuda 11` leaves the other majors' libraries to the host" in said
+    assert "add Requires-Dist" not in said
     flags = ["--isolated-environment", "--cuda", "13", "--linked-version", "cudart=13.0.96", "--json"]
     assert main(["repair", str(wheel), "-w", str(out), *flags]) == 0
     (result,) = json.loads(capsys.readouterr().out)["wheels"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from slimwheel.wording import some_of
+import pytest
+
+from slimwheel.wording import and_list, some_of
 
 MODULES = [f"cuvs/m{n:02}.abi3.so" for n in range(40)]
 
@@ -30,3 +32,11 @@ def test_where_the_rest_are_listed_follows_the_count() -> None:
         said == "cuvs/m00.abi3.so, cuvs/m01.abi3.so, cuvs/m02.abi3.so and 7 more (--verbose names them all)"
     )
     assert some_of(MODULES[:3], 3, listed_in="--verbose names them all") == ", ".join(MODULES[:3])
+
+
+@pytest.mark.parametrize(
+    ("items", "said"),
+    [((), ""), (("11",), "11"), (("11", "12"), "11 and 12"), (("11", "12", "13"), "11, 12 and 13")],
+)
+def test_and_list(items: tuple[str, ...], said: str) -> None:
+    assert and_list(items) == said

@@ -36,6 +36,7 @@ from slimwheel.ldso import (
     starts_with_origin,
 )
 from slimwheel.names import cuda_major_named, is_libpython, name_of_library, soname_stem
+from slimwheel.wording import and_list
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
 
@@ -250,6 +251,24 @@ class Diagnosis:
             return next(iter(possible))
         return cuda_major_named(self.report.distribution)  # tensorrt-cu13-bindings: 13
 
+    @cached_property
+    def _built_for_majors(self) -> tuple[int, ...]:
+        """The CUDA majors of a wheel built for several (bitsandbytes 0.50.2 ships a library for each of
+        CUDA 11, 12 and 13, and loads the one torch's CUDA asks for): the majors that alone ship a soname
+        its files need, where no major ships them all; () for a wheel of one major."""
+        only: set[int] = set()
+        common: set[int] | None = None
+        for soname in {n.soname for elf in self.report.elf_files for n in elf.needed}:
+            majors = {
+                p.release.cuda_major
+                for p in self.catalog.providers(soname=soname, platform=self.target.platform)
+                if p.release.cuda_major is not None
+            }
+            if majors:
+                common = majors if common is None else common & majors
+                only |= majors if len(majors) == 1 else set()
+        return tuple(sorted(only)) if common == set() and len(only) > 1 else ()
+
     def _missing_requirement(self, elf: ElfReport, check: NeededCheck) -> bool:
         """An NVIDIA soname that no required release ships: the cause to report, rather than "not found"."""
         soname = check.soname
@@ -270,7 +289,16 @@ class Diagnosis:
                 newest.distribution, newest.version, newest.library.name, platform=self.target.platform
             )
             advice = f"add Requires-Dist: {safe.requirement if safe else newest.distribution}"
-            if safe is not None:
+            several = self._built_for_majors if self.target.cuda_major is None else ()
+            if several and newest.release.cuda_major in several:
+                # Every major's requirements in one install would bring them all: one major per wheel.
+                advice = (
+                    f"the wheel is built for CUDA {and_list([str(m) for m in several])}, whose wheels one "
+                    f"install should not all bring: require CUDA {newest.release.cuda_major}'s behind an "
+                    f"extra, or build a wheel per major (`slimwheel repair --cuda "
+                    f"{newest.release.cuda_major}` leaves the other majors' libraries to the host)"
+                )
+            elif safe is not None:
                 # check reads no symbols: its floor is the newest release, which surely has them all.
                 advice += (
                     " (its newest release as the floor; `slimwheel repair` sets the oldest that exports "
