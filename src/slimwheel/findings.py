@@ -35,6 +35,9 @@ class FindingKind(enum.Enum):
     # symbol versions of host libraries (GLIBC_2.38) newer than the wheel's manylinux tag promises
     NEWER_THAN_TAG = "newer-than-tag"
     BUNDLED_DRIVER = "bundled-driver"
+    # an ELF file of another machine than the wheel's platform (a cross-compilation target's runtime,
+    # nvidia-cutlass-dsl-libs-qnx-cu12's aarch64 QNX library in an x86_64 wheel): never loaded here
+    OTHER_MACHINE = "other-machine"
     NOT_ELF = "not-elf"  # named like a shared object or extension module, but text, empty...: unloadable
     CORRUPT_ELF = "corrupt-elf"
     # RPATH/RUNPATH entries, as glibc reads them (slimwheel.ldso).

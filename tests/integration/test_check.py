@@ -24,6 +24,7 @@ from slimwheel.errors import InputError, UsageError
 from slimwheel.platforms import Platform
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, patchelf
+from tests.support.elfmutate import mutate_elf
 from tests.support.fixtures_elf import AUDITWHEEL_NAME, ElfZoo
 from tests.support.summary import summary_line
 from tests.support.wheels import make_wheel
@@ -679,3 +680,24 @@ def test_the_table_ends_with_the_errors_by_cause(
         "not found (they are torch's (torch/lib), which this wheel does not require:"
     )
     assert "(--preloaded torch)" in line
+
+
+def test_a_library_of_another_machine_is_never_loaded_here_and_not_checked(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """nvidia-cutlass-dsl-libs-qnx-cu12 4.8.1, an x86_64 wheel, ships the aarch64 QNX runtime its DSL
+    cross-compiles for (libcute_dsl_runtime.so, needing QNX's libc++.so.2): check reported it not
+    found, and repair refused the wheel. No loader on x86_64 loads an aarch64 file: an info, no error."""
+    built = compile_shared(tmp_path / "libruntime.so", {"rt.c": "int runtime(void) { return 1; }\n"})
+    patchelf(built, "--add-needed", "libc++.so.2")
+    native = built.read_bytes()
+    foreign = mutate_elf(native, {"elf": "header", "field": "e_machine", "value": 183})  # EM_AARCH64
+    for data, errors in ((native, 1), (foreign, 0)):
+        (tmp_path / str(errors)).mkdir()
+        wheel = make_wheel(tmp_path / str(errors), "pkg", "1.0", {"pkg/qnx/libruntime.so": data}, tag=TAG)
+        report = _check(wheel, catalog)
+        assert [f.soname for f in report.findings if f.severity is Severity.ERROR] == ["libc++.so.2"] * errors
+        others = [f for f in report.findings if f.kind.value == "other-machine"]
+        assert len(others) == 1 - errors
+    assert "built for aarch64, and the wheel installs on x86_64" in others[0].message
+    assert others[0].severity is Severity.INFO

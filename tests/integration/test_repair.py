@@ -357,7 +357,7 @@ def test_ambiguous_cuda_major_is_a_clear_error(
     code = main(["repair", str(fresh), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog)])
     assert code == 2
     err = capsys.readouterr().err
-    assert "CUDA 12 and CUDA 13" in err
+    assert "CUDA 12 and 13 wheels all provide" in err
     assert "--cuda" in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 

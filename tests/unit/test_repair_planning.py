@@ -116,7 +116,7 @@ def test_a_library_the_same_in_every_major_takes_the_newest_and_says_so() -> Non
     assert plan.cuda_major == 13
     assert [r.distribution for r in plan.requirements] == ["nvidia-cuda-opencl"]
     warning = plan.warnings[0]
-    assert "CUDA 12 and CUDA 13 wheels ship the same library" in warning
+    assert "CUDA 12 and 13 wheels ship the same library" in warning
     assert "linked to CUDA 13's (--cuda N picks another)" in warning
     assert _plan(_report("libOpenCL.so.1", "libcudart.so.12")).cuda_major == 12
     assert not any("same library" in w for w in _plan(_report("libOpenCL.so.1"), cuda_major=12).warnings)
@@ -190,7 +190,7 @@ def test_the_order_of_nvidia_folders_is_judged_by_the_releases_that_can_be_insta
 @pytest.mark.parametrize(
     ("sonames", "options", "message"),
     [
-        (("libnvToolsExt.so.1",), {}, "both CUDA 11 and CUDA 12 wheels provide"),
+        (("libnvToolsExt.so.1",), {}, "CUDA 11 and 12 wheels all provide"),
         (("libcudart.so.12",), {"cuda_major": 13}, "--cuda 13 does not fit the wheel"),
         (("libcudart.so.11.0", "libcudart.so.13"), {}, "several CUDA majors"),  # bitsandbytes
     ],
@@ -214,7 +214,7 @@ def test_files_in_folders_named_for_several_majors_are_refused_with_the_way_out(
         _plan(report)
     assert str(raised.value) == (
         "the wheel's files are built for several CUDA majors, as their folders say (pkg/lib/cu11 (CUDA 11), "
-        "pkg/lib/cu12 (CUDA 12)), and CUDA 11 and CUDA 12 wheels all provide libnvToolsExt.so.1: no one "
+        "pkg/lib/cu12 (CUDA 12)), and CUDA 11 and 12 wheels all provide libnvToolsExt.so.1: no one "
         "major's wheels serve them all (--exclude nvToolsExt leaves them to what the user installs; "
         "--cuda N links every file to one major's)"
     )
@@ -245,7 +245,7 @@ def test_the_classifiers_tell_the_major_where_the_libraries_do_not(
         )
 
     if major is None:
-        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide"):
+        with pytest.raises(RepairError, match="CUDA 11 and 12 wheels all provide"):
             plan()
     else:
         assert plan().cuda_major == major
@@ -995,7 +995,7 @@ def test_the_distributions_name_tells_the_major_where_nothing_else_does(
 ) -> None:
     report = replace(_report("libnvToolsExt.so.1"), distribution=distribution)
     if major is None:
-        with pytest.raises(RepairError, match="both CUDA 11 and CUDA 12 wheels provide") as raised:
+        with pytest.raises(RepairError, match="CUDA 11 and 12 wheels all provide") as raised:
             _plan(report)
         # A name that says a major none of those is (tensorrt-dispatch-cu11-bindings 10.13 needs a
         # soname the catalog knows in CUDA 12 and 13 wheels only) is said, with the way out.

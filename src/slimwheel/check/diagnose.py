@@ -23,7 +23,7 @@ from slimwheel.analysis import (
 from slimwheel.analysis.libraries import nvidia_product_of
 from slimwheel.catalog.model import Catalog
 from slimwheel.check.model import FileCheck, Lookup, NeededCheck, ProviderRelease
-from slimwheel.check.target import Target
+from slimwheel.check.target import Target, loads_on
 from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import RequirementFiles
 from slimwheel.findings import Finding, FindingKind, Pin, Severity
@@ -136,6 +136,18 @@ class Diagnosis:
     def file_check(self, elf: ElfReport, simulation: Simulation) -> FileCheck:
         if elf.error is not None:
             return FileCheck(elf.path, elf.installed_path, error=elf.error)
+        if not loads_on(self.target.platform, elf.machine):
+            self.findings.append(
+                Finding(
+                    FindingKind.OTHER_MACHINE,
+                    Severity.INFO,
+                    elf.path,
+                    f"built for {elf.machine}, and the wheel installs on {self.target.platform.arch}: no "
+                    "loader there loads it (a cross-compilation target's library, data to this install), so "
+                    "what it needs is not checked",
+                )
+            )
+            return FileCheck(elf.path, elf.installed_path)
         for label, entries in ((EntryTag.RPATH, elf.rpath), (EntryTag.RUNPATH, elf.runpath)):
             self.findings += rpath_problems(elf.path, label.value, entries)
             self._entry_findings(elf, label, entries)

@@ -13,7 +13,7 @@ from slimwheel.catalog.model import Catalog
 from slimwheel.check.diagnose import CARRIED, Diagnosis
 from slimwheel.check.model import CheckReport, ProviderRelease, RequirementReach
 from slimwheel.check.providers import ProviderResolver, requirement_files, transitive_files
-from slimwheel.check.target import Target, platform_of, python_of
+from slimwheel.check.target import Target, loads_on, platform_of, python_of
 from slimwheel.check.tree import SimulatedTree, Simulation
 from slimwheel.dist_files import DistFileSource
 from slimwheel.errors import UsageError
@@ -139,7 +139,11 @@ def check_wheel(
     # libraries need them (importing libraft-cu13 loads libraft.so, and with it cuBLAS).
     loaded_with = [provider.distribution for provider in providers if _through_any(provider, preloaded)]
     tree = SimulatedTree.build(source, report, [*providers, *optional], others, (*preloaded, *loaded_with))
-    elfs = {elf.installed_path: elf for elf in report.elf_files if elf.error is None}
+    elfs = {
+        elf.installed_path: elf
+        for elf in report.elf_files
+        if elf.error is None and loads_on(target.platform, elf.machine)
+    }
     simulation = Simulation(tree, elfs)
     simulation.run()
     # A soname no search path reaches, though a requirement installs it, may still load: the package's

@@ -17,7 +17,7 @@ from slimwheel.requirements import RequirementScope, python_of_tags, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
 
-__all__ = ["Target", "always_installed", "installable_wheel", "platform_of", "python_of"]
+__all__ = ["Target", "always_installed", "installable_wheel", "loads_on", "platform_of", "python_of"]
 
 
 def platform_of(
@@ -49,6 +49,15 @@ def platform_of(
         "cannot tell which platform it is for (its tags and ELF files do not name one)",
         hint="pass --platform manylinux_x86_64 or manylinux_aarch64",
     )
+
+
+# ELF's machine names where a platform tag spells the architecture otherwise.
+_TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
+
+
+def loads_on(platform: Platform, machine: str | None) -> bool:
+    """Whether glibc's loader on ``platform`` can load an ELF file of ``machine`` (None: not read)."""
+    return machine is None or platform.os != "linux" or _TAG_ARCH.get(machine, machine) == platform.arch
 
 
 def python_of(source: ArchiveSource) -> str | None:

@@ -60,7 +60,7 @@ from slimwheel.requirements import (
     python_of_tags,
     read_requirements,
 )
-from slimwheel.wording import some_of
+from slimwheel.wording import and_list, some_of
 
 __all__ = [
     "AddedRequirement",
@@ -457,7 +457,7 @@ def _choose_major(
         # A major no NVIDIA wheel is built for (bagua-cuda102: CUDA 10) decides as a linked one
         # does: nothing is linked to another major's wheels.
         return named
-    listed = " and ".join(f"CUDA {m}" for m in sorted(possible))
+    listed = f"CUDA {and_list([str(m) for m in sorted(possible)])}"
     if all(soname_stem(s) in SAME_IN_EVERY_MAJOR for s in by_soname):
         # Any major's copy serves (OpenMM's OpenCL plugins): the newest, as check's advice names.
         newest = max(possible)
@@ -525,14 +525,14 @@ def _undecided(
         )
     if named is not None:
         return RepairError(
-            f"both {listed} wheels provide {', '.join(sonames)}, and the wheel's name says CUDA {named}, "
+            f"{listed} wheels all provide {', '.join(sonames)}, and the wheel's name says CUDA {named}, "
             f"of which no wheel the catalog knows ships {'it' if len(sonames) == 1 else 'them'}",
             hint=f"--exclude {' --exclude '.join(soname_stem(s) for s in sonames)} leaves "
             f"{'it' if len(sonames) == 1 else 'them'} to what the user installs; --cuda N links the "
             "files to that major's wheels",
         )
     return RepairError(
-        f"both {listed} wheels provide {', '.join(sonames)}",
+        f"{listed} wheels all provide {', '.join(sonames)}",
         hint="pass --cuda with the major the wheel was built for",
     )
 
