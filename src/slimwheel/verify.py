@@ -50,6 +50,7 @@ from slimwheel.analysis.libraries import (
 )
 from slimwheel.catalog.model import Catalog, LibraryProvider
 from slimwheel.check import CheckReport, FileCheck, NeededCheck, check_wheel
+from slimwheel.check.target import loads_on
 from slimwheel.elf import ElfFacts, exports_any, is_elf, read_elf, read_elf_file, read_interpreter
 from slimwheel.elf.stub import stand_in_library
 from slimwheel.errors import ElfError, InputError, SlimwheelError, UsageError
@@ -66,6 +67,7 @@ from slimwheel.names import (
     parse_library_file_name,
     soname_stem,
 )
+from slimwheel.platforms import Platform
 from slimwheel.progress import SILENT, Progress
 from slimwheel.requirements import only_with_extras, read_requirements
 from slimwheel.wheel import Wheel
@@ -645,6 +647,10 @@ def _records(results_file: Path) -> list[dict[str, object]]:
         if isinstance(record, dict):
             records.append(record)
     return records
+
+
+# The platform this process runs on: what verify's loads are judged for.
+_HOST = Platform(sys.platform, platform.machine())
 
 
 # dlopen's words when a library needs the NVIDIA driver, which a machine without a GPU does not have.
@@ -1447,6 +1453,8 @@ def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
             if read is None:
                 continue
             facts, imported = read
+            if not loads_on(_HOST, facts.machine):
+                continue  # another machine's file (a cross-compilation target's runtime): never loaded here
             if imported:
                 machine = machine or facts.machine
             for soname, names in imported.items():

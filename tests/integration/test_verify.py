@@ -20,6 +20,7 @@ from slimwheel.cli import main
 from slimwheel.verify import diagnose
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_program, compile_shared, patchelf
+from tests.support.elfmutate import mutate_elf
 from tests.support.extensions import EXTENSION_SUFFIX, OTHER_PYTHON_SUFFIX, build_extension_module
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
@@ -580,6 +581,22 @@ def test_import_failure_is_reported(
     (problem,) = document["problems"]
     assert problem["kind"] == "import"
     assert problem["message"].endswith("RuntimeError: boom here")
+
+
+def test_a_library_of_another_machine_is_not_loaded(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nvidia-cutlass-dsl-libs-qnx-cu12 ships the aarch64 QNX runtime its DSL cross-compiles for in an
+    x86_64 wheel: no loader here can load it, so verify does not try (dlopen would fail: wrong machine)."""
+    built = compile_shared(tmp_path / "libruntime.so", {"rt.c": "int runtime(void) { return 1; }\n"})
+    native = built.read_bytes()
+    foreign = mutate_elf(native, {"elf": "header", "field": "e_machine", "value": 183})  # EM_AARCH64
+    files = {"cross/__init__.py": b"", "cross/qnx/libruntime.so": foreign, "cross/libhost.so": native}
+    code, document = _verify_pure(capsys, tmp_path, own_catalog, "cross", files)
+    assert (code, document["problems"]) == (0, [])
+    loaded = [load["member"] for load in document["loads"]]
+    assert any(path.endswith("cross/libhost.so") for path in loaded), loaded
+    assert not any("qnx" in path for path in loaded), loaded
 
 
 def test_text_file_named_whl_is_bad_input(
