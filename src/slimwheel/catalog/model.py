@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from slimwheel.names import soname_stem
@@ -145,6 +147,14 @@ class LibraryProvider:
     @property
     def version(self) -> str:
         return self.release.version
+
+
+_CUDA_SUFFIX = re.compile(r"-cu\d+(?=-libs$|$)")
+
+
+def _family(distribution: str) -> str:
+    """``nvidia-cudnn-cu12`` -> ``nvidia-cudnn``: one library's wheels across CUDA majors."""
+    return _CUDA_SUFFIX.sub("", canonicalize_name(distribution))
 
 
 def range_clauses(lower: str, upper: str | None, skipped: Iterable[str] = ()) -> tuple[str, ...]:
@@ -330,6 +340,56 @@ class Catalog:
 
     def cuda_majors(self) -> tuple[int, ...]:
         return tuple(sorted({r.cuda_major for r in self.releases if r.cuda_major is not None}))
+
+    def majors_shipping(self, soname: str, platform: Platform) -> frozenset[int]:
+        """The CUDA majors of the releases that ship ``soname`` for ``platform``."""
+        return frozenset(
+            p.release.cuda_major
+            for p in self.providers(soname=soname, platform=platform)
+            if p.release.cuda_major is not None
+        )
+
+    def majors_serving(self, sonames: Iterable[str], platform: Platform) -> set[int] | None:
+        """The CUDA majors whose wheels serve every one of ``sonames`` that some wheel ships (each ships
+        it), else those none of them rules out, where the catalog's silence is no answer: it learns CUDA
+        11's toolkit wheels but not ``nvidia-cudnn-cu11``, so ``libcudnn.so.8`` (found only in
+        ``nvidia-cudnn-cu12``) must not rule out CUDA 11 for a wheel whose cuBLAS is
+        ``libcublas.so.11``; a soname rules a major out only where the catalog knows its library's
+        wheels for that major. Empty: the files are built for several majors; None: no wheel ships any."""
+        by_soname = {s: majors for s in sonames if (majors := self.majors_shipping(s, platform))}
+        if not by_soname:
+            return None
+        possible = set.intersection(*(set(majors) for majors in by_soname.values()))
+        if possible:
+            return possible
+        candidates = set().union(*by_soname.values())
+        covered_by_family = self._majors_by_family
+        for soname, majors in by_soname.items():
+            families = {_family(p.distribution) for p in self.providers(soname=soname, platform=platform)}
+            covered = set().union(*(covered_by_family.get(f, set()) for f in families))
+            candidates &= majors | (candidates - covered)
+        return candidates
+
+    def built_for_majors(self, sonames: Iterable[str], platform: Platform) -> tuple[int, ...]:
+        """The CUDA majors files needing ``sonames`` are built for, where no one major serves them all
+        (``majors_serving`` is empty): those that alone ship one of them (bitsandbytes 0.50.2 ships a
+        library for each of CUDA 11, 12 and 13, and loads the one torch's CUDA asks for), where they are
+        two or more; () otherwise."""
+        sonames = tuple(sonames)
+        if self.majors_serving(sonames, platform) != set():
+            return ()
+        alone = (self.majors_shipping(soname, platform) for soname in sonames)
+        majors = sorted({next(iter(majors)) for majors in alone if len(majors) == 1})
+        return tuple(majors) if len(majors) > 1 else ()
+
+    @cached_property
+    def _majors_by_family(self) -> dict[str, set[int]]:
+        """Per library family (``nvidia-cudnn`` for ``nvidia-cudnn-cu12``), the majors it has releases for."""
+        known: dict[str, set[int]] = {}
+        for release in self.releases:
+            if release.cuda_major is not None:
+                known.setdefault(_family(release.distribution), set()).add(release.cuda_major)
+        return known
 
     def safe_range(
         self, distribution: str, version: str, library_name: str, *, platform: Platform | None = None

@@ -250,36 +250,19 @@ class Diagnosis:
         }
         if len(required) == 1:
             return next(iter(required))
-        possible: set[int] | None = None
-        for soname in {n.soname for elf in self.report.elf_files for n in elf.needed}:
-            majors = {
-                p.release.cuda_major
-                for p in self.catalog.providers(soname=soname, platform=self.target.platform)
-                if p.release.cuda_major is not None
-            }
-            if majors:
-                possible = majors if possible is None else possible & majors
+        possible = self.catalog.majors_serving(self._needed_sonames, self.target.platform)
         if possible and len(possible) == 1:
             return next(iter(possible))
         return cuda_major_named(self.report.distribution)  # tensorrt-cu13-bindings: 13
 
     @cached_property
+    def _needed_sonames(self) -> tuple[str, ...]:
+        return tuple(sorted({n.soname for elf in self.report.elf_files for n in elf.needed}))
+
+    @cached_property
     def _built_for_majors(self) -> tuple[int, ...]:
-        """The CUDA majors of a wheel built for several (bitsandbytes 0.50.2 ships a library for each of
-        CUDA 11, 12 and 13, and loads the one torch's CUDA asks for): the majors that alone ship a soname
-        its files need, where no major ships them all; () for a wheel of one major."""
-        only: set[int] = set()
-        common: set[int] | None = None
-        for soname in {n.soname for elf in self.report.elf_files for n in elf.needed}:
-            majors = {
-                p.release.cuda_major
-                for p in self.catalog.providers(soname=soname, platform=self.target.platform)
-                if p.release.cuda_major is not None
-            }
-            if majors:
-                common = majors if common is None else common & majors
-                only |= majors if len(majors) == 1 else set()
-        return tuple(sorted(only)) if common == set() and len(only) > 1 else ()
+        """The CUDA majors of a wheel built for several (see ``Catalog.built_for_majors``)."""
+        return self.catalog.built_for_majors(self._needed_sonames, self.target.platform)
 
     def _missing_requirement(self, elf: ElfReport, check: NeededCheck) -> bool:
         """An NVIDIA soname that no required release ships: the cause to report, rather than "not found"."""

@@ -325,42 +325,6 @@ def _needs(
     return needs
 
 
-def _majors_providing(catalog: Catalog, soname: str, platform: Platform) -> set[int]:
-    return {
-        p.release.cuda_major
-        for p in catalog.providers(soname=soname, platform=platform)
-        if p.release.cuda_major is not None
-    }
-
-
-_CUDA_SUFFIX = re.compile(r"-cu\d+(?=-libs$|$)")
-
-
-def _family(distribution: str) -> str:
-    """``nvidia-cudnn-cu12`` -> ``nvidia-cudnn``: one library's wheels across CUDA majors."""
-    return _CUDA_SUFFIX.sub("", canonicalize_name(distribution))
-
-
-def _majors_not_ruled_out(
-    by_soname: Mapping[str, set[int]], catalog: Catalog, platform: Platform
-) -> set[int]:
-    """The majors every soname allows, where the catalog's silence is no answer: it learns CUDA 11's
-    toolkit wheels but not ``nvidia-cudnn-cu11`` or ``cutensor-cu11``, so ``libcudnn.so.8`` (found only
-    in ``nvidia-cudnn-cu12``) must not rule out CUDA 11 for a wheel whose cuBLAS is ``libcublas.so.11``.
-    A soname rules a major out only when the catalog knows its library's wheels for that major."""
-    candidates = set().union(*by_soname.values())
-    known: dict[str, set[int]] = {}  # family -> the majors the catalog has releases of it for
-    for distribution in catalog.distributions:
-        majors = {r.cuda_major for r in catalog.releases_of(distribution) if r.cuda_major is not None}
-        known.setdefault(_family(distribution), set()).update(majors)
-    possible = set(candidates)
-    for soname, majors in by_soname.items():
-        families = {_family(p.distribution) for p in catalog.providers(soname=soname, platform=platform)}
-        covered = set().union(*(known.get(f, set()) for f in families))
-        possible &= majors | (candidates - covered)
-    return possible
-
-
 def _choose_major(
     needs: Mapping[str, _Need],
     catalog: Catalog,
@@ -387,28 +351,27 @@ def _choose_major(
     except in a wheel built for several majors (bitsandbytes), where the sonames only other majors'
     wheels ship are added to ``other_majors``, for the plan to leave to the host as --exclude does.
     """
-    by_soname = {s: _majors_providing(catalog, s, platform) for s in needs if not is_driver_library(s)}
+    by_soname = {s: catalog.majors_shipping(s, platform) for s in needs if not is_driver_library(s)}
     by_soname = {s: majors for s, majors in by_soname.items() if majors}
     if len(linked) == 1 and options.cuda_major is None:
         return next(iter(linked))
-    possible = _common_majors(by_soname, catalog, platform)
+    possible = catalog.majors_serving(by_soname, platform)
     if options.cuda_major is not None:
         major = options.cuda_major
         contradicted = sorted(s for s, majors in by_soname.items() if major not in majors)
         # A wheel built for several majors (bitsandbytes) is repaired for the one --cuda names, the
         # others' files left alone: what --cuda asks for there, not a mistake to refuse.
-        only_in = {next(iter(majors)) for majors in by_soname.values() if len(majors) == 1}
-        several = possible is not None and not possible and major in only_in
-        if several and other_majors is not None:
+        several = catalog.built_for_majors(by_soname, platform)
+        if major in several and other_majors is not None:
             other_majors.extend(contradicted)
         elif contradicted and not options.force:
-            built_for = sorted(set.union(*(by_soname[s] for s in contradicted)))
+            built_for = sorted(frozenset[int]().union(*(by_soname[s] for s in contradicted)))
             listed = " or ".join(f"CUDA {m}" for m in built_for)
             copied = any(needs[s].copies for s in contradicted)
             instead = "keeps those copies" if copied else "leaves the files that need them alone"
             other = (
-                " or ".join(f"--cuda {m}" for m in sorted(only_in))
-                if possible == set()
+                " or ".join(f"--cuda {m}" for m in several)
+                if several
                 else f"--cuda {built_for[-1]} or leave --cuda out"
             )
             raise RepairError(
@@ -489,20 +452,6 @@ def _leave_other_majors(
         f"load{'s' if len(files) == 1 else ''} only where another major's libraries are installed"
     )
     return replace(options, exclude=options.exclude | frozenset(sonames))
-
-
-def _common_majors(
-    by_soname: Mapping[str, set[int]], catalog: Catalog, platform: Platform
-) -> set[int] | None:
-    """The CUDA majors whose wheels serve every soname of ``by_soname`` (the majors whose wheels ship
-    each), else those no soname rules out (``_majors_not_ruled_out``); empty where the wheel is built
-    for several majors; None where no NVIDIA wheel ships any of them."""
-    possible: set[int] | None = None
-    for majors in by_soname.values():
-        possible = set(majors) if possible is None else possible & majors
-    if possible is None or possible:
-        return possible
-    return _majors_not_ruled_out(by_soname, catalog, platform)
 
 
 def _undecided(
