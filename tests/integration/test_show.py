@@ -969,3 +969,32 @@ def test_in_nvidias_own_wheel_a_library_defining_a_sibling_librarys_api_is_no_st
         tmp_path / "other", "helper", "1.0", {"helper/libhelper.so": helper.read_bytes()}, tag=TAG
     )
     assert [code.library for code in _show(other, catalog).static] == ["cudss"]
+
+
+def test_a_file_resolves_to_the_copy_its_runpath_names(tmp_path: Path, catalog: Catalog) -> None:
+    """cuda-cccl 1.2.1 ships ``libcccl.c.parallel.so`` once per CUDA major, each beside the extension
+    that loads it through ``RUNPATH $ORIGIN/cccl``: the CUDA 13 extension resolves to the CUDA 13 copy,
+    not to the first file of that name."""
+    members: dict[str, bytes] = {}
+    for major in ("cu12", "cu13"):
+        folder = tmp_path / major
+        library = compile_shared(
+            folder / "cccl/libshared.so",
+            {"lib.c": f'const char *which(void) {{ return "{major}"; }}\n'},
+            soname="libshared.so",
+        )
+        extension = compile_shared(
+            folder / "_impl.so",
+            {"ext.c": "extern const char *which(void);\nconst char *call(void) { return which(); }\n"},
+            link=[library],
+            rpath="$ORIGIN/cccl",
+            new_dtags=True,
+        )
+        members[f"pkg/{major}/cccl/libshared.so"] = library.read_bytes()
+        members[f"pkg/{major}/_impl.so"] = extension.read_bytes()
+    report = _show(make_wheel(tmp_path, "pkg", "1.0", members, tag=TAG), catalog)
+    for major in ("cu12", "cu13"):
+        (elf,) = [e for e in report.elf_files if e.path == f"pkg/{major}/_impl.so"]
+        (needed,) = [n for n in elf.needed if n.soname == "libshared.so"]
+        assert needed.resolution is Resolution.WHEEL
+        assert needed.provided_by == (f"pkg/{major}/cccl/libshared.so",)

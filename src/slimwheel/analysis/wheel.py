@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
 
@@ -34,7 +35,7 @@ from slimwheel.analysis.vendored import _find_vendored
 from slimwheel.catalog.model import Catalog
 from slimwheel.elf import ElfFacts
 from slimwheel.findings import Finding, FindingKind, Severity
-from slimwheel.ldso import rpath_problems
+from slimwheel.ldso import rpath_problems, search_folders
 from slimwheel.names import is_extension_module_name, parse_library_file_name, soname_stem
 from slimwheel.policy import level_allowing, oldest_manylinux_tag, versions_beyond
 from slimwheel.sources import ArchiveSource
@@ -76,9 +77,9 @@ def analyse_wheel(
     }
     # The host libraries a wheel may use, and the symbol versions, depend on its oldest tag's level.
     glibc, oldest_tag = oldest_manylinux_tag(wheel.platform_tags) or (None, "")
-    by_name: dict[str, _ElfMember] = {}
+    by_name: dict[str, list[_ElfMember]] = {}
     for item in elf_members:
-        by_name.setdefault(posixpath.basename(item.member.name), item)
+        by_name.setdefault(posixpath.basename(item.member.name), []).append(item)
     # A library shipped under another name than its soname (TensorRT-RTX's libtensorrt_rtx.so.1.7.1,
     # soname libtensorrt_rtx.so.1): no search finds it by that soname; glibc reuses it once loaded.
     carriers = {
@@ -106,7 +107,10 @@ def analyse_wheel(
                 )
             )
             continue
-        resolved = tuple(_resolve(soname, by_name, vendored, catalog, glibc) for soname in facts.needed)
+        resolved = tuple(
+            _resolve(soname, _inside(soname, item, by_name), vendored, catalog, glibc)
+            for soname in facts.needed
+        )
         for need in resolved:
             if need.resolution is Resolution.UNRESOLVED:
                 findings.append(
@@ -266,14 +270,45 @@ def zip_member_overhead(name: str) -> int:
     return 30 + 46 + 2 * len(name.encode())
 
 
+def _inside(
+    soname: str, needer: _ElfMember, by_name: Mapping[str, Sequence[_ElfMember]]
+) -> _ElfMember | None:
+    """The wheel's file named ``soname`` that ``needer`` finds: where several share the name (one per
+    CUDA major: cuda-cccl's ``cuda/compute/cu12/cccl/`` and ``cu13/cccl/``), the first in a folder the
+    needer's own RPATH/RUNPATH names (glibc's search, ``ldso``), else the first by name."""
+    same_name = by_name.get(soname, ())
+    if len(same_name) > 1 and needer.facts is not None:
+        folders = [found.folder for found in search_folders(_Installed(needer.installed, needer.facts), ())]
+        for folder in folders:
+            for candidate in same_name:
+                if posixpath.dirname(candidate.installed) == folder:
+                    return candidate
+    return same_name[0] if same_name else None
+
+
+@dataclass(frozen=True)
+class _Installed:
+    """An ELF member as ``ldso``'s search sees it."""
+
+    installed_path: str
+    facts: ElfFacts
+
+    @property
+    def rpath(self) -> tuple[str, ...]:
+        return self.facts.rpath
+
+    @property
+    def runpath(self) -> tuple[str, ...]:
+        return self.facts.runpath
+
+
 def _resolve(
     soname: str,
-    by_name: Mapping[str, _ElfMember],
+    inside: _ElfMember | None,
     vendored: Mapping[str, VendoredCopy],
     catalog: Catalog,
     glibc: tuple[int, int] | None,
 ) -> NeededLibrary:
-    inside = by_name.get(soname)
     if inside is not None:
         if inside.member.name in vendored:
             return NeededLibrary(soname, Resolution.VENDORED, (inside.member.name,))
