@@ -1,8 +1,9 @@
 """Load bitsandbytes' CUDA 13 library, then quantize and multiply with it on the GPU; say what was mapped.
 
-``python run_bnb.py load``: in a process that imports nothing else, ``dlopen`` the installed
-``bitsandbytes/libbitsandbytes_cuda130.so`` as a program that does not import torch first would, and
-print whether it loaded and which files the process mapped for cuBLAS, cuBLASLt and the CUDA runtime.
+``python run_bnb.py load [LIBRARY]``: in a process that imports nothing else, ``dlopen`` the installed
+``bitsandbytes/LIBRARY`` (default ``libbitsandbytes_cuda130.so``) as a program that does not import
+torch first would, and print whether it loaded and which files the process mapped for cuBLAS,
+cuBLASLt and the CUDA runtime.
 
 ``python run_bnb.py compute``: import torch and bitsandbytes (which picks the library of torch's
 CUDA), then on the GPU: NF4 4-bit quantization and back, a 4-bit matrix product, and an int8 matrix
@@ -30,8 +31,8 @@ def _mapped(pattern: str) -> list[str]:
     return sorted(str(Path(f).resolve()) for f in files if re.match(pattern, Path(f).name))
 
 
-def load() -> dict[str, Any]:
-    library = Path(sysconfig.get_paths()["purelib"]) / "bitsandbytes" / "libbitsandbytes_cuda130.so"
+def load(name: str = "libbitsandbytes_cuda130.so") -> dict[str, Any]:
+    library = Path(sysconfig.get_paths()["purelib"]) / "bitsandbytes" / name
     try:
         ctypes.CDLL(str(library))
     except OSError as error:
@@ -67,4 +68,5 @@ def compute() -> dict[str, Any]:
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "compute"
-    sys.stdout.write(json.dumps(load() if mode == "load" else compute(), indent=1) + "\n")
+    result = load(*sys.argv[2:3]) if mode == "load" else compute()
+    sys.stdout.write(json.dumps(result, indent=1) + "\n")

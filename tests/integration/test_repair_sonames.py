@@ -15,6 +15,7 @@ from slimwheel.catalog.learn import learn_from_wheels
 from slimwheel.catalog.store import load_catalog, read_catalog, write_catalog
 from slimwheel.cli import main
 from slimwheel.elf import read_elf
+from slimwheel.manifest import read_manifest
 from slimwheel.wheel import Wheel
 from tests.support.elfbuild import compile_shared, patchelf
 from tests.support.index_server import IndexServer
@@ -1152,7 +1153,8 @@ def test_a_wheel_for_several_cuda_majors_is_refused_with_a_way_out(
         "need the libraries of several CUDA majors (CUDA 11: libcudart.so.11.0; CUDA 13: libcudart.so.13)"
         in err
     )
-    assert "repair one major with --cuda N (the files of the others are left alone)" in err
+    # One file needs both majors' runtimes: no --cuda 11,13 to offer.
+    assert "--cuda N repairs one major, the files of the others left alone; or build one wheel per" in err
     assert not out.exists() or not any(out.iterdir())
     # check's advice for the wheel as it is: not to require every major's wheels in one install.
     assert main(["check", str(wheel)]) == 1
@@ -1273,3 +1275,60 @@ def test_a_small_library_that_defines_other_nvidia_apis_is_no_copy(
     assert isinstance(plan, dict)
     assert plan["drop"] == []
     assert plan["requirements"] == []
+
+
+def test_a_wheel_for_several_cuda_majors_is_repaired_for_them_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cuda-cccl 1.2.1's shape: ``cu12/`` and ``cu13/`` hold one build each, each needing its major's
+    runtime. ``--cuda 12,13`` links each to its own major's wheel and puts each requirement behind
+    that major's extra (the wheel's own ``cuda12``, else ``cu13``), and the written wheel passes check,
+    told nothing."""
+    build = tmp_path / "build"
+    files: dict[str, bytes] = {"pkg/__init__.py": b""}
+    for major, soname in (("12", "libcudart.so.12"), ("13", "libcudart.so.13")):
+        runtime = compile_shared(
+            build / major / soname, {"rt.c": "int cudaGetDeviceCount(int *n) { *n = 0; return 0; }\n"},
+            soname=soname,
+        )  # fmt: skip
+        extension = compile_shared(
+            build / major / "_ext.so",
+            {"ext.c": "int cudaGetDeviceCount(int *);\nint ext(int *n) { return cudaGetDeviceCount(n); }\n"},
+            link=[runtime],
+        )
+        files[f"pkg/cu{major}/_ext.so"] = extension.read_bytes()
+    wheel_dir = tmp_path / "in"
+    wheel_dir.mkdir()
+    wheel = make_wheel(wheel_dir, "pkg", "1.0", files, tag=TAG, requires=('numpy; extra == "cuda12"',))
+    assert main(["repair", str(wheel), "-w", str(tmp_path / "refused"), "--offline"]) == 2
+    assert "--cuda 12,13 links each file to its own major's wheels" in capsys.readouterr().err
+    result = _repair(tmp_path, wheel, capsys, "--offline", "--cuda", "12,13")
+    plan = result["plan"]
+    assert isinstance(plan, dict)
+    assert plan["cuda_majors"] == [12, 13]
+    assert [(r["distribution"], r["extra"]) for r in plan["requirements"]] == [
+        ("nvidia-cuda-runtime-cu12", "cuda12"),
+        ("nvidia-cuda-runtime", "cu13"),
+    ]
+    output = Path(str(result["output"]))
+    with Wheel.open(output) as repaired:
+        metadata = repaired.metadata()
+        assert sorted(metadata.get_all("Provides-Extra") or ()) == ["cu13", "cuda12"]
+        required = metadata.get_all("Requires-Dist") or ()
+        searched = {}
+        for major in ("12", "13"):
+            with repaired.seekable_member(f"pkg/cu{major}/_ext.so") as stream:
+                searched[major] = read_elf(stream, path="_ext.so", symbols=False).rpath
+        manifest = read_manifest(repaired)
+    assert any(
+        line.startswith("nvidia-cuda-runtime-cu12>=") and 'extra == "cuda12"' in line for line in required
+    )
+    assert any(line.startswith("nvidia-cuda-runtime>=") and 'extra == "cu13"' in line for line in required)
+    assert searched == {
+        "12": ("$ORIGIN/../../nvidia/cuda_runtime/lib",),
+        "13": ("$ORIGIN/../../nvidia/cu13/lib",),
+    }
+    assert manifest is not None
+    assert manifest.cuda_major is None
+    assert [lib.soname for lib in manifest.libraries] == ["libcudart.so.12", "libcudart.so.13"]
+    assert main(["check", str(output), "--offline"]) == 0

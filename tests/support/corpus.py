@@ -96,6 +96,57 @@ CORPUS: tuple[CorpusWheel, ...] = (
         no_resolve="it needs Python 3.12",
     ),
     CorpusWheel(
+        project="nccl-extensions",
+        filename="nccl_extensions-0.1.0-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="54d46bee108f0bc18cdc35dbe17bba6452d6a38a270fa5e8ccde03267460fa87",
+        size=22_589_285,
+        vendors=(
+            "nothing vendored; nccl/ep/lib/cu12/ and cu13/ (and nccl/m2n/lib/) hold one build per CUDA "
+            "major, each needing libnccl.so.2, which every major's NCCL wheel ships, with no RPATH to it; "
+            "its extras cu12 and cu13 bring each major's NCCL"
+        ),
+        install_mb=600,
+        repair_options=("--cuda", "12,13"),
+        must_repair=True,
+        adds=(),
+        kept_optional=("nvidia-nccl-cu12", "nvidia-nccl-cu13"),
+        edits=(
+            "nccl/ep/lib/cu12/libnccl_ep.so",
+            "nccl/ep/lib/cu13/libnccl_ep.so",
+            "nccl/m2n/lib/cu12/libnccl_m2n.so",
+            "nccl/m2n/lib/cu13/libnccl_m2n.so",
+        ),
+        no_verify="it needs Python 3.12",
+        no_resolve="it needs Python 3.12",
+    ),
+    CorpusWheel(
+        project="cuda-cccl",
+        filename="cuda_cccl-1.2.1-cp312-cp312-manylinux_2_26_x86_64.whl",
+        sha256="0b480822bbff1d1a89210a4839ab0f424cf5b7cadfa753b7049f7e4122f71b51",
+        size=7_080_990,
+        vendors=(
+            "nothing vendored; cuda/compute/cu12/ and cu13/ each hold an extension and "
+            "libcccl.c.parallel.so, which needs its major's NVRTC and nvJitLink with no RPATH to them; its "
+            "extras minimal-cu12 and minimal-cu13 bring each major's, through cuda-toolkit"
+        ),
+        install_mb=900,
+        repair_options=("--cuda", "12,13"),
+        must_repair=True,
+        adds=(),
+        kept_optional=(
+            "nvidia-nvjitlink-cu12",
+            "nvidia-cuda-nvrtc-cu12",
+            "nvidia-nvjitlink",
+            "nvidia-cuda-nvrtc",
+        ),
+        edits=(
+            "cuda/compute/cu12/cccl/libcccl.c.parallel.so",
+            "cuda/compute/cu13/cccl/libcccl.c.parallel.so",
+        ),
+        no_verify="it needs Python 3.12",
+        no_resolve="it needs Python 3.12",
+    ),
+    CorpusWheel(
         project="chidori-gpu",
         filename="chidori_gpu-0.1.5-py3-none-any.whl",
         sha256="7998209f1d3d0eb3ded5b2af2c5986bbd6ac9cb2950f58d41e36ea8ba25cbac0",

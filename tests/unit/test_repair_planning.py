@@ -215,7 +215,8 @@ def test_files_in_folders_named_for_several_majors_are_refused_with_the_way_out(
     assert str(raised.value) == (
         "the wheel's files are built for several CUDA majors, as their folders say (pkg/lib/cu11 (CUDA 11), "
         "pkg/lib/cu12 (CUDA 12)), and CUDA 11 and 12 wheels all provide libnvToolsExt.so.1: no one "
-        "major's wheels serve them all (--exclude nvToolsExt leaves them to what the user installs; "
+        "major's wheels serve them all (--cuda 11,12 links each file to its folder's major's wheels, each "
+        "major's requirements behind an extra; --exclude nvToolsExt leaves them to what the user installs; "
         "--cuda N links every file to one major's)"
     )
     assert _plan(report, cuda_major=12).cuda_major == 12
@@ -737,7 +738,8 @@ def _several_majors() -> WheelReport:
 def test_a_wheel_built_for_several_majors_is_repaired_for_the_one_cuda_names() -> None:
     with pytest.raises(RepairError, match="libraries of several CUDA majors") as raised:
         _plan(_several_majors())
-    assert "--cuda N (the files of the others are left alone)" in (raised.value.hint or "")
+    assert (raised.value.hint or "").startswith("--cuda 11,12 links each file to its own major's wheels")
+    assert "--cuda N repairs one major, the files of the others left alone" in (raised.value.hint or "")
     plan = _plan(_several_majors(), cuda_major=12)
     assert [r.distribution for r in plan.requirements] == ["nvidia-cuda-runtime-cu12"]
     # The other major's soname is left to the host by that soname alone (check then warns of it), as
@@ -752,6 +754,85 @@ def test_a_wheel_built_for_several_majors_is_repaired_for_the_one_cuda_names() -
         _plan(_several_majors(), cuda_major=13)
     assert (wrong.value.hint or "").startswith("pass --cuda 11 or --cuda 12;")
     assert "leaves the files that need them alone" in (wrong.value.hint or "")
+
+
+def test_a_wheel_built_for_several_majors_is_repaired_for_them_all_each_behind_its_extra() -> None:
+    """--cuda 11,12: each file is linked to its own major's wheels, and each major's requirements go
+    behind an extra of its own, so that one install brings one major's libraries (cuda-cccl 1.2.1,
+    bitsandbytes 0.50.2)."""
+    plan = _plan(_several_majors(), cuda_majors=(11, 12))
+    assert (plan.cuda_major, plan.cuda_majors) == (None, (11, 12))
+    assert [(r.distribution, r.extra) for r in plan.requirements] == [
+        ("nvidia-cuda-runtime-cu11", "cu11"),
+        ("nvidia-cuda-runtime-cu12", "cu12"),
+    ]
+    assert plan.requirements[0].requirement.endswith('and extra == "cu11"')
+    assert plan.new_extras == ("cu11", "cu12")
+    searched = {edit.path: edit.search_path for edit in plan.edits}
+    assert searched == {
+        "pkg/libpkg_cuda118.so": ("$ORIGIN/../nvidia/cuda_runtime/lib",),
+        "pkg/libpkg_cuda128.so": ("$ORIGIN/../nvidia/cuda_runtime/lib",),
+    }
+    assert plan.manifest.cuda_major is None
+    assert [(lib.soname, lib.distribution) for lib in plan.manifest.libraries] == [
+        ("libcudart.so.11.0", "nvidia-cuda-runtime-cu11"),
+        ("libcudart.so.12", "nvidia-cuda-runtime-cu12"),
+    ]
+    assert plan.left_to_host == ()
+    assert not any("several CUDA majors" in w for w in plan.warnings)
+
+
+def test_several_majors_take_the_extras_the_wheel_names_for_them() -> None:
+    requires = ('numpy; extra == "cuda12"', 'numpy; extra == "test-cuda12"')
+    plan = _plan(_several_majors(), *requires, cuda_majors=(11, 12))
+    assert [r.extra for r in plan.requirements] == ["cu11", "cuda12"]
+
+
+def test_several_majors_by_the_folders_their_files_lie_in() -> None:
+    """nccl-extensions 0.1.0: lib/cu11/ and lib/cu12/ each need a soname both majors' wheels ship, which
+    no one major serves; --cuda 11,12 links each to its own folder's major."""
+    one = _report("libnvToolsExt.so.1", path="pkg/lib/cu11/libext.so")
+    other = replace(one.elf_files[0], path="pkg/lib/cu12/libext.so", installed_path="pkg/lib/cu12/libext.so")
+    plan = _plan(replace(one, elf_files=(*one.elf_files, other)), cuda_majors=(11, 12))
+    assert [(r.distribution, r.extra) for r in plan.requirements] == [
+        ("nvidia-nvtx-cu11", "cu11"),
+        ("nvidia-nvtx-cu12", "cu12"),
+    ]
+    assert {edit.path for edit in plan.edits} == {"pkg/lib/cu11/libext.so", "pkg/lib/cu12/libext.so"}
+
+
+@pytest.mark.parametrize(
+    ("report", "majors", "message"),
+    [
+        (_report("libcudart.so.12"), (12, 13), "not built for several CUDA majors"),
+        (_several_majors(), (12, 13), "built for CUDA 11 and 12, not for CUDA 13"),
+    ],
+)
+def test_several_majors_the_wheel_is_not_built_for_are_refused(
+    report: WheelReport, majors: tuple[int, ...], message: str
+) -> None:
+    with pytest.raises(RepairError, match=message):
+        _plan(report, cuda_majors=majors)
+
+
+def test_a_file_of_no_major_gets_the_folders_of_every_major() -> None:
+    """A file that needs a library every major's wheels ship, in no folder naming a major, beside
+    files built for one major each: one install brings one major's folder, so it searches both."""
+    common = ElfReport(
+        "pkg/libcommon.so", 1, 1,
+        needed=(NeededLibrary("libOpenCL.so.1", Resolution.NVIDIA_WHEEL),),
+        installed_path="pkg/libcommon.so", machine="x86_64",
+    )  # fmt: skip
+    builds = tuple(
+        replace(common, path=f"pkg/libpkg_cuda{major}.so", installed_path=f"pkg/libpkg_cuda{major}.so",
+                needed=(NeededLibrary(soname, Resolution.NVIDIA_WHEEL),))
+        for major, soname in (("128", "libcudart.so.12"), ("130", "libcudart.so.13"))
+    )  # fmt: skip
+    plan = _plan(replace(_report(), elf_files=(*builds, common)), cuda_majors=(12, 13))
+    (edit,) = [e for e in plan.edits if e.path == "pkg/libcommon.so"]
+    assert edit.search_path == ("$ORIGIN/../nvidia/cuda_runtime/lib", "$ORIGIN/../nvidia/cu13/lib")
+    opencl = [(r.distribution, r.extra) for r in plan.requirements if "opencl" in r.distribution]
+    assert opencl == [("nvidia-cuda-opencl-cu12", "cu12"), ("nvidia-cuda-opencl", "cu13")]
 
 
 def test_exclude_takes_one_soname_or_every_soname_of_a_library() -> None:

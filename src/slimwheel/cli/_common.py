@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from slimwheel.cli._output import Output
+from slimwheel.errors import UsageError
 from slimwheel.report import human_size
 
 if TYPE_CHECKING:
@@ -48,6 +49,17 @@ def print_wheel_reports(
         for report in reports:
             render(report, out)
     return 1 if any(report.has_errors for report in reports) else 0
+
+
+def parse_cuda_majors(text: str) -> tuple[int, ...]:
+    """``--cuda 12,13``: the CUDA majors, sorted, each once."""
+    try:
+        majors = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise UsageError(f"--cuda {text!r}: expected a CUDA major, or majors like 12,13") from exc
+    if not majors:
+        raise UsageError(f"--cuda {text!r}: expected a CUDA major, or majors like 12,13")
+    return tuple(majors)
 
 
 def add_catalog_argument(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of
+from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of, parse_cuda_majors
 from slimwheel.cli._index import add_index_arguments, open_index_client
 from slimwheel.errors import InputError, UsageError
 
@@ -51,12 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _majors(text: str | None) -> list[int]:
-    if not text:
-        return [12, 13]
-    try:
-        return sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError as exc:
-        raise UsageError(f"--cuda {text!r}: expected majors like 12,13") from exc
+    return [12, 13] if not text else list(parse_cuda_majors(text))
 
 
 def _pythons(text: str | None) -> list[str | None]:

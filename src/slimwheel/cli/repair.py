@@ -9,9 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slimwheel.cli._common import add_catalog_argument, human_size, load_catalog_from_args, output_of
+from slimwheel.cli._common import (
+    add_catalog_argument,
+    human_size,
+    load_catalog_from_args,
+    output_of,
+    parse_cuda_majors,
+)
 from slimwheel.cli._index import add_dist_files_arguments, open_dist_files
 from slimwheel.errors import SlimwheelError, UsageError
+from slimwheel.wording import and_list
 
 if TYPE_CHECKING:
     from slimwheel.catalog.model import Catalog
@@ -50,7 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "only a lower bound, or the linked version exactly",
     )
     parser.add_argument(
-        "--cuda", type=int, help="the CUDA major the wheel was built for, when both could fit"
+        "--cuda",
+        metavar="N[,N...]",
+        help="the CUDA major the wheel was built for, where several could fit; for a wheel built for "
+        "several majors, one (its other majors' files are left to the host) or several (12,13: each "
+        "file linked to its own major's wheels, each major's requirements behind an extra, cu12, cu13)",
     )
     parser.add_argument(
         "--linked-version",
@@ -210,10 +221,12 @@ def run(args: argparse.Namespace) -> int:
     from slimwheel.repair.pipeline import RepairRefusedError, prepare_output_dir, repair_wheel
     from slimwheel.report import dump_report
 
+    majors = parse_cuda_majors(args.cuda) if args.cuda is not None else ()
     catalog = load_catalog_from_args(args)
     options = RepairOptions(
         policy=VersionPolicy(args.policy),
-        cuda_major=args.cuda,
+        cuda_major=majors[0] if len(majors) == 1 else None,
+        cuda_majors=majors if len(majors) > 1 else (),
         linked_versions=_linked_versions(args.linked_version),
         only=frozenset(parse_library_spec(name).name for name in args.only),
         exclude=frozenset(left_to_host_name(name) for name in args.exclude),
@@ -429,7 +442,10 @@ def _render(outcome: RepairOutcome, settings: Output) -> None:
     plan, path, output, excluded = outcome.plan, outcome.input, outcome.output, outcome.auditwheel_excluded
     out = settings.console()
     verb = "would" if output is None else "did"
-    cuda = "no CUDA major" if plan.cuda_major is None else f"CUDA {plan.cuda_major}"
+    if plan.cuda_majors:
+        cuda = f"CUDA {and_list([str(major) for major in plan.cuda_majors])}, each file its own"
+    else:
+        cuda = "no CUDA major" if plan.cuda_major is None else f"CUDA {plan.cuda_major}"
     # Every value is escaped: rich reads "[...]" as markup, and requirements carry extras in brackets
     # (cuda-toolkit[cublas,cudart]==12.*), which it would silently drop.
     out.print(f"[bold]{escape(path.name)}[/bold] ({cuda}, {escape(str(plan.platform))})")

@@ -77,7 +77,7 @@ def symbol_floors(
             distribution,
             imports,
             source,
-            major=plan.cuda_major,
+            major=assumed[0].cuda_major,
             platform=plan.platform,
             on_read=lambda _version: advance(next(reads)),
         )

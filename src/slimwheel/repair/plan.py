@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -99,6 +100,12 @@ class RepairOptions:
     # --drop-unused-needed: DT_NEEDED entries of NVIDIA libraries a file imports nothing from go, and
     # with them the requirements they alone made (see analysis.wheel._unused_needed)
     drop_unused: bool = False
+    # --cuda 12,13, for a wheel built for several CUDA majors (bitsandbytes, cuda-cccl): each file is
+    # linked to its own major's wheels, and each major's requirements go behind an extra of its own
+    # (see _plan_several_majors); () for one major, which ``cuda_major`` names
+    cuda_majors: tuple[int, ...] = ()
+    # The extra every requirement the plan adds goes behind: one major's, in a several-major repair.
+    major_extra: str = ""
 
     def wants(self, soname: str) -> bool:
         """``--only`` / ``--exclude``: whether repair rewrites ``soname`` (or a whole library, by its
@@ -153,6 +160,7 @@ class AssumedFloor:
     # The names those files need it by: its soname, and a vendored copy's own
     # (libnvToolsExt-847d78f2.so.1), which their symbols' version needs name until repair renames them.
     needed_as: tuple[str, ...] = ()
+    cuda_major: int | None = None  # the major of the releases to search (the plan's, of one of several)
 
 
 @dataclass(frozen=True)
@@ -160,7 +168,7 @@ class RepairPlan:
     wheel: str
     output_name: str
     platform: Platform
-    cuda_major: int | None
+    cuda_major: int | None  # None also where several majors are planned (``cuda_majors``)
     drop: tuple[str, ...]
     edits: tuple[ElfEdit, ...]
     requirements: tuple[AddedRequirement, ...]
@@ -192,6 +200,8 @@ class RepairPlan:
     # Providers the wheel requires in a range that admits a release shipping none of the libraries its
     # files need: a requirement within that range is added beside it (why, per provider).
     narrowed: tuple[str, ...] = ()
+    # The CUDA majors of a wheel built for several, each file linked to its own (--cuda 12,13); ().
+    cuda_majors: tuple[int, ...] = ()
 
     @property
     def changes_anything(self) -> bool:
@@ -204,6 +214,8 @@ class RepairPlan:
         """The extras the added requirements are gated by (--optional), which METADATA must offer."""
         return tuple(dict.fromkeys(r.extra for r in self.requirements if r.extra))
 
+
+_T = TypeVar("_T")
 
 # ELF's names of machines that wheel tags spell otherwise.
 _TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
@@ -391,17 +403,7 @@ def _choose_major(
     if not possible:
         # bitsandbytes ships one library per CUDA major and loads the one that fits at run time:
         # requiring every major's wheels would install them all.
-        by_major: dict[int, list[str]] = {}
-        for soname, majors in sorted(by_soname.items()):
-            if len(majors) == 1:
-                by_major.setdefault(next(iter(majors)), []).append(soname)
-        listed = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in sorted(by_major.items()))
-        raise RepairError(
-            f"the wheel's files need the libraries of several CUDA majors ({listed}), so no one set of "
-            "NVIDIA wheels serves them all",
-            hint="repair one major with --cuda N (the files of the others are left alone), or build one "
-            "wheel per CUDA major",
-        )
+        raise _several_majors_needed(by_soname, needs)
     if len(possible) == 1:
         return next(iter(possible))
     if len(required & possible) == 1:  # the wheel's own requirements name the major
@@ -430,6 +432,34 @@ def _choose_major(
         )
         return newest
     raise _undecided(needs, sorted(by_soname), listed, named=named)
+
+
+def _several_majors_needed(
+    by_soname: Mapping[str, frozenset[int]], needs: Mapping[str, _Need]
+) -> RepairError:
+    """Why no one major serves the wheel's files, and the way out: ``--cuda 12,13`` where each file is
+    one major's build, else one major at a time."""
+    by_major: dict[int, list[str]] = {}
+    for soname, majors in sorted(by_soname.items()):
+        if len(majors) == 1:
+            by_major.setdefault(next(iter(majors)), []).append(soname)
+    listed = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in sorted(by_major.items()))
+    # Each file is one major's build (bitsandbytes), or one file needs several majors' at once.
+    per_file: dict[str, set[int]] = {}
+    for majors_of_name, names in by_major.items():
+        for name in names:
+            for path in needs[name].needed_by:
+                per_file.setdefault(path, set()).add(majors_of_name)
+    one = "--cuda N repairs one major, the files of the others left alone"
+    separable = all(len(majors) == 1 for majors in per_file.values())
+    return RepairError(
+        f"the wheel's files need the libraries of several CUDA majors ({listed}), so no one set of "
+        "NVIDIA wheels serves them all",
+        hint=f"--cuda {','.join(map(str, sorted(by_major)))} links each file to its own major's "
+        f"wheels, each major's requirements behind an extra; {one}"
+        if separable
+        else f"{one}; or build one wheel per CUDA major",
+    )
 
 
 def _leave_other_majors(
@@ -470,7 +500,9 @@ def _undecided(
         return RepairError(
             f"the wheel's files are built for several CUDA majors, as their folders say ({named_by}), and "
             f"{listed} wheels all provide {', '.join(sonames)}: no one major's wheels serve them all",
-            hint=f"{stems} leaves them to what the user installs; --cuda N links every file to one major's",
+            hint=f"--cuda {','.join(map(str, sorted(set(folders.values()))))} links each file to its "
+            f"folder's major's wheels, each major's requirements behind an extra; {stems} leaves them to "
+            "what the user installs; --cuda N links every file to one major's",
         )
     if named is not None:
         return RepairError(
@@ -492,11 +524,8 @@ def _folders_naming_majors(needs: Mapping[str, _Need]) -> dict[str, int]:
     found: dict[str, int] = {}
     for need in needs.values():
         for path in need.needed_by:
-            folder = posixpath.dirname(path)
-            for part in reversed(folder.split("/")):
-                if (major := cuda_major_named(part)) is not None:
-                    found[folder] = major
-                    break
+            if (major := _major_of_folder(path)) is not None:
+                found[posixpath.dirname(path)] = major
     return found
 
 
@@ -1209,6 +1238,7 @@ def _choose(
                 provider.library.path,
                 tuple(sorted(need.needed_by)),
                 tuple(sorted(need.needed_as | {soname})),
+                provider.release.cuda_major,
             )
         )
     return _Choice(soname, name, need, provider, linked, source)
@@ -1458,14 +1488,16 @@ def _note_requested_extra(
     dropped: bool,
 ) -> None:
     asked = ", ".join(c.name for c in choices if c.name in options.optional)
+    why = f"--optional {asked}" if asked else f"CUDA {options.cuda_major}'s libraries"
     sonames = ", ".join(c.soname for c in choices)
     draft.kept_optional.append(
-        f"{distribution}: behind the new extra {extra!r} (--optional {asked}); the files that need "
+        f"{distribution}: behind the extra {extra!r} ({why}); the files that need "
         f"{sonames} find it once the extra is installed"
     )
     if dropped:
+        how = "with --optional" if asked else "as each CUDA major's libraries go behind an extra"
         draft.warnings.append(
-            f"{distribution}: a plain install loaded the vendored copies repair drops; with --optional "
+            f"{distribution}: a plain install loaded the vendored copies repair drops; {how}, "
             f"only an install with the extra {extra!r} has {sonames}"
         )
 
@@ -1502,7 +1534,9 @@ def _note_brought_by_extra(
 def _requested_extra(choices: Sequence[_Choice], options: RepairOptions) -> str:
     """The extra ``--optional`` puts a distribution behind: the one named for any of its libraries
     (one Requires-Dist per distribution), "" for none."""
-    return next((options.optional[c.name] for c in choices if c.name in options.optional), "")
+    return next(
+        (options.optional[c.name] for c in choices if c.name in options.optional), options.major_extra
+    )
 
 
 def _optional_through(
@@ -1879,6 +1913,54 @@ def plan_repair(
     ``cupy-cuda13x[ctk]; extra == "rapids"``) goes behind that extra, where no dropped copy served a
     plain install: the author installs those libraries with the extra only."""
     options = options or RepairOptions()
+    if len(options.cuda_majors) > 1:
+        return _plan_several_majors(
+            report,
+            catalog,
+            requires_dist=requires_dist,
+            dist_info=dist_info,
+            named_by_code=named_by_code,
+            options=options,
+            environment=environment,
+            embed=embed,
+            floors=floors,
+            classifiers=classifiers,
+            reach=reach,
+            brought_by_extras=brought_by_extras,
+        )
+    return _plan_one_major(
+        report,
+        catalog,
+        requires_dist=requires_dist,
+        dist_info=dist_info,
+        named_by_code=named_by_code,
+        options=options,
+        environment=environment,
+        embed=embed,
+        floors=floors,
+        classifiers=classifiers,
+        reach=reach,
+        brought_by_extras=brought_by_extras,
+    )
+
+
+def _plan_one_major(
+    report: WheelReport,
+    catalog: Catalog,
+    *,
+    requires_dist: Sequence[str],
+    dist_info: str,
+    named_by_code: Mapping[str, str] | None = None,
+    options: RepairOptions | None = None,
+    environment: InstalledProviders | None = None,
+    embed: EmbedRequest | None = None,
+    floors: Mapping[str, SymbolFloor] | None = None,
+    classifiers: Sequence[str] = (),
+    reach: Sequence[RequirementReach] = (),
+    brought_by_extras: Sequence[ProviderRelease] = (),
+) -> RepairPlan:
+    """plan_repair for one CUDA major (or none)."""
+    options = options or RepairOptions()
     platform = _wheel_platform(report)
     draft = _Draft()
     _decide_drops(report, options, named_by_code or {}, draft)
@@ -2005,3 +2087,301 @@ def _reach_requirements(
         folders = draft.folders_for.setdefault(found.installed_path, [])
         folders += [folder for folder in found.folders if folder not in folders]
         draft.reached.append(found)
+
+
+# A wheel built for several CUDA majors, repaired for them all at once (--cuda 12,13).
+
+
+def _plan_several_majors(
+    report: WheelReport,
+    catalog: Catalog,
+    *,
+    requires_dist: Sequence[str],
+    dist_info: str,
+    named_by_code: Mapping[str, str] | None,
+    options: RepairOptions,
+    environment: InstalledProviders | None,
+    embed: EmbedRequest | None,
+    floors: Mapping[str, SymbolFloor] | None,
+    classifiers: Sequence[str],
+    reach: Sequence[RequirementReach],
+    brought_by_extras: Sequence[ProviderRelease],
+) -> RepairPlan:
+    """The repair of a wheel that ships one build per CUDA major (cuda-cccl 1.2.1:
+    ``cuda/compute/cu12/`` and ``cu13/``; bitsandbytes: ``libbitsandbytes_cuda121.so`` ...
+    ``_cuda130.so``) for each major of ``options.cuda_majors``: each file is planned with the files of
+    its own major (``_reports_by_major``) and linked to that major's wheels, and every requirement added
+    for a major goes behind that major's extra, so that one install brings one major's libraries
+    (``pip install pkg[cu13]``). Requirements the wheel's own extras bring already stay as they are."""
+    if embed is not None:
+        raise RepairError(
+            "--embed-loader cannot load the libraries of one of several CUDA majors yet: its loader "
+            "preloads every library the manifest lists",
+            hint="repair without --embed-loader, or for one major (--cuda N)",
+        )
+    platform = _wheel_platform(report)
+    majors = tuple(sorted(set(options.cuda_majors)))
+    of_file = _majors_of_files(report, catalog, platform)
+    built_for = sorted({major for major in of_file.values() if major is not None and major != _SEVERAL})
+    asked = ",".join(map(str, majors))
+    if len(built_for) < 2:
+        raise RepairError(
+            f"--cuda {asked}: the wheel's files are not built for several CUDA majors (none needs a "
+            "library only one major's wheels ship, nor lies in a folder named for one, beside another's)",
+            hint="pass one major, --cuda N, or leave --cuda out",
+        )
+    unbuilt = [m for m in majors if m not in built_for]
+    if unbuilt:
+        raise RepairError(
+            f"--cuda {asked}: the wheel's files are built for CUDA {and_list([str(m) for m in built_for])}, "
+            f"not for {' or '.join(f'CUDA {m}' for m in unbuilt)}",
+            hint=f"pass some of those, as --cuda {','.join(map(str, built_for))}",
+        )
+    parts = _reports_by_major(report, of_file, majors)
+    conflicted = sorted(path for path, major in of_file.items() if major == _SEVERAL)
+    if conflicted:
+        raise RepairError(
+            f"{some_of(conflicted, _FILES_NAMED, noun='files')} need{'s' if len(conflicted) == 1 else ''} "
+            "the libraries of several CUDA majors at once, and --cuda "
+            f"{asked} links each file to one major's wheels",
+            hint="rebuild those files against one major's libraries, or repair one major (--cuda N)",
+        )
+    extras = _extras_of_majors(requires_dist, majors)
+    plans = {
+        major: _plan_one_major(
+            parts[major],
+            catalog,
+            requires_dist=requires_dist,
+            dist_info=dist_info,
+            named_by_code=named_by_code,
+            options=replace(
+                options,
+                cuda_major=major,
+                cuda_majors=(),
+                major_extra=extras[major],
+                linked_versions=_linked_in_major(options.linked_versions, catalog, major),
+            ),
+            environment=environment,
+            embed=None,
+            floors=floors,
+            classifiers=classifiers,
+            reach=reach,
+            brought_by_extras=brought_by_extras,
+        )
+        for major in majors
+    }
+    return _merged(report, plans, parts, platform)
+
+
+def _nvidia_sonames(report: WheelReport) -> list[str]:
+    """The NVIDIA sonames the wheel's files need, or its vendored copies carry."""
+    names = [
+        needed.soname
+        for elf in report.elf_files
+        for needed in elf.needed
+        if needed.resolution is Resolution.NVIDIA_WHEEL and not is_driver_library(needed.soname)
+    ]
+    return [*names, *(copy.original_soname for copy in report.vendored)]
+
+
+def _major_of_folder(path: str) -> int | None:
+    """The CUDA major the nearest folder of ``path`` whose name names one names (``lib/cu12``,
+    ``cuda13``), as projects that ship one build per major lay them out; None if none does."""
+    for part in reversed(posixpath.dirname(path).split("/")):
+        if (major := cuda_major_named(part)) is not None:
+            return major
+    return None
+
+
+# A file that needs several majors' libraries at once (a broken build, or one of a major no wheel is
+# for beside another's): no major's wheels alone serve it.
+_SEVERAL = -1
+
+
+def _majors_of_files(report: WheelReport, catalog: Catalog, platform: Platform) -> dict[str, int | None]:
+    """Per ELF file of ``report``, the CUDA major it is built for: the one major whose wheels serve the
+    NVIDIA sonames it needs (and, for a vendored copy, its own), else the one its folder names
+    (nccl-extensions' ``lib/cu12/libnccl_ep.so`` needs NCCL's ``libnccl.so.2``, which every major
+    ships); None for a file of no major, ``_SEVERAL`` for one that needs several majors' at once."""
+    copies = {copy.path: copy for copy in report.vendored}
+    found: dict[str, int | None] = {}
+    for elf in report.elf_files:
+        sonames = [
+            copy.original_soname if (copy := _copy_serving(needed, copies)) is not None else needed.soname
+            for needed in elf.needed
+            if needed.resolution in (Resolution.NVIDIA_WHEEL, Resolution.VENDORED)
+            and not is_driver_library(needed.soname)
+        ]
+        if elf.path in copies:
+            sonames.append(copies[elf.path].original_soname)
+        serving = catalog.majors_serving(sonames, platform)
+        if serving == set():
+            found[elf.path] = _SEVERAL
+            continue
+        major = next(iter(serving)) if serving and len(serving) == 1 else None
+        folder = _major_of_folder(elf.installed_path or elf.path)
+        if major is None and folder is not None and (not serving or folder in serving):
+            major = folder
+        found[elf.path] = major
+    return found
+
+
+def _linked_in_major(linked: Mapping[str, str], catalog: Catalog, major: int) -> dict[str, str]:
+    """The ``--linked-version`` flags that name a release of ``major`` shipping that library: one flag
+    (``cudart=13.0.96``) tells the version of one major's build in a several-major repair."""
+    kept = {}
+    for name, version in linked.items():
+        releases = {p.release.version for p in catalog.providers(name=name, cuda_major=major)}
+        if version in releases or not catalog.providers(name=name):
+            kept[name] = version
+    return kept
+
+
+def _reports_by_major(
+    report: WheelReport, of_file: Mapping[str, int | None], majors: Sequence[int]
+) -> dict[int, WheelReport]:
+    """``report`` cut into one report per major of ``majors`` (``of_file``: each file's, from
+    ``_majors_of_files``): the files of that major, those of no major (in every part) and, in the first
+    part, those of majors not asked for (which its plan leaves to the host, as a repair for one major
+    does)."""
+    parts: dict[int, list[ElfReport]] = {major: [] for major in majors}
+    for elf in report.elf_files:
+        major = of_file.get(elf.path)
+        if major is None:
+            for files in parts.values():
+                files.append(elf)
+        else:
+            parts[major if major in parts else majors[0]].append(elf)
+    return {major: _part_of(report, files) for major, files in parts.items()}
+
+
+def _copy_serving(needed: NeededLibrary, copies: Mapping[str, VendoredCopy]) -> VendoredCopy | None:
+    """The vendored copy a DT_NEEDED resolves to, if any."""
+    if needed.resolution is Resolution.VENDORED and needed.provided_by:
+        return copies.get(needed.provided_by[0])
+    return None
+
+
+def _part_of(report: WheelReport, files: Sequence[ElfReport]) -> WheelReport:
+    """``report`` narrowed to ``files``: their copies, findings and run-time loads."""
+    paths = {elf.path for elf in files}
+    return replace(
+        report,
+        elf_files=tuple(files),
+        vendored=tuple(copy for copy in report.vendored if copy.path in paths),
+        static=tuple(code for code in report.static if code.path in paths),
+        findings=tuple(f for f in report.findings if f.path in paths or not f.path),
+        lazy_loads=tuple(load for load in report.lazy_loads if load.path in paths),
+    )
+
+
+def _extras_of_majors(requires_dist: Sequence[str], majors: Sequence[int]) -> dict[int, str]:
+    """Per major, the extra its requirements go behind: the shortest of the wheel's extras that names
+    that major alone (cuda-cccl's ``cu12``, not ``minimal-cu12``), else ``cuN``."""
+    named: dict[int, list[str]] = {}
+    for line in requires_dist:
+        try:
+            marker = Requirement(line).marker
+        except ValueError:
+            continue
+        for extra in re.findall(r"""extra\s*==\s*["']([^"']+)["']""", str(marker or "")):
+            major = cuda_major_named(extra)
+            if major is not None and extra not in named.setdefault(major, []):
+                named[major].append(extra)
+    return {m: min(named.get(m, []), key=lambda e: (len(e), e), default=f"cu{m}") for m in majors}
+
+
+def _merged(
+    report: WheelReport, plans: Mapping[int, RepairPlan], parts: Mapping[int, WheelReport], platform: Platform
+) -> RepairPlan:
+    """One plan of the plans of each major (``plans``, each of the files of ``parts``): the files each
+    planned, their requirements (each behind its major's extra), one manifest of every major's
+    libraries; a file of no major, planned in each, gets the search path of every plan (one install
+    brings one major's folders)."""
+    every = list(plans.values())
+    files = {major: {elf.path for elf in part.elf_files} for major, part in parts.items()}
+    edits: dict[str, ElfEdit] = {}
+    for plan in every:
+        for edit in plan.edits:
+            edits[edit.path] = _merged_edit(edits[edit.path], edit) if edit.path in edits else edit
+    manifest = Manifest(
+        cuda_major=None,
+        libraries=tuple(_unique(library for plan in every for library in plan.manifest.libraries)),
+        generator=every[0].manifest.generator,
+        kept_copies=tuple(sorted({c for plan in every for c in plan.manifest.kept_copies})),
+        unreplaced_copies=tuple(sorted({c for plan in every for c in plan.manifest.unreplaced_copies})),
+        left_to_host=tuple(sorted({n for plan in every for n in plan.manifest.left_to_host})),
+    )
+    # A copy of no major is in every part: it goes only where every plan that saw it drops it.
+    drop = {
+        path
+        for plan in every
+        for path in plan.drop
+        if all(path in other.drop for major, other in plans.items() if path in files[major])
+    }
+    return RepairPlan(
+        wheel=report.filename,
+        output_name=report.filename,
+        platform=platform,
+        cuda_major=None,
+        cuda_majors=tuple(plans),
+        drop=tuple(sorted(drop)),
+        edits=tuple(edits[path] for path in sorted(edits)),
+        requirements=tuple(_unique(r for plan in every for r in plan.requirements)),
+        kept_requirements=tuple(_unique(r for plan in every for r in plan.kept_requirements)),
+        made_hard=tuple(_unique(r for plan in every for r in plan.made_hard)),
+        narrowed=tuple(_unique(r for plan in every for r in plan.narrowed)),
+        kept_optional=tuple(_unique(r for plan in every for r in plan.kept_optional)),
+        manifest=manifest,
+        manifest_path=every[0].manifest_path,
+        warnings=_merged_words({m: plan.warnings for m, plan in plans.items()}),
+        unread_providers=tuple(_unique(r for plan in every for r in plan.unread_providers)),
+        assumed_floors=tuple(_unique(r for plan in every for r in plan.assumed_floors)),
+        left_alone=_merged_words({m: plan.left_alone for m, plan in plans.items()}),
+        kept_copies=tuple(sorted({c for plan in every for c in plan.kept_copies})),
+        left_to_host=tuple(sorted({n for plan in every for n in plan.left_to_host})),
+        reached=tuple(_unique(r for plan in every for r in plan.reached)),
+    )
+
+
+def _merged_edit(first: ElfEdit, second: ElfEdit) -> ElfEdit:
+    """The edit of a file of no CUDA major, planned once per major: the renames and removals of both,
+    and a search path with the folders of both (each install brings one major's wheels, so the other
+    major's folders are not there to be searched)."""
+    renames = dict(first.replace_needed)
+    for old, new in second.replace_needed:
+        if renames.setdefault(old, new) != new:
+            raise RepairError(
+                f"{first.path}: the plans for two CUDA majors rename {old} to {renames[old]} and to {new}",
+                hint="repair one major per wheel (--cuda N)",
+            )
+    if first.search_path is None or second.search_path is None:
+        search_path = first.search_path if second.search_path is None else second.search_path
+    else:
+        search_path = tuple(dict.fromkeys((*first.search_path, *second.search_path)))
+    return replace(
+        first,
+        replace_needed=tuple(renames.items()),
+        search_path=search_path,
+        runpath=first.runpath or second.runpath,
+        reason="; ".join(dict.fromkeys(r for r in (first.reason, second.reason) if r)),
+        remove_needed=tuple(dict.fromkeys((*first.remove_needed, *second.remove_needed))),
+        unused=tuple(dict.fromkeys((*first.unused, *second.unused))),
+    )
+
+
+def _unique(items: Iterable[_T]) -> list[_T]:
+    return list(dict.fromkeys(items))
+
+
+def _merged_words(by_major: Mapping[int, Sequence[str]]) -> tuple[str, ...]:
+    """The lines of each major's plan once each, those not every plan says prefixed with the majors
+    that do."""
+    saying: dict[str, list[int]] = {}
+    for major, lines in by_major.items():
+        for line in lines:
+            saying.setdefault(line, []).append(major)
+    return tuple(
+        line if len(majors) == len(by_major) else f"CUDA {and_list([str(m) for m in majors])}: {line}"
+        for line, majors in saying.items()
+    )
