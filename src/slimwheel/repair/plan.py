@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TypeVar
 
 from packaging.requirements import Requirement
@@ -1913,54 +1914,22 @@ def plan_repair(
     ``cupy-cuda13x[ctk]; extra == "rapids"``) goes behind that extra, where no dropped copy served a
     plain install: the author installs those libraries with the extra only."""
     options = options or RepairOptions()
-    if len(options.cuda_majors) > 1:
-        return _plan_several_majors(
-            report,
-            catalog,
+    if len(options.cuda_majors) > 1:  # planned here again per major, with cuda_majors ()
+        planning = partial(
+            plan_repair,
+            catalog=catalog,
             requires_dist=requires_dist,
             dist_info=dist_info,
             named_by_code=named_by_code,
-            options=options,
             environment=environment,
-            embed=embed,
             floors=floors,
             classifiers=classifiers,
             reach=reach,
             brought_by_extras=brought_by_extras,
         )
-    return _plan_one_major(
-        report,
-        catalog,
-        requires_dist=requires_dist,
-        dist_info=dist_info,
-        named_by_code=named_by_code,
-        options=options,
-        environment=environment,
-        embed=embed,
-        floors=floors,
-        classifiers=classifiers,
-        reach=reach,
-        brought_by_extras=brought_by_extras,
-    )
-
-
-def _plan_one_major(
-    report: WheelReport,
-    catalog: Catalog,
-    *,
-    requires_dist: Sequence[str],
-    dist_info: str,
-    named_by_code: Mapping[str, str] | None = None,
-    options: RepairOptions | None = None,
-    environment: InstalledProviders | None = None,
-    embed: EmbedRequest | None = None,
-    floors: Mapping[str, SymbolFloor] | None = None,
-    classifiers: Sequence[str] = (),
-    reach: Sequence[RequirementReach] = (),
-    brought_by_extras: Sequence[ProviderRelease] = (),
-) -> RepairPlan:
-    """plan_repair for one CUDA major (or none)."""
-    options = options or RepairOptions()
+        return _plan_several_majors(
+            report, catalog, options, planning, requires_dist=requires_dist, embed=embed
+        )
     platform = _wheel_platform(report)
     draft = _Draft()
     _decide_drops(report, options, named_by_code or {}, draft)
@@ -2017,12 +1986,7 @@ def _plan_one_major(
     for distribution, choices in by_distribution.items():
         _plan_distribution(distribution, choices, context, existing, draft, wants=wants)
     _require_what_providers_need(draft, context, existing, report.distribution)
-    gated = {name for r in draft.added if r.extra for name in r.library.split(", ")}
-    for name in sorted(set(options.optional) - gated):
-        draft.warnings.append(
-            f"--optional {name}: repair adds no requirement for it (the wheel needs no such library, "
-            "or already requires its NVIDIA wheel, or an extra of its own brings it)"
-        )
+    draft.warnings += _optional_unused(options, draft)
     draft.warnings += _binding_hints(draft, report)
     draft.warnings += _unused_hints(draft, report, options, context.floors)
     problems, installable = _conflicts_per_install(
@@ -2074,6 +2038,16 @@ def _plan_one_major(
     )
 
 
+def _optional_unused(options: RepairOptions, draft: _Draft) -> list[str]:
+    """A word for each ``--optional`` library no requirement the plan adds went behind an extra for."""
+    gated = {name for r in draft.added if r.extra for name in r.library.split(", ")}
+    return [
+        f"--optional {name}: repair adds no requirement for it (the wheel needs no such library, "
+        "or already requires its NVIDIA wheel, or an extra of its own brings it)"
+        for name in sorted(set(options.optional) - gated)
+    ]
+
+
 def _reach_requirements(
     reach: Sequence[RequirementReach], report: WheelReport, options: RepairOptions, draft: _Draft
 ) -> None:
@@ -2095,17 +2069,11 @@ def _reach_requirements(
 def _plan_several_majors(
     report: WheelReport,
     catalog: Catalog,
+    options: RepairOptions,
+    planning: Callable[..., RepairPlan],
     *,
     requires_dist: Sequence[str],
-    dist_info: str,
-    named_by_code: Mapping[str, str] | None,
-    options: RepairOptions,
-    environment: InstalledProviders | None,
     embed: EmbedRequest | None,
-    floors: Mapping[str, SymbolFloor] | None,
-    classifiers: Sequence[str],
-    reach: Sequence[RequirementReach],
-    brought_by_extras: Sequence[ProviderRelease],
 ) -> RepairPlan:
     """The repair of a wheel that ships one build per CUDA major (cuda-cccl 1.2.1:
     ``cuda/compute/cu12/`` and ``cu13/``; bitsandbytes: ``libbitsandbytes_cuda121.so`` ...
@@ -2148,12 +2116,8 @@ def _plan_several_majors(
         )
     extras = _extras_of_majors(requires_dist, majors)
     plans = {
-        major: _plan_one_major(
+        major: planning(
             parts[major],
-            catalog,
-            requires_dist=requires_dist,
-            dist_info=dist_info,
-            named_by_code=named_by_code,
             options=replace(
                 options,
                 cuda_major=major,
@@ -2161,12 +2125,7 @@ def _plan_several_majors(
                 major_extra=extras[major],
                 linked_versions=_linked_in_major(options.linked_versions, catalog, major),
             ),
-            environment=environment,
             embed=None,
-            floors=floors,
-            classifiers=classifiers,
-            reach=reach,
-            brought_by_extras=brought_by_extras,
         )
         for major in majors
     }
