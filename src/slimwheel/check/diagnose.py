@@ -291,7 +291,8 @@ class Diagnosis:
                     f"the wheel is built for CUDA {and_list([str(m) for m in several])}, whose wheels one "
                     f"install should not all bring: require CUDA {newest.release.cuda_major}'s behind an "
                     f"extra, or build a wheel per major (`slimwheel repair --cuda "
-                    f"{newest.release.cuda_major}` leaves the other majors' libraries to the host)"
+                    f"{','.join(map(str, several))}` does the former where each file is one major's build; "
+                    f"`--cuda {newest.release.cuda_major}` leaves the other majors' libraries to the host)"
                 )
             elif safe is not None:
                 # check reads no symbols: its floor is the newest release, which surely has them all.
