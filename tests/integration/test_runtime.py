@@ -94,6 +94,19 @@ CUDART13 = ManifestLibrary(
     folder="nvidia/cu13/lib",
     min_version="13.0.96",
 )
+CUDART13_EXTRA = CUDART13.replace(
+    requirement='nvidia-cuda-runtime>=13.0.96,<14; extra == "cu13"', optional=True, cuda_major=13
+)
+CUDART12_EXTRA = ManifestLibrary(
+    name="cudart",
+    soname="libcudart.so.12",
+    distribution="nvidia-cuda-runtime-cu12",
+    requirement='nvidia-cuda-runtime-cu12>=12.8.90,<13; extra == "cuda12"',
+    folder="nvidia/cuda_runtime/lib",
+    min_version="12.8.90",
+    optional=True,
+    cuda_major=12,
+)
 COMMLAYER13 = ManifestLibrary(
     name="cudss_commlayer_nccl",
     soname="libcudss_commlayer_nccl.so.1",
@@ -185,6 +198,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
             "mypkg-1.0.dist-info/slimwheel.json": _manifest(13, [CUDART13, CUDSS13, COMMLAYER13]),
         },
     )
+    # repair --cuda 12,13: each major's runtime behind its extra, the manifest of no one major.
+    several = Manifest(cuda_major=None, libraries=(CUDART12_EXTRA, CUDART13_EXTRA), generator="tests")
+    make_wheel(
+        wheels,
+        "multipkg",
+        "1.0",
+        {"multipkg/__init__.py": b"", "multipkg-1.0.dist-info/slimwheel.json": several.to_json().encode()},
+    )
     newer = CUDSS13.replace(requirement="nvidia-cudss-cu13>=1.0.0.40,<2", min_version="1.0.0.40")
     make_wheel(
         wheels,
@@ -207,6 +228,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         "nvidia-nccl",
         "mypkg",
         "newpkg",
+        "multipkg",
     )
 
     system = root / "system"
@@ -714,6 +736,48 @@ attempt("absent", lambda: runtime.preload("not-installed"))
     assert newer["pip"] == "pip install 'nvidia-cudss-cu13>=1.0.0.40,<2'"
     assert "version 1.0.0.35 is below 1.0.0.40" in newer["message"]
     assert out["absent"]["error"] == "ManifestNotFoundError"
+
+
+def test_preload_of_several_majors_loads_one(world: World, tmp_path: Path) -> None:
+    """A manifest of CUDA 12's and 13's runtimes, each behind its extra (repair --cuda 12,13): preload
+    loads the major asked for, else the process's, else the one installed; both installed and the
+    process on none, it says so and how out."""
+    out = _scenario(
+        world.python,
+        """
+attempt("asked", lambda: runtime.preload("multipkg", cuda=12))
+attempt("unknown", lambda: runtime.preload("multipkg", cuda=11))
+""",
+        cwd=tmp_path,
+    )
+    assert [(x["path"], x["cuda_major"]) for x in out["asked"]] == [
+        (str(world.site / "nvidia/cuda_runtime/lib/libcudart.so.12"), 12)
+    ]
+    assert out["unknown"]["error"] == "CudaMajorConflictError"
+    assert "its manifest lists those of CUDA 12 and 13" in out["unknown"]["message"]
+    both = _scenario(world.python, 'attempt("x", lambda: runtime.preload("multipkg"))', cwd=tmp_path)
+    assert both["x"]["error"] == "CudaMajorConflictError"
+    assert "the wheels of CUDA 12 and 13 are all installed" in both["x"]["message"]
+    assert both["x"]["pip"] == "pip install 'multipkg[cu13]'"
+    cu13 = str(world.site / "nvidia/cu13/lib/libcudart.so.13")
+    process = _scenario(
+        world.python,
+        f'ctypes.CDLL({cu13!r})\nruntime.load("cudart")\nattempt("x", lambda: runtime.preload("multipkg"))',
+        cwd=tmp_path,
+    )
+    assert [x["path"] for x in process["x"]] == [cu13]
+    one = make_venv(tmp_path / "one")
+    _pip(
+        one,
+        "--no-index",
+        "--find-links",
+        str(world.wheels),
+        "--no-deps",
+        "multipkg",
+        "nvidia-cuda-runtime-cu12",
+    )
+    installed = _scenario(one, 'attempt("x", lambda: runtime.preload("multipkg"))', cwd=tmp_path)
+    assert [x["soname"] for x in installed["x"]] == ["libcudart.so.12"]
 
 
 def test_preload_with_the_distribution_missing_names_the_manifests_requirement(

@@ -26,7 +26,7 @@ from slimwheel.catalog.exports import SymbolFloor
 from slimwheel.catalog.model import Catalog, CudaMajorSource, LibraryFile, Release, WheelFacts
 from slimwheel.catalog.store import load_catalog
 from slimwheel.names import NameStyle
-from slimwheel.repair import RepairError, RepairOptions, RepairPlan, plan_repair
+from slimwheel.repair import EmbedRequest, RepairError, RepairOptions, RepairPlan, plan_repair
 
 LINUX = "py3-none-manylinux_2_17_x86_64"
 
@@ -813,6 +813,20 @@ def test_several_majors_the_wheel_is_not_built_for_are_refused(
 ) -> None:
     with pytest.raises(RepairError, match=message):
         _plan(report, cuda_majors=majors)
+
+
+def test_several_majors_and_an_embedded_loader_are_refused() -> None:
+    """The call --embed-loader adds at import cannot know the major the package will use."""
+    with pytest.raises(RepairError, match="--embed-loader with several CUDA majors") as raised:
+        plan_repair(
+            _several_majors(),
+            CATALOG,
+            requires_dist=(),
+            dist_info="pkg-1.0.dist-info",
+            options=RepairOptions(cuda_majors=(11, 12)),
+            embed=EmbedRequest("pkg", (), {}, ()),
+        )
+    assert "preload(DIST, cuda=N)" in (raised.value.hint or "")
 
 
 def test_a_file_of_no_major_gets_the_folders_of_every_major() -> None:

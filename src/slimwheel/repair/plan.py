@@ -2083,9 +2083,10 @@ def _plan_several_majors(
     (``pip install pkg[cu13]``). Requirements the wheel's own extras bring already stay as they are."""
     if embed is not None:
         raise RepairError(
-            "--embed-loader cannot load the libraries of one of several CUDA majors yet: its loader "
-            "preloads every library the manifest lists",
-            hint="repair without --embed-loader, or for one major (--cuda N)",
+            "--embed-loader with several CUDA majors: the call it adds at import cannot know which major "
+            "the package will use (bitsandbytes asks torch), and fails where no major's extra is installed",
+            hint="repair without --embed-loader and call preload(DIST, cuda=N) of slimwheel.runtime once the "
+            "package knows its major; or repair one major (--cuda N)",
         )
     platform = _wheel_platform(report)
     majors = tuple(sorted(set(options.cuda_majors)))
@@ -2265,7 +2266,13 @@ def _merged(
             edits[edit.path] = _merged_edit(edits[edit.path], edit) if edit.path in edits else edit
     manifest = Manifest(
         cuda_major=None,
-        libraries=tuple(_unique(library for plan in every for library in plan.manifest.libraries)),
+        libraries=tuple(
+            _unique(
+                library.replace(cuda_major=major)
+                for major, plan in plans.items()
+                for library in plan.manifest.libraries
+            )
+        ),
         generator=every[0].manifest.generator,
         kept_copies=tuple(sorted({c for plan in every for c in plan.manifest.kept_copies})),
         unreplaced_copies=tuple(sorted({c for plan in every for c in plan.manifest.unreplaced_copies})),

@@ -70,6 +70,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
 
+    from .manifest import ManifestLibrary
+
 __all__ = ["find", "load", "preload"]
 
 _SYSTEM_LOADER = "dlopen by soname"  # Candidate.place of the last-resort bare-soname dlopen
@@ -748,6 +750,51 @@ def _pip_command(request: _Request, search: Search) -> str | None:
 # --- preload ----------------------------------------------------------------------------------------
 
 
+def _preload_major(
+    distribution: str,
+    majors: list[int],
+    libraries: tuple[ManifestLibrary, ...],
+    cuda: int | None,
+    wheels: WheelIndex,
+) -> int:
+    """The CUDA major whose libraries ``preload`` loads from a manifest of several (``majors``)."""
+    listed = " and ".join(str(m) for m in majors)
+    if cuda is not None:
+        if cuda not in majors:
+            raise CudaMajorConflictError(
+                f"cannot preload {distribution}'s libraries for CUDA {cuda}: its manifest lists those of "
+                f"CUDA {listed}.",
+                wanted=distribution,
+            )
+        return cuda
+    process = REGISTRY.process_major()[0]
+    if process in majors:
+        return process
+    installed = [
+        m
+        for m in majors
+        if any(lib.cuda_major == m and wheels.dist_info(lib.distribution) is not None for lib in libraries)
+    ]
+    if len(installed) == 1:
+        return installed[0]
+    which = "none of their wheels is" if not installed else f"the wheels of CUDA {listed} are all"
+    extras = [_extra_of(lib.requirement) for lib in libraries if lib.cuda_major == majors[-1]]
+    extra = next((e for e in extras if e), "")
+    raise CudaMajorConflictError(
+        f"cannot preload {distribution}'s libraries: its manifest lists those of CUDA {listed}, one "
+        f"major's behind each extra, and {which} installed, nor does the process use one yet; pass "
+        "cuda=N, or install one major's.",
+        wanted=distribution,
+        pip_command=f"pip install '{normalize_distribution(distribution)}[{extra}]'" if extra else None,
+    )
+
+
+def _extra_of(requirement: str) -> str:
+    """The extra a Requires-Dist line is behind (``...; extra == "cu13"``), "" for none."""
+    _, found, rest = requirement.partition('extra == "')
+    return rest.partition('"')[0] if found else ""
+
+
 def preload(
     distribution: str,
     *,
@@ -755,12 +802,17 @@ def preload(
     policy: Policy | str = Policy.WHEEL_FIRST,
     allow_mixed_cuda: bool = False,
     index: WheelIndex | None = None,
+    cuda: int | None = None,
 ) -> tuple[Loaded, ...]:
     """Load every library ``distribution``'s ``slimwheel.json`` lists, in its order (each after
     those it requires), with the recorded constraints: the exact soname, the providing distribution,
     the manifest's CUDA major, and its ``min_version`` as a floor of the distribution version.
     Optional libraries (cuDSS's comm and threading layers) load only when named in ``optional``
-    (by stem or soname)."""
+    (by stem or soname).
+
+    A manifest of several CUDA majors (``repair --cuda 12,13``, each major's libraries behind its
+    extra) loads those of one: ``cuda``, else the process's (``process_cuda_major``), else the one
+    whose distributions are installed; its libraries behind that extra load where installed."""
     # Imported here: only preload reads JSON, and load() alone should not pay for the json module.
     from .manifest import MANIFEST_NAME, Manifest, ManifestError
 
@@ -790,14 +842,22 @@ def preload(
         unknown = sorted(set(optional) - names)
         if unknown:
             raise ValueError(f"{distribution}'s manifest lists no library {', '.join(unknown)}")
+        libraries, major = manifest.libraries, manifest.cuda_major
+        majors = sorted({lib.cuda_major for lib in libraries if lib.cuda_major is not None})
+        several = major is None and len(majors) > 1
+        if several:
+            major = _preload_major(distribution, majors, libraries, cuda, wheels)
+            libraries = tuple(lib for lib in libraries if lib.cuda_major in (None, major))
         loaded = []
-        for library in manifest.libraries:
-            if library.optional and library.name not in optional and library.soname not in optional:
+        for library in libraries:
+            asked = library.name in optional or library.soname in optional
+            behind_its_extra = several and wheels.dist_info(library.distribution) is not None
+            if library.optional and not asked and not behind_its_extra:
                 continue
             loaded.append(
                 load(
                     library.soname,
-                    cuda=manifest.cuda_major,
+                    cuda=major,
                     distribution=library.distribution,
                     min_distribution_version=library.min_version,
                     requirement=library.requirement,

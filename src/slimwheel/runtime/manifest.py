@@ -25,6 +25,7 @@ class ManifestError(ValueError):
 
 class ManifestLibrary(Record):
     __slots__ = (
+        "cuda_major",
         "distribution",
         "folder",
         "min_version",
@@ -44,6 +45,9 @@ class ManifestLibrary(Record):
     needed_by: tuple[str, ...]  # the package's own files that link it (installed paths)
     min_version: str | None  # the distribution version linked against (the range's floor)
     optional: bool  # loaded only on request (cuDSS's comm and threading layers)
+    # The CUDA major of the release, in a manifest of several majors (repair --cuda 12,13: each major's
+    # libraries behind its extra); None in a manifest of one, whose ``Manifest.cuda_major`` says it.
+    cuda_major: int | None
 
     def __init__(
         self,
@@ -57,10 +61,12 @@ class ManifestLibrary(Record):
         needed_by: tuple[str, ...] = (),
         min_version: str | None = None,
         optional: bool = False,
+        cuda_major: int | None = None,
     ) -> None:
         self._set(
             name=name, soname=soname, distribution=distribution, requirement=requirement, folder=folder,
             requires=tuple(requires), needed_by=tuple(needed_by), min_version=min_version, optional=optional,
+            cuda_major=cuda_major,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
@@ -74,6 +80,7 @@ class ManifestLibrary(Record):
             "needed_by": list(self.needed_by),
             "min_version": self.min_version,
             "optional": self.optional,
+            **({} if self.cuda_major is None else {"cuda_major": self.cuda_major}),
         }
 
 
@@ -170,6 +177,7 @@ class Manifest(Record):
                     needed_by=tuple(str(x) for x in item.get("needed_by", ())),
                     min_version=None if item.get("min_version") is None else str(item["min_version"]),
                     optional=bool(item.get("optional", False)),
+                    cuda_major=None if item.get("cuda_major") is None else int(item["cuda_major"]),
                 )
                 for item in data.get("libraries", ())
             )
