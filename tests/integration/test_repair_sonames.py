@@ -827,12 +827,13 @@ def test_a_provider_an_extra_brings_through_another_requirement_is_required_behi
     """rapids-singlecell-cu13 installs its CUDA libraries only with its extra 'rapids', through
     ``cupy-cuda13x[ctk]`` (a requirement the catalog does not know, whose extra ``ctk`` requires
     cuda-toolkit's components): check reads that requirement's own on the index and finds cuBLAS
-    there, and repair requires it behind the same extras ('all' brings 'gpu'), not in every install."""
+    there, and repair requires it behind the same extras ('everything' brings 'gpu'), not in every
+    install; check's example install names the plainest extra."""
     url = _cupylike_index(tmp_path, index_server)
     requires = (
         "numpy",
         'cupylike[ctk]>=13; extra == "gpu"',
-        'pkg[gpu]; extra == "all"',
+        'pkg[gpu]; extra == "everything"',
         'pytest; extra == "test"',
     )
     wheel = _fresh_build_wheel(tmp_path, ["libcublas.so.12"], requires=requires)
@@ -841,28 +842,33 @@ def test_a_provider_an_extra_brings_through_another_requirement_is_required_behi
     through = {
         (p["distribution"], tuple(p["extras"]), tuple(p["through"])) for p in checked["optional_providers"]
     }
-    assert ("nvidia-cublas-cu12", ("all", "gpu"), ("cupylike[ctk]>=13",)) in through
+    assert ("nvidia-cublas-cu12", ("everything", "gpu"), ("cupylike[ctk]>=13",)) in through
     (missing,) = [f for f in checked["findings"] if f["soname"] == "libcublas.so.12"]
-    words = "installs it in nvidia/cublas/lib (only with the extra 'all' or 'gpu', through cupylike[ctk]>=13)"
+    words = (
+        "installs it in nvidia/cublas/lib (only with the extra 'everything' or 'gpu', through "
+        "cupylike[ctk]>=13)"
+    )
     assert words in missing["message"], missing["message"]
     result = _repair(tmp_path, wheel, capsys, "-i", url)
     plan = result["plan"]
     assert isinstance(plan, dict)
     (added,) = plan["requirements"]
-    assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", "all")
-    assert added["requirement"].endswith(' and (extra == "all" or extra == "gpu")'), added["requirement"]
+    assert (added["distribution"], added["extra"]) == ("nvidia-cublas-cu12", "everything")
+    assert added["requirement"].endswith(' and (extra == "everything" or extra == "gpu")'), added[
+        "requirement"
+    ]
     (kept,) = plan["kept_optional"]
     assert kept.startswith(
-        "nvidia-cublas-cu12: required with the extra 'all' or 'gpu' only, which brings it in already "
+        "nvidia-cublas-cu12: required with the extra 'everything' or 'gpu' only, which brings it in already "
         "(through cupylike[ctk]>=13), as no copy of it is dropped"
     ), kept
     libraries = {library["name"]: library for library in plan["manifest"]["libraries"]}
     assert all(library["optional"] for library in libraries.values()), libraries
-    assert libraries["cublas"]["requirement"].endswith('; extra == "all"'), libraries
+    assert libraries["cublas"]["requirement"].endswith('; extra == "everything"'), libraries
     assert main(["check", str(result["output"]), "-i", url, "--json"]) == 0
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     (finding,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
-    assert "only the extra 'all' or 'gpu' installs (pip install 'pkg[all]')" in finding["message"]
+    assert "only the extra 'everything' or 'gpu' installs (pip install 'pkg[gpu]')" in finding["message"]
     # A wheel whose RPATH reaches the provider already loads with the extra: check says through what.
     reaching = _fresh_build_wheel(
         tmp_path / "reaching", ["libcublas.so.12"], requires=requires, rpath="$ORIGIN/../nvidia/cublas/lib"
@@ -870,7 +876,9 @@ def test_a_provider_an_extra_brings_through_another_requirement_is_required_behi
     assert main(["check", str(reaching), "-i", url, "--json"]) == 0
     (checked,) = json.loads(capsys.readouterr().out)["wheels"]
     (finding,) = [f for f in checked["findings"] if f["kind"] == "found-through-extra"]
-    words = "only the extra 'all' or 'gpu', through cupylike[ctk]>=13, installs (pip install 'pkg[all]')"
+    words = (
+        "only the extra 'everything' or 'gpu', through cupylike[ctk]>=13, installs (pip install 'pkg[gpu]')"
+    )
     assert words in finding["message"], finding["message"]
 
 

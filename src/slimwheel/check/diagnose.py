@@ -598,7 +598,9 @@ class Diagnosis:
         if not extras or lookup.path is None:
             return
         listed = " or ".join(repr(extra) for extra in extras)
-        install = f"pip install '{self.report.distribution}[{extras[0]}]'"
+        # The plainest of them for the example (cuda-cccl's 'cu12', not 'bench-cu12' or 'test-cu12').
+        plainest = min(extras, key=lambda extra: (len(extra), extra))
+        install = f"pip install '{self.report.distribution}[{plainest}]'"
         through = self._through.get(lookup.distribution or "")
         how = f", through {' or '.join(through)}," if through else ""
         self.findings.append(
