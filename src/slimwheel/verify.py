@@ -469,7 +469,7 @@ def verify_wheel(
             members,
             probed.mapped,
             facts,
-            absent=lambda error: _left_out(error, facts, asked),
+            absent=lambda member, error: _left_out(error, facts, asked, member),
         )
         problems += more
         if mapped is None:
@@ -722,7 +722,7 @@ def _load_libraries(  # noqa: PLR0917 (one call site, each argument needed)
     *,
     stand_ins: Mapping[str, Path] | None = None,
     carriers: Mapping[str, str],
-    absent: Callable[[str], str | None],
+    absent: Callable[[str, str], str | None],
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem]]:
     """Load the wheel's other shared libraries in a process of their own, after the same imports (so a
     crash is the loading's): each load's result, the paths mapped then (``mapped``, the imports' own,
@@ -851,11 +851,13 @@ def _unrun_modules(imports: Sequence[ImportResult], modules: Sequence[str]) -> l
 _CANNOT_OPEN = re.compile(r"([^\s:/]+\.so[.\d]*): cannot open shared object file")
 
 
-def _left_out(error: str, facts: _WheelFacts, extras: Collection[str]) -> str | None:
+def _left_out(error: str, facts: _WheelFacts, extras: Collection[str], member: str = "") -> str | None:
     """Why a load that failed for want of a library is no problem of the wheel's, as check judges it:
-    the library is one its repair left to the host (``--exclude nvinfer``, in its manifest), or part
-    of an NVIDIA product whose distribution only an extra not installed requires (cudaq-qec-cu12
-    0.8.1's TensorRT decoder plugin: tensorrt-cu12 comes with its extra 'trt-decoder'). None otherwise."""
+    the library is one its repair left to the host (``--exclude nvinfer``, in its manifest), one
+    another CUDA major's extra installs for ``member`` (a wheel repaired for several, verified with one
+    major's extra), or part of an NVIDIA product whose distribution only an extra not installed
+    requires (cudaq-qec-cu12 0.8.1's TensorRT decoder plugin: tensorrt-cu12 comes with its extra
+    'trt-decoder'). None otherwise."""
     match = _CANNOT_OPEN.search(error)
     if match is None:
         return None
@@ -865,6 +867,20 @@ def _left_out(error: str, facts: _WheelFacts, extras: Collection[str]) -> str | 
         return (
             f"it needs {soname}, which the wheel leaves to the host (--exclude {left}); this machine lacks it"
         )
+    for library in facts.manifest.libraries if facts.manifest is not None else ():
+        gating = _extras_gating(library.requirement)
+        if (
+            library.cuda_major is not None
+            and library.soname == soname
+            and member in library.needed_by
+            and gating
+            and not set(gating) & set(extras)
+        ):
+            return (
+                f"it needs {soname}, CUDA {library.cuda_major}'s, which only the extra "
+                f"{' or '.join(map(repr, gating))} installs ({library.distribution}), not installed here "
+                f"(--extra {gating[0]} installs it)"
+            )
     product = nvidia_product_of(soname)
     uninstalled = sorted(name for name, by in facts.optional.items() if not set(by) & set(extras))
     distribution = product.distributed_as(uninstalled) if product else None
@@ -939,7 +955,7 @@ def _load_with_stand_ins(
     mapped: list[str] | None,
     facts: _WheelFacts,
     *,
-    absent: Callable[[str], str | None],
+    absent: Callable[[str, str], str | None],
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem], dict[str, Path]]:
     """``_load_libraries`` beside stand-ins for the driver libraries the wheel's files need and this
     machine lacks; and, where a load was still skipped for want of one, beside a stand-in for what the
@@ -983,7 +999,7 @@ def _load_and_trace(
     mapped: list[str] | None,
     facts: _WheelFacts,
     *,
-    absent: Callable[[str], str | None],
+    absent: Callable[[str, str], str | None],
 ) -> tuple[list[LibraryLoad], list[str] | None, list[VerifyProblem], dict[str, Path]]:
     """The wheel's libraries loaded (``_load_with_stand_ins``) and its programs traced
     (``_trace_programs``): both results, the paths mapped by either (None: the loading died), the
@@ -999,7 +1015,7 @@ def _load_and_trace(
 
 
 def _trace_programs(
-    run: _LoadRun, facts: _WheelFacts, *, absent: Callable[[str], str | None]
+    run: _LoadRun, facts: _WheelFacts, *, absent: Callable[[str, str], str | None]
 ) -> tuple[list[LibraryLoad], list[str], list[VerifyProblem]]:
     """Each program of the wheel as this machine's dynamic loader resolves its libraries, without
     running it (``LD_TRACE_LOADED_OBJECTS``, what ``ldd`` asks, given to the loader of the venv's
@@ -1049,7 +1065,7 @@ def _traced(
     facts: _WheelFacts,
     *,
     owners: Mapping[str, str],
-    absent: Callable[[str], str | None],
+    absent: Callable[[str, str], str | None],
 ) -> LibraryLoad:
     """A program's result from its trace: failed where the loader found no library it needs (but the
     driver's, which nothing here runs), or found a soname a file of the wheel carries in another's
@@ -1058,7 +1074,7 @@ def _traced(
     lacking = [soname for soname in missing if not is_driver_library(soname)]
     if lacking:
         error = f"{lacking[0]}: cannot open shared object file (the loader found no {', '.join(lacking)})"
-        left_out = absent(error)
+        left_out = absent(member, error)
         return LibraryLoad(member, "skipped" if left_out else "failed", left_out or error, kind="program")
     own = canonicalize_name(facts.distribution)
     for soname, where in found:
@@ -1136,7 +1152,7 @@ def _load_results(
     finished: bool,
     probe: subprocess.CompletedProcess[str],
     *,
-    absent: Callable[[str], str | None],
+    absent: Callable[[str, str], str | None],
 ) -> list[LibraryLoad]:
     """Each library's load: ok, failed (dlopen's error, or the crash it caused), skipped (it needs
     the driver, or what ``absent`` says the wheel leaves out) or not-run (the process died before it)."""
@@ -1148,7 +1164,7 @@ def _load_results(
             results.append(LibraryLoad(member, "ok"))
         elif error and _NEEDS_DRIVER.search(error):
             results.append(LibraryLoad(member, "skipped", f"{_DRIVER_SKIP} ({error})"))
-        elif error and (left_out := absent(error)):
+        elif error and (left_out := absent(member, error)):
             results.append(LibraryLoad(member, "skipped", left_out))
         elif error:
             results.append(LibraryLoad(member, "failed", error))
@@ -1364,23 +1380,27 @@ def _why_unresolved(
 def manifest_extras(manifest: Manifest | None) -> tuple[str, ...]:
     """The extras whose requirements a slimwheel manifest's optional libraries name (repair keeps an
     NVIDIA wheel behind the author's extra, ``nvidia-cudnn-cu13~=9.0; extra == "cudnn"``)."""
+
+    found: list[str] = []
+    for library in manifest.libraries if manifest is not None else ():
+        if library.optional:
+            found.extend(extra for extra in _extras_gating(library.requirement) if extra not in found)
+    return tuple(found)
+
+
+def _extras_gating(requirement: str) -> tuple[str, ...]:
+    """The extras a manifest library's Requires-Dist line is behind; () for every install."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     from slimwheel.requirements import RequirementScope, scope_of
 
-    found: list[str] = []
-    for library in manifest.libraries if manifest is not None else ():
-        if not library.optional:
-            continue
-        try:
-            marker = Requirement(library.requirement).marker
-        except InvalidRequirement:
-            continue
-        # The extra is what gates it; the platform parts hold on the machine that installs it.
-        scope, extras = scope_of(marker, {"extra": ""})
-        if scope is RequirementScope.EXTRA:
-            found.extend(extra for extra in extras if extra not in found)
-    return tuple(found)
+    try:
+        marker = Requirement(requirement).marker
+    except InvalidRequirement:
+        return ()
+    # The extra is what gates it; the platform parts hold on the machine that installs it.
+    scope, extras = scope_of(marker, {"extra": ""})
+    return tuple(extras) if scope is RequirementScope.EXTRA else ()
 
 
 def _require_installable_here(path: Path, requires_python: str | None) -> None:

@@ -153,6 +153,55 @@ def test_a_library_left_behind_an_extra_loads_once_verify_installs_that_extra(
     )
 
 
+def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
+    index_server: Callable[..., IndexServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pkg/cu12/ and cu13/ each hold a build needing its major's CUDA runtime (cuda-cccl's shape),
+    repaired with --cuda 12,13 (offline, with the shipped catalog), the runtimes served by a local
+    index: verify installs both majors' extras by default, where both load; with one major's extra
+    the other major's build is skipped as that extra's, not failed."""
+    build, index = tmp_path / "build", tmp_path / "index"
+    index.mkdir()
+    files: dict[str, bytes] = {"pkg/__init__.py": b""}
+    for major, soname, distribution, version, folder in (
+        ("12", "libcudart.so.12", "nvidia-cuda-runtime-cu12", "12.9.79", "nvidia/cuda_runtime/lib"),
+        ("13", "libcudart.so.13", "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib"),
+    ):
+        runtime = compile_shared(
+            build / major / soname, {"rt.c": "int cudaGetDeviceCount(int *n) { *n = 0; return 0; }\n"},
+            soname=soname,
+        )  # fmt: skip
+        make_wheel(index, distribution, version, {f"{folder}/{soname}": runtime.read_bytes()}, tag=SOLVER_TAG)
+        extension = compile_shared(
+            build / major / "libext.so",
+            {"ext.c": "int cudaGetDeviceCount(int *);\nint ext(int *n) { return cudaGetDeviceCount(n); }\n"},
+            link=[runtime],
+        )
+        files[f"pkg/cu{major}/libext.so"] = extension.read_bytes()
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=SOLVER_TAG)
+    out = tmp_path / "out"
+    argv = ["repair", str(wheel), "-w", str(out), "--offline", "--isolated-environment", "--cuda", "12,13"]
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert [r["extra"] for r in result["plan"]["requirements"]] == ["cu12", "cu13"]
+    common = [result["output"], "--index-url", index_server(index).simple_url]
+    code, document = _verify(capsys, *common)
+    assert code == 0, document["problems"]
+    assert document["extras"] == ["cu12", "cu13"]
+    assert {load["member"]: load["status"] for load in document["loads"]} == {
+        "pkg/cu12/libext.so": "ok",
+        "pkg/cu13/libext.so": "ok",
+    }
+    code, document = _verify(capsys, *common, "--extra", "cu13")
+    assert code == 0, document["problems"]
+    loads = {load["member"]: load for load in document["loads"]}
+    assert loads["pkg/cu13/libext.so"]["status"] == "ok"
+    skipped = loads["pkg/cu12/libext.so"]
+    assert skipped["status"] == "skipped", skipped
+    assert "CUDA 12's, which only the extra 'cu12' installs (nvidia-cuda-runtime-cu12)" in skipped["error"]
+
+
 def test_a_repaired_dependency_in_find_links_is_installed_over_the_indexs_of_the_same_version(
     elf_zoo: ElfZoo,
     providers: ProviderWheels,
