@@ -9,6 +9,7 @@ __all__ = [
     "DEFAULT_TARGET_PLATFORMS",
     "Platform",
     "glibc_of_tag",
+    "linux_of_machine",
     "manylinux_tag",
     "parse_platform",
     "platform_of_tag",
@@ -45,6 +46,15 @@ DEFAULT_TARGET_PLATFORMS = (
     Platform("linux", "aarch64"),
     Platform("win", "amd64"),
 )
+
+
+# ELF's names of machines that wheel tags spell otherwise.
+_TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
+
+
+def linux_of_machine(machine: str) -> Platform:
+    """The Linux platform of an ELF machine name (``i386``: ``linux_i686``), as wheel tags spell it."""
+    return Platform("linux", _TAG_ARCH.get(machine, machine))
 
 
 def platform_of_tag(tag: str) -> Platform | None:

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from slimwheel.check.target import loads_on, platform_of
 from slimwheel.errors import UsageError
-from slimwheel.platforms import Platform, glibc_of_tag, parse_platform, platform_of_tag
+from slimwheel.platforms import Platform, glibc_of_tag, linux_of_machine, parse_platform, platform_of_tag
 
 
 @pytest.mark.parametrize(
@@ -29,3 +30,20 @@ def test_parse_platform_as_users_write_it() -> None:
     assert parse_platform("win_amd64").key == "win_amd64"
     with pytest.raises(UsageError, match="not a platform"):
         parse_platform("plan9")
+
+
+@pytest.mark.parametrize(
+    ("tags", "machines", "platform"),
+    [
+        # Tagged for two architectures: the ELF files' machine narrows it, spelled as tags spell it.
+        (("manylinux_2_17_i686", "manylinux_2_17_x86_64"), ("i386",), Platform("linux", "i686")),
+        (("manylinux_2_17_i686", "manylinux_2_17_x86_64"), ("x86_64",), Platform("linux", "x86_64")),
+        (("any",), ("arm",), Platform("linux", "armv7l")),
+    ],
+)
+def test_a_wheels_platform_from_its_tags_and_elf_machines(
+    tags: tuple[str, ...], machines: tuple[str, ...], platform: Platform
+) -> None:
+    assert platform_of("x.whl", tags, machines, None) == platform
+    assert all(loads_on(platform, machine) for machine in machines)
+    assert linux_of_machine(machines[0]) == platform

@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from slimwheel.catalog.model import Release, WheelFacts
 from slimwheel.errors import InputError, UsageError
-from slimwheel.platforms import Platform, platform_of_tag
+from slimwheel.platforms import Platform, linux_of_machine, platform_of_tag
 from slimwheel.requirements import RequirementScope, python_of_tags, scope_of
 from slimwheel.sources import ArchiveSource
 from slimwheel.wheel import Wheel
@@ -40,7 +40,7 @@ def platform_of(
             f"is for {names}; check simulates glibc's loader",
             hint="pass --platform manylinux_x86_64 to check it as a Linux wheel anyway",
         )
-    from_elf = {Platform("linux", m) for m in machines if m}
+    from_elf = {linux_of_machine(m) for m in machines if m}
     candidates = (linux & from_elf or linux) if linux else from_elf
     if len(candidates) == 1:
         return next(iter(candidates))
@@ -51,13 +51,9 @@ def platform_of(
     )
 
 
-# ELF's machine names where a platform tag spells the architecture otherwise.
-_TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
-
-
 def loads_on(platform: Platform, machine: str | None) -> bool:
     """Whether glibc's loader on ``platform`` can load an ELF file of ``machine`` (None: not read)."""
-    return machine is None or platform.os != "linux" or _TAG_ARCH.get(machine, machine) == platform.arch
+    return machine is None or platform.os != "linux" or linux_of_machine(machine) == platform
 
 
 def python_of(source: ArchiveSource) -> str | None:

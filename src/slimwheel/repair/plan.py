@@ -47,7 +47,7 @@ from slimwheel.check.model import ProviderRelease, RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
 from slimwheel.names import cuda_major_named, name_of_library, soname_stem
-from slimwheel.platforms import Platform, platform_of_tag
+from slimwheel.platforms import Platform, linux_of_machine, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
 from slimwheel.repair.errors import RepairError
@@ -218,9 +218,6 @@ class RepairPlan:
 
 _T = TypeVar("_T")
 
-# ELF's names of machines that wheel tags spell otherwise.
-_TAG_ARCH = {"i386": "i686", "arm": "armv7l"}
-
 
 def _wheel_platform(report: WheelReport) -> Platform:
     platforms = {p for p in map(platform_of_tag, report.platform_tags) if p is not None}
@@ -233,7 +230,7 @@ def _wheel_platform(report: WheelReport) -> Platform:
         # Tagged for any platform, with Linux ELF files (tsnecuda 3.0.1): auditwheel reads the
         # architecture from them and tags its output for it, as for a linux_* wheel.
         (machine,) = machines
-        return Platform("linux", _TAG_ARCH.get(machine, machine))
+        return linux_of_machine(machine)
     if (anywhere or len(linux) > 1) and not report.elf_files:
         # cuxfilter-cu13 26.6.0: no ELF file, tagged for aarch64 and x86_64 so that pip installs it
         # only where its CUDA requirements exist.
