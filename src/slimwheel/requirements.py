@@ -48,6 +48,7 @@ __all__ = [
     "marker_environment",
     "merge_specifiers",
     "only_with_extras",
+    "plainest_extra",
     "python_of_tags",
     "read_requirements",
     "requirement_name",
@@ -94,6 +95,12 @@ def _true(marker: Marker, environment: Mapping[str, str]) -> bool:
         return marker.evaluate(dict(environment))
     except Exception:  # noqa: BLE001 - an unknown variable: pip would fail loudly, so count it in
         return True
+
+
+def plainest_extra(extras: Iterable[str]) -> str:
+    """The extra to name in an example install, of several that bring the same thing: the shortest,
+    then the first by name (cuda-cccl's ``cu12``, not ``bench-cu12`` or ``minimal-cu12``)."""
+    return min(extras, key=lambda extra: (len(extra), extra))
 
 
 def read_requirements(

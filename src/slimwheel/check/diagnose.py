@@ -36,6 +36,7 @@ from slimwheel.ldso import (
     starts_with_origin,
 )
 from slimwheel.names import cuda_major_named, is_libpython, name_of_library, soname_stem
+from slimwheel.requirements import plainest_extra
 from slimwheel.wording import and_list
 
 __all__ = ["CARRIED", "Diagnosis", "pins_text", "plural"]
@@ -598,9 +599,7 @@ class Diagnosis:
         if not extras or lookup.path is None:
             return
         listed = " or ".join(repr(extra) for extra in extras)
-        # The plainest of them for the example (cuda-cccl's 'cu12', not 'bench-cu12' or 'test-cu12').
-        plainest = min(extras, key=lambda extra: (len(extra), extra))
-        install = f"pip install '{self.report.distribution}[{plainest}]'"
+        install = f"pip install '{self.report.distribution}[{plainest_extra(extras)}]'"
         through = self._through.get(lookup.distribution or "")
         how = f", through {' or '.join(through)}," if through else ""
         self.findings.append(

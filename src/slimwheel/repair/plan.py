@@ -59,6 +59,7 @@ from slimwheel.requirements import (
     installed_with,
     marker_environment,
     merge_specifiers,
+    plainest_extra,
     python_of_tags,
     read_requirements,
 )
@@ -2103,7 +2104,6 @@ def _plan_several_majors(
             f"not for {' or '.join(f'CUDA {m}' for m in unbuilt)}",
             hint=f"pass some of those, as --cuda {','.join(map(str, built_for))}",
         )
-    parts = _reports_by_major(report, of_file, majors)
     conflicted = sorted(path for path, major in of_file.items() if major == _SEVERAL)
     if conflicted:
         raise RepairError(
@@ -2112,7 +2112,9 @@ def _plan_several_majors(
             f"{asked} links each file to one major's wheels",
             hint="rebuild those files against one major's libraries, or repair one major (--cuda N)",
         )
-    extras = _extras_of_majors(requires_dist, majors)
+    parts = _reports_by_major(report, of_file, majors)
+    markers = marker_environment(platform, _wheel_python(report))
+    extras = _extras_of_majors(read_requirements(requires_dist, markers), majors)
     plans = {
         major: planning(
             parts[major],
@@ -2128,17 +2130,6 @@ def _plan_several_majors(
         for major in majors
     }
     return _merged(report, plans, parts, platform)
-
-
-def _nvidia_sonames(report: WheelReport) -> list[str]:
-    """The NVIDIA sonames the wheel's files need, or its vendored copies carry."""
-    names = [
-        needed.soname
-        for elf in report.elf_files
-        for needed in elf.needed
-        if needed.resolution is Resolution.NVIDIA_WHEEL and not is_driver_library(needed.soname)
-    ]
-    return [*names, *(copy.original_soname for copy in report.vendored)]
 
 
 def _major_of_folder(path: str) -> int | None:
@@ -2232,20 +2223,15 @@ def _part_of(report: WheelReport, files: Sequence[ElfReport]) -> WheelReport:
     )
 
 
-def _extras_of_majors(requires_dist: Sequence[str], majors: Sequence[int]) -> dict[int, str]:
-    """Per major, the extra its requirements go behind: the shortest of the wheel's extras that names
+def _extras_of_majors(existing: Sequence[WheelRequirement], majors: Sequence[int]) -> dict[int, str]:
+    """Per major, the extra its requirements go behind: the plainest of the wheel's extras that names
     that major alone (cuda-cccl's ``cu12``, not ``minimal-cu12``), else ``cuN``."""
-    named: dict[int, list[str]] = {}
-    for line in requires_dist:
-        try:
-            marker = Requirement(line).marker
-        except ValueError:
-            continue
-        for extra in re.findall(r"""extra\s*==\s*["']([^"']+)["']""", str(marker or "")):
-            major = cuda_major_named(extra)
-            if major is not None and extra not in named.setdefault(major, []):
-                named[major].append(extra)
-    return {m: min(named.get(m, []), key=lambda e: (len(e), e), default=f"cu{m}") for m in majors}
+    named: dict[int, set[str]] = {}
+    for wheel_requirement in existing:
+        for extra in wheel_requirement.extras:
+            if (major := cuda_major_named(extra)) is not None:
+                named.setdefault(major, set()).add(extra)
+    return {m: plainest_extra(named[m]) if m in named else f"cu{m}" for m in majors}
 
 
 def _merged(
