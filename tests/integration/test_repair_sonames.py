@@ -1341,3 +1341,14 @@ def test_a_wheel_for_several_cuda_majors_is_repaired_for_them_all(
     assert manifest.cuda_major is None
     assert [lib.soname for lib in manifest.libraries] == ["libcudart.so.12", "libcudart.so.13"]
     assert main(["check", str(output), "--offline"]) == 0
+    capsys.readouterr()
+    # One --linked-version a major, each applied to the major it is a release of.
+    linked = _repair(
+        tmp_path / "linked", wheel, capsys, "--offline", "--cuda", "12,13",
+        "--linked-version", "cudart=12.8.90", "--linked-version", "cudart=13.4.49",
+    )["plan"]  # fmt: skip
+    assert isinstance(linked, dict)
+    assert [(r["linked_version"], r["version_source"]) for r in linked["requirements"]] == [
+        ("12.8.90", "--linked-version"),
+        ("13.4.49", "--linked-version"),
+    ]

@@ -264,7 +264,7 @@ def test_a_library_the_catalog_knows_for_no_other_major_does_not_rule_that_major
 
 def test_one_range_for_every_library_of_a_distribution() -> None:
     """cupy needs libcutensor.so.2 and libcutensorMg.so.2; 2.8.0 dropped the second, 2.8.1 restored it."""
-    plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), linked_versions={"cutensor": "2.0.0"})
+    plan = _plan(_report("libcutensor.so.2", "libcutensorMg.so.2"), linked_versions={"cutensor": ("2.0.0",)})
     (added,) = plan.requirements
     assert added.requirement.split(";")[0] == "cutensor-cu12>=2.0.0,!=2.8.0,<3"
     assert added.range_reason.endswith("; 2.8.0 left out: it drops libcutensorMg.so.2")
@@ -535,7 +535,7 @@ def test_a_metapackage_the_wheel_requires_brings_the_library(
         _CUQUANTUM,
         requires_dist=requires,
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"custatevec": "1.5.0"}),
+        options=RepairOptions(linked_versions={"custatevec": ("1.5.0",)}),
     )
     assert [r.distribution for r in plan.requirements] == added
     assert plan.kept_requirements == kept
@@ -563,7 +563,7 @@ def test_a_requirement_kept_for_two_reasons_is_listed_once() -> None:
         catalog,
         requires_dist=("cutensornet-cu12~=2.13.0",),
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"cutensornet": "2.13.0", "cutensor": "2.0.0"}),
+        options=RepairOptions(linked_versions={"cutensornet": ("2.13.0",), "cutensor": ("2.0.0",)}),
     )
     assert plan.requirements == ()
     assert plan.kept_requirements == ("cutensornet-cu12~=2.13.0",)
@@ -596,7 +596,7 @@ def test_an_extra_that_brings_a_provider_through_a_metapackage_makes_it_optional
         _CUQUANTUM,
         requires_dist=requires,
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"custatevec": "1.7.0", "cudnn": "9.8.0.87"}),
+        options=RepairOptions(linked_versions={"custatevec": ("1.7.0",), "cudnn": ("9.8.0.87",)}),
     )
     assert [r.distribution for r in plan.requirements] == added
     assert sorted(line.split(":")[0] for line in plan.kept_optional) == optional
@@ -635,11 +635,11 @@ def test_requirements_of_two_extras_need_not_agree_but_those_of_one_extra_must()
         ("nvidia-cudnn-cu12>9.1.0.70", {}, True),
         ("nvidia-cudnn-cu12==9.9.*", {}, False),  # no release the range allows ships it
         ("nvidia-cudnn-cu12<9.1", {}, False),  # only releases below the floor
-        ("nvidia-cudnn-cu12==9.8.*", {"cudnn": "9.1.0.70"}, False),  # the version linked, not a floor
+        ("nvidia-cudnn-cu12==9.8.*", {"cudnn": ("9.1.0.70",)}, False),  # the version linked, not a floor
     ],
 )
 def test_a_range_the_wheel_asks_for_holds_if_it_allows_a_release_at_or_above_a_floor(
-    requires: str, linked: dict[str, str], kept: bool
+    requires: str, linked: dict[str, tuple[str, ...]], kept: bool
 ) -> None:
     report = _report("libcudnn.so.9")
     if not kept:
@@ -788,6 +788,24 @@ def test_several_majors_take_the_extras_the_wheel_names_for_them() -> None:
     assert [r.extra for r in plan.requirements] == ["cu11", "cuda12"]
 
 
+def test_several_majors_take_a_linked_version_each() -> None:
+    """--linked-version cudart=11.7.99 --linked-version cudart=12.4.127 with --cuda 11,12: each version
+    goes to the major it is a release of (the second had replaced the first)."""
+    linked = {"cudart": ("11.7.99", "12.4.127")}
+    plan = _plan(_several_majors(), cuda_majors=(11, 12), linked_versions=linked)
+    assert [(r.distribution, r.linked_version, r.version_source) for r in plan.requirements] == [
+        ("nvidia-cuda-runtime-cu11", "11.7.99", "--linked-version"),
+        ("nvidia-cuda-runtime-cu12", "12.4.127", "--linked-version"),
+    ]
+    # A repair of one major links one version: two are refused, not one of them taken.
+    with pytest.raises(RepairError, match=r"gives cudart 2 versions \(11.7.99, 12.4.127\)") as two:
+        _plan(_several_majors(), cuda_major=12, linked_versions=linked)
+    assert "--cuda 12,13" in (two.value.hint or "")
+    # A version of no major asked is refused, where it had been dropped without a word.
+    with pytest.raises(RepairError, match=r"cudart=13.0.96 is no release .* for CUDA 11 or CUDA 12"):
+        _plan(_several_majors(), cuda_majors=(11, 12), linked_versions={"cudart": ("13.0.96",)})
+
+
 def test_several_majors_by_the_folders_their_files_lie_in() -> None:
     """nccl-extensions 0.1.0: lib/cu11/ and lib/cu12/ each need a soname both majors' wheels ship, which
     no one major serves; --cuda 11,12 links each to its own folder's major."""
@@ -799,6 +817,25 @@ def test_several_majors_by_the_folders_their_files_lie_in() -> None:
         ("nvidia-nvtx-cu12", "cu12"),
     ]
     assert {edit.path for edit in plan.edits} == {"pkg/lib/cu11/libext.so", "pkg/lib/cu12/libext.so"}
+
+
+def test_a_folder_build_of_a_major_left_out_is_linked_to_the_first_ones_and_says_so() -> None:
+    """lib/cu11/, lib/cu12/ and lib/cu13/ builds, repaired with --cuda 12,13: the CUDA 11 build, whose
+    libraries CUDA 12's wheels also ship, is planned with CUDA 12's files, and a warning says so."""
+    one = _report("libOpenCL.so.1", path="pkg/lib/cu12/libext.so")
+    builds = (
+        one.elf_files[0],
+        replace(one.elf_files[0], path="pkg/lib/cu13/libext.so", installed_path="pkg/lib/cu13/libext.so"),
+        replace(one.elf_files[0], path="pkg/lib/cu11/libext.so", installed_path="pkg/lib/cu11/libext.so",
+                needed=(NeededLibrary("libnvToolsExt.so.1", Resolution.NVIDIA_WHEEL),)),
+    )  # fmt: skip
+    plan = _plan(replace(one, elf_files=builds), cuda_majors=(12, 13))
+    assert ("nvidia-nvtx-cu12", "cu12") in [(r.distribution, r.extra) for r in plan.requirements]
+    (word,) = [w for w in plan.warnings if "leaves out" in w]
+    assert word.startswith("pkg/lib/cu11/libext.so: built for CUDA 11 (as its folder says)")
+    assert word.endswith("--cuda 11,12,13 links each to its own major's")
+    assert not [w for w in _plan(replace(one, elf_files=builds), cuda_majors=(11, 12, 13)).warnings
+                if "leaves out" in w]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -916,7 +953,7 @@ def test_the_shipped_catalog_knows_what_cuda_toolkit_brings_a_level_down(
         load_catalog(None, use_user=False, environ={}),  # the snapshot alone: no machine's own catalog
         requires_dist=requires,
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"nvJitLink": "12.4.127"}),
+        options=RepairOptions(linked_versions={"nvJitLink": ("12.4.127",)}),
     )
     assert [r.distribution for r in plan.requirements] == added
 
@@ -1003,7 +1040,7 @@ def test_a_need_of_nvrtcs_builtins_beside_nvrtc_binding_nothing_of_them_goes(
         _NVRTC,
         requires_dist=(),
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"nvrtc": "12.6.85", "nvrtc-builtins": "12.6.85"}),
+        options=RepairOptions(linked_versions={"nvrtc": ("12.6.85",), "nvrtc-builtins": ("12.6.85",)}),
     )
     (requirement,) = plan.requirements
     assert requirement.requirement.startswith(f"nvidia-cuda-nvrtc-cu12>=12.6.85,{upper}")
@@ -1060,7 +1097,7 @@ def test_a_builtins_copy_no_wheel_ships_goes_with_the_nvrtc_copy_a_wheel_replace
         _NVRTC,
         requires_dist=(),
         dist_info="pkg-1.0.dist-info",
-        options=RepairOptions(linked_versions={"nvrtc": "12.6.85"}),
+        options=RepairOptions(linked_versions={"nvrtc": ("12.6.85",)}),
     )
     assert (builtins in plan.drop) is dropped
     assert (builtins in plan.manifest.unreplaced_copies) is not dropped

@@ -172,9 +172,11 @@ def finish_wheel(
 
         with IndexClient(resolve_index_settings(), cache=Cache.default()) as client:
             catalog = learn_on_demand(catalog, unknown, client)
-    options = RepairOptions(
-        cuda_major=cuda_major, linked_versions={e["name"]: e["version"] for e in libraries}
-    )
+    linked_versions: dict[str, tuple[str, ...]] = {}
+    for entry in libraries:
+        if entry["version"] not in linked_versions.get(entry["name"], ()):
+            linked_versions[entry["name"]] = (*linked_versions.get(entry["name"], ()), entry["version"])
+    options = RepairOptions(cuda_major=cuda_major, linked_versions=linked_versions)
     releases = framework_files(frameworks)
     with scratch_folder("slimwheel-finish-") as scratch:
         audited = _audit_first(wheel, scratch, releases, catalog) if releases else wheel

@@ -173,13 +173,16 @@ class _EmbedLoader(argparse.Action):
         setattr(namespace, self.dest, asked)
 
 
-def _linked_versions(pairs: list[str]) -> dict[str, str]:
-    found = {}
+def _linked_versions(pairs: list[str]) -> dict[str, tuple[str, ...]]:
+    """``--linked-version LIB=VERSION``, repeated: library name -> its versions, in the order given (a
+    several-major repair takes one a major)."""
+    found: dict[str, tuple[str, ...]] = {}
     for pair in pairs:
-        name, sep, version = pair.partition("=")
+        name, sep, version = (part.strip() for part in pair.partition("="))
         if not sep or not name or not version:
             raise UsageError(f"--linked-version {pair!r}: expected LIB=VERSION, e.g. cudss=1.0.0.35")
-        found[name.strip()] = version.strip()
+        if version not in found.get(name, ()):
+            found[name] = (*found.get(name, ()), version)
     return found
 
 

@@ -90,7 +90,9 @@ class VersionPolicy(enum.Enum):
 class RepairOptions:
     policy: VersionPolicy = VersionPolicy.COMPATIBLE
     cuda_major: int | None = None
-    linked_versions: Mapping[str, str] = field(default_factory=dict)  # library name -> dist version
+    # library name -> the provider versions it was linked against: one, or one per CUDA major of a
+    # several-major repair (cudart: 12.9.79 and 13.0.96), each applied to the major it is a release of
+    linked_versions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     only: frozenset[str] = frozenset()
     exclude: frozenset[str] = frozenset()
     use_runpath: bool = False
@@ -814,8 +816,15 @@ def _linked_version(
 ) -> tuple[str, str]:
     catalog, platform, environment = context.catalog, context.platform, context.environment
     # An explicit flag wins: the user knows what they linked against.
-    if name in context.options.linked_versions:
-        return context.options.linked_versions[name], "--linked-version"
+    flagged = context.options.linked_versions.get(name, ())
+    if len(flagged) > 1:
+        raise RepairError(
+            f"--linked-version gives {name} {len(flagged)} versions ({', '.join(flagged)}), and this "
+            "repair links one CUDA major's",
+            hint="give one, or repair each major they are releases of at once (--cuda 12,13)",
+        )
+    if flagged:
+        return flagged[0], "--linked-version"
     pinned = _wheel_pin(provider.distribution, existing)
     if pinned and pinned[1]:
         return pinned[0], "the wheel's Requires-Dist"
@@ -2115,6 +2124,7 @@ def _plan_several_majors(
     parts = _reports_by_major(report, of_file, majors)
     markers = marker_environment(platform, _wheel_python(report))
     extras = _extras_of_majors(read_requirements(requires_dist, markers), majors)
+    linked = _linked_in_major(options.linked_versions, catalog, majors)
     plans = {
         major: planning(
             parts[major],
@@ -2123,13 +2133,43 @@ def _plan_several_majors(
                 cuda_major=major,
                 cuda_majors=(),
                 major_extra=extras[major],
-                linked_versions=_linked_in_major(options.linked_versions, catalog, major),
+                linked_versions=linked[major],
             ),
             embed=None,
         )
         for major in majors
     }
-    return _merged(report, plans, parts, platform)
+    merged = _merged(report, plans, parts, platform)
+    strays = _folder_builds_left_out(report, of_file, majors)
+    if not strays:
+        return merged
+    left_out = sorted(set(strays.values()))
+    says = "its folder says" if len(strays) == 1 else "their folders say"
+    word = (
+        f"{some_of(sorted(strays), _FILES_NAMED, noun='files')}: built for "
+        f"{' and '.join(f'CUDA {m}' for m in left_out)} (as {says}), "
+        f"which --cuda {','.join(map(str, majors))} leaves out, so planned with CUDA {majors[0]}'s files: "
+        f"what CUDA {majors[0]}'s wheels ship of what they need is linked to those; "
+        f"--cuda {','.join(map(str, sorted({*majors, *left_out})))} links each to its own major's"
+    )
+    return replace(merged, warnings=(*merged.warnings, word))
+
+
+def _folder_builds_left_out(
+    report: WheelReport, of_file: Mapping[str, int | None], majors: Sequence[int]
+) -> dict[str, int]:
+    """The files of a major not in ``majors`` that their folder names (nccl-extensions'
+    ``lib/cu11/``), each with that major and folder: planned with the first major's files, they are
+    linked to its wheels, not left to the host as a file needing only another major's sonames is."""
+    found = {}
+    for elf in report.elf_files:
+        major = of_file.get(elf.path)
+        if major is None or major == _SEVERAL or major in majors:
+            continue
+        path = elf.installed_path or elf.path
+        if _major_of_folder(path) == major:
+            found[elf.path] = major
+    return found
 
 
 def _major_of_folder(path: str) -> int | None:
@@ -2174,14 +2214,31 @@ def _majors_of_files(report: WheelReport, catalog: Catalog, platform: Platform) 
     return found
 
 
-def _linked_in_major(linked: Mapping[str, str], catalog: Catalog, major: int) -> dict[str, str]:
-    """The ``--linked-version`` flags that name a release of ``major`` shipping that library: one flag
-    (``cudart=13.0.96``) tells the version of one major's build in a several-major repair."""
-    kept = {}
-    for name, version in linked.items():
-        releases = {p.release.version for p in catalog.providers(name=name, cuda_major=major)}
-        if version in releases or not catalog.providers(name=name):
-            kept[name] = version
+def _linked_in_major(
+    linked: Mapping[str, tuple[str, ...]], catalog: Catalog, majors: Sequence[int]
+) -> dict[int, dict[str, tuple[str, ...]]]:
+    """The ``--linked-version`` flags of each major of ``majors``: a version goes to the majors whose
+    releases of that library it is one of (``cudart=13.0.96`` to CUDA 13's build), and a library the
+    catalog does not know to every major; a version of no major asked is refused, not dropped."""
+    kept: dict[int, dict[str, tuple[str, ...]]] = {major: {} for major in majors}
+    for name, versions in linked.items():
+        known = bool(catalog.providers(name=name))
+        for version in versions:
+            mine = [
+                major
+                for major in majors
+                if not known
+                or version in {p.release.version for p in catalog.providers(name=name, cuda_major=major)}
+            ]
+            if not mine:
+                raise RepairError(
+                    f"--linked-version {name}={version} is no release of the wheels shipping {name} for "
+                    f"{' or '.join(f'CUDA {m}' for m in majors)}",
+                    hint=f"give the version of each major's {name} the wheel was linked against "
+                    "(slimwheel plan lists them)",
+                )
+            for major in mine:
+                kept[major][name] = (*kept[major].get(name, ()), version)
     return kept
 
 
