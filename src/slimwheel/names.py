@@ -25,6 +25,7 @@ __all__ = [
     "LibrarySpec",
     "NameStyle",
     "cuda_major_named",
+    "cuda_major_of_folder",
     "is_extension_abi_tag",
     "is_extension_module_name",
     "is_libpython",
@@ -255,3 +256,12 @@ def cuda_major_named(distribution: str) -> int | None:
 
     majors = {int(match[1]) for match in _CUDA_IN_NAME.finditer(canonicalize_name(distribution))}
     return next(iter(majors)) if len(majors) == 1 else None
+
+
+def cuda_major_of_folder(path: str) -> int | None:
+    """The CUDA major the nearest folder of ``path`` whose name names one names (``lib/cu12``,
+    ``cuda13``), as projects that ship one build per major lay them out; None if none does."""
+    for part in reversed(path.split("/")[:-1]):
+        if (major := cuda_major_named(part)) is not None:
+            return major
+    return None

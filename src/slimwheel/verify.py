@@ -59,6 +59,7 @@ from slimwheel.ldso import EntryKind, expand_entry, soname_carriers
 from slimwheel.manifest import Manifest, ManifestLibrary, read_manifest
 from slimwheel.metadata import is_extra_name
 from slimwheel.names import (
+    cuda_major_of_folder,
     is_extension_abi_tag,
     is_shared_library_name,
     may_be_binary,
@@ -277,6 +278,9 @@ class VerifyProblem:
     message: str
     member: str | None = None  # "unresolved": the wheel member that needs the library
     soname: str | None = None  # "unresolved": the DT_NEEDED it cannot find
+    # The CUDA major of the install it was found in, where a wheel of several was verified once per
+    # major (``VerifyReport.runs``); None otherwise.
+    cuda_major: int | None = None
 
 
 @dataclass(frozen=True)
@@ -314,6 +318,13 @@ class VerifyReport:
     # while the wheel's files were loaded.
     stand_ins: tuple[str, ...] = ()
     against: VerifyComparison | None = None  # ``verify --against``: its problems against the original's
+    # The one CUDA major whose libraries the extras installed, in a wheel repaired for several (repair
+    # --cuda 12,13): the other majors' builds were left alone. None: one major, or all of them.
+    cuda_major: int | None = None
+    # A wheel repaired for several majors, verified by default: one install per major, each with that
+    # major's extras alone (one user installs one major's; two majors' NCCL wheels install the same
+    # files), this report their sum. Empty otherwise.
+    runs: tuple[VerifyReport, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -376,17 +387,49 @@ def verify_wheel(
     path = Path(path)
     names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
     facts = _read_wheel(path, names)
-    asked = tuple(dict.fromkeys(extras if extras is not None else manifest_extras(facts.manifest)))
-    for extra in asked:
+    by_major = _extras_by_major(facts.manifest)
+    if extras is not None:
+        installs = [tuple(dict.fromkeys(extras))]
+    elif by_major:  # one install per major: a user installs one major's extra, never all of them
+        installs = list(by_major.values())
+    else:
+        installs = [manifest_extras(facts.manifest)]
+    for extra in (extra for asked in installs for extra in asked):
         if not is_extra_name(extra):
             where = "--extra" if extras is not None else f"{facts.distribution}'s slimwheel manifest names"
             raise UsageError(
                 f"{where} {extra!r}: not an extra's name (letters, digits, '.', '_', '-')",
                 hint="name one of the extras the wheel's METADATA offers (Provides-Extra)",
             )
-    pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
     # pip runs in a scratch folder: a relative folder is made absolute, or pip would look there.
     find_links = [str(Path(link).resolve()) if Path(link).exists() else link for link in find_links]
+    install = partial(
+        _verify_install, path, catalog, facts, by_major=by_major, index_url=index_url,
+        find_links=find_links, lowest=lowest, progress=progress,
+    )  # fmt: skip
+    reports = [install(asked) for asked in installs]
+    return reports[0] if len(reports) == 1 else _sum_of_runs(reports)
+
+
+def _verify_install(
+    path: Path,
+    catalog: Catalog,
+    facts: _WheelFacts,
+    asked: tuple[str, ...],
+    *,
+    by_major: Mapping[int, Sequence[str]],
+    index_url: str | None,
+    find_links: Sequence[str],
+    lowest: bool,
+    progress: Progress,
+) -> VerifyReport:
+    """``verify_wheel`` of one install, with the extras ``asked``; where those install one CUDA major's
+    libraries of several (``by_major``), that major's builds alone."""
+    major = _major_installed(facts.manifest, asked)
+    left_alone: tuple[LibraryLoad, ...] = ()
+    if major is not None:
+        facts, left_alone = _of_major(facts, major, by_major)
+    pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
     sources = _pip_sources(index_url, find_links)
     isolated = bool(sources)
     to_import = [target.name for target in facts.imports if target.importable]
@@ -419,6 +462,7 @@ def verify_wheel(
             extras=asked,
             unjudged=tuple(unjudged),
             stand_ins=tuple(stand_ins),
+            cuda_major=major,
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
@@ -471,6 +515,7 @@ def verify_wheel(
             facts,
             absent=lambda member, error: _left_out(error, facts, asked, member),
         )
+        loads = [*loads, *left_alone]
         problems += more
         if mapped is None:
             return report(
@@ -1401,6 +1446,148 @@ def _extras_gating(requirement: str) -> tuple[str, ...]:
     # The extra is what gates it; the platform parts hold on the machine that installs it.
     scope, extras = scope_of(marker, {"extra": ""})
     return tuple(extras) if scope is RequirementScope.EXTRA else ()
+
+
+def _extras_by_major(manifest: Manifest | None) -> dict[int, tuple[str, ...]]:
+    """For a manifest of several CUDA majors (repair --cuda 12,13), each major -> the extras to install
+    for it alone: those its libraries are behind that no other major's are, and those of the libraries
+    of no major (``--optional``). Empty for a manifest of one major."""
+    libraries = manifest.libraries if manifest is not None else ()
+    gating: dict[int, set[str]] = {}
+    for library in libraries:
+        if library.cuda_major is not None:
+            gating.setdefault(library.cuda_major, set()).update(_extras_gating(library.requirement))
+    if len(gating) < 2:
+        return {}
+    every = [*manifest_extras(manifest), *sorted(set().union(*gating.values()))]
+    found = {}
+    for major in sorted(gating):
+        others = set().union(*(extras for other, extras in gating.items() if other != major))
+        found[major] = tuple(dict.fromkeys(extra for extra in every if extra not in others))
+    return found
+
+
+def _major_installed(manifest: Manifest | None, extras: Collection[str]) -> int | None:
+    """The one CUDA major of a several-major manifest whose libraries ``extras`` install (those behind
+    no extra count as installed); None where they install several majors' or none."""
+    installed = {
+        library.cuda_major
+        for library in (manifest.libraries if manifest is not None else ())
+        if library.cuda_major is not None
+        and (not (gating := _extras_gating(library.requirement)) or set(gating) & set(extras))
+    }
+    return installed.pop() if len(installed) == 1 else None
+
+
+def _member_major(manifest: Manifest | None, member: str | None) -> int | None:
+    """The CUDA major of a wheel's file (installed path) in a several-major manifest, as repair judged
+    it: the one major of the libraries it needs, else the one its folder names (cuda-cccl's
+    ``cuda/compute/cu12/`` extension module, which reaches NVRTC only through the library beside it);
+    None for a file of no major or of several."""
+    libraries = manifest.libraries if manifest is not None else ()
+    majors = {lib.cuda_major for lib in libraries if lib.cuda_major is not None and member in lib.needed_by}
+    if majors or member is None:
+        return majors.pop() if len(majors) == 1 else None
+    return cuda_major_of_folder(member)
+
+
+def _of_major(
+    facts: _WheelFacts, major: int, by_major: Mapping[int, Sequence[str]]
+) -> tuple[_WheelFacts, tuple[LibraryLoad, ...]]:
+    """``facts`` for the install of ``major``'s extras alone, and the loads of the other majors' builds,
+    each skipped: those are neither imported nor loaded here (their libraries are not installed, or,
+    where two majors' wheels install the same files, are this major's), each saying which install
+    proves it; the manifest's and the files' NVIDIA libraries are this major's."""
+
+    def elsewhere(member: str | None) -> int | None:
+        other = _member_major(facts.manifest, member)
+        return other if other is not None and other != major else None
+
+    def why(other: int) -> str:
+        extras = by_major.get(other, ())
+        with_extras = f" (the extra {' or '.join(map(repr, extras))})" if extras else ""
+        return f"CUDA {other}'s build: loaded by the install of CUDA {other}'s libraries{with_extras}"
+
+    def skipped(target: ImportResult) -> ImportResult:
+        other = elsewhere(target.member)
+        if other is None or not target.importable:
+            return target
+        return replace(target, status="skipped", error=why(other))
+
+    left_alone = tuple(
+        LibraryLoad(member, "skipped", why(other), kind=kind)
+        for kind, members in (("library", facts.libraries), ("program", facts.programs))
+        for member in members
+        if (other := elsewhere(member)) is not None
+    )
+    manifest = facts.manifest
+    if manifest is not None:  # two majors' NCCL share a name and a soname: this major's is expected
+        mine = tuple(library for library in manifest.libraries if library.cuda_major in (None, major))
+        manifest = manifest.replace(libraries=mine)
+    needed_by = {
+        soname: mine_too
+        for soname, paths in facts.needed_by.items()
+        if (mine_too := frozenset(path for path in paths if elsewhere(path) is None))
+    }
+    needed = frozenset(
+        soname for soname in facts.needed if soname in needed_by or soname not in facts.needed_by
+    )
+    mine_only = replace(
+        facts,
+        manifest=manifest,
+        needed=needed,
+        needed_by=needed_by,
+        imports=tuple(skipped(target) for target in facts.imports),
+        libraries=tuple(m for m in facts.libraries if elsewhere(m) is None),
+        extension_modules=tuple(m for m in facts.extension_modules if elsewhere(m) is None),
+        programs=tuple(m for m in facts.programs if elsewhere(m) is None),
+    )
+    return mine_only, left_alone
+
+
+_WORST_FIRST = ("failed", "not-run", "ok", "skipped")
+
+
+def _sum_of_runs(runs: Sequence[VerifyReport]) -> VerifyReport:
+    """One report of the installs of each CUDA major (``VerifyReport.runs``): each import and load as
+    the install that ran it found it (the worst, where several did), every problem (tagged with the
+    major of each install that found it, untagged where all did), the libraries mapped and what was
+    installed in any."""
+    problems: dict[tuple[str, str | None, str | None, str], tuple[VerifyProblem, list[int | None]]] = {}
+    for run in runs:
+        for problem in run.problems:
+            problems.setdefault(_problem_key(problem, run.wheel), (problem, []))[1].append(run.cuda_major)
+    summed = [
+        tagged
+        for problem, majors in problems.values()
+        for tagged in (
+            [problem] if len(majors) == len(runs) else [replace(problem, cuda_major=m) for m in majors]
+        )
+    ]
+    imports: dict[tuple[str, str | None], ImportResult] = {}
+    for target in (target for run in runs for target in run.imports):
+        key = (target.name, target.member)
+        if key not in imports or _WORST_FIRST.index(target.status) < _WORST_FIRST.index(imports[key].status):
+            imports[key] = target
+    loads: dict[tuple[str, str], LibraryLoad] = {}
+    for load in (load for run in runs for load in run.loads):
+        key = (load.kind, load.member)
+        if key not in loads or _WORST_FIRST.index(load.status) < _WORST_FIRST.index(loads[key].status):
+            loads[key] = load
+    return replace(
+        runs[0],
+        imports=tuple(imports.values()),
+        loads=tuple(loads.values()),
+        installed=tuple(sorted({line for run in runs for line in run.installed})),
+        libraries=tuple(dict.fromkeys(library for run in runs for library in run.libraries)),
+        problems=tuple(summed),
+        pins=tuple(dict.fromkeys(pin for run in runs for pin in run.pins)),
+        extras=tuple(dict.fromkeys(extra for run in runs for extra in run.extras)),
+        unjudged=tuple(sorted({soname for run in runs for soname in run.unjudged})),
+        stand_ins=tuple(sorted({soname for run in runs for soname in run.stand_ins})),
+        cuda_major=None,
+        runs=tuple(runs),
+    )
 
 
 def _require_installable_here(path: Path, requires_python: str | None) -> None:

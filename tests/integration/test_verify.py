@@ -189,6 +189,10 @@ def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
     code, document = _verify(capsys, *common)
     assert code == 0, document["problems"]
     assert document["extras"] == ["cu12", "cu13"]
+    assert [(run["cuda_major"], run["extras"]) for run in document["runs"]] == [
+        (12, ["cu12"]),
+        (13, ["cu13"]),
+    ]
     assert {load["member"]: load["status"] for load in document["loads"]} == {
         "pkg/cu12/libext.so": "ok",
         "pkg/cu13/libext.so": "ok",
@@ -199,7 +203,76 @@ def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
     assert loads["pkg/cu13/libext.so"]["status"] == "ok"
     skipped = loads["pkg/cu12/libext.so"]
     assert skipped["status"] == "skipped", skipped
-    assert "CUDA 12's, which only the extra 'cu12' installs (nvidia-cuda-runtime-cu12)" in skipped["error"]
+    assert (
+        skipped["error"] == "CUDA 12's build: loaded by the install of CUDA 12's libraries (the extra 'cu12')"
+    )
+    assert document["cuda_major"] == 13
+
+
+def test_a_wheel_of_several_majors_whose_wheels_share_a_folder_is_verified_one_install_a_major(
+    index_server: Callable[..., IndexServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nccl-extensions 0.1.0's shape: cu12/ and cu13/ builds each need libnccl.so.2, which
+    nvidia-nccl-cu12 and nvidia-nccl-cu13 both install as nvidia/nccl/lib/libnccl.so.2. Both extras in
+    one venv, one wheel's file overwrites the other's and one build fails (or loads the other major's
+    NCCL); a user installs one major's extra, and verify installs each major's alone."""
+    build, index = tmp_path / "build", tmp_path / "index"
+    index.mkdir()
+    files: dict[str, bytes] = {"pkg/__init__.py": b""}
+    for major in ("12", "13"):
+        nccl = compile_shared(
+            build / major / "libnccl.so.2",
+            {"nccl.c": f"int ncclGetVersion(int *v) {{ *v = 23004; return 0; }}\n"
+                       f"int nccl_of_cu{major} = {major};\n"},
+            soname="libnccl.so.2",
+        )  # fmt: skip
+        make_wheel(
+            index, f"nvidia-nccl-cu{major}", "2.30.4", {"nvidia/nccl/lib/libnccl.so.2": nccl.read_bytes()},
+            tag=SOLVER_TAG,
+        )  # fmt: skip
+        extension = compile_shared(
+            build / major / "libext.so",
+            # Data, not a function: bound when the library is loaded, even lazily.
+            {"ext.c": f"extern int nccl_of_cu{major};\nint ext(void) {{ return nccl_of_cu{major}; }}\n"},
+            link=[nccl],
+        )
+        files[f"pkg/cu{major}/libext.so"] = extension.read_bytes()
+    (tmp_path / "in").mkdir()
+    wheel = make_wheel(tmp_path / "in", "pkg", "1.0", files, tag=SOLVER_TAG)
+    out = tmp_path / "out"
+    argv = ["repair", str(wheel), "-w", str(out), "--offline", "--isolated-environment", "--cuda", "12,13"]
+    assert main([*argv, "--linked-version", "nccl=2.30.4", "--json"]) == 0, capsys.readouterr().err
+    (result,) = json.loads(capsys.readouterr().out)["wheels"]
+    assert [(r["distribution"], r["extra"]) for r in result["plan"]["requirements"]] == [
+        ("nvidia-nccl-cu12", "cu12"),
+        ("nvidia-nccl-cu13", "cu13"),
+    ]
+    common = [result["output"], "--index-url", index_server(index).simple_url]
+    code, document = _verify(capsys, *common)
+    assert code == 0, document["problems"]
+    runs = {run["cuda_major"]: run for run in document["runs"]}
+    assert {major: run["extras"] for major, run in runs.items()} == {12: ["cu12"], 13: ["cu13"]}
+    for major, run in runs.items():
+        loads = {load["member"]: load["status"] for load in run["loads"]}
+        # The other major's build is left alone: its NCCL is not installed, or is this major's.
+        assert loads == {f"pkg/cu{major}/libext.so": "ok", f"pkg/cu{25 - major}/libext.so": "skipped"}
+        assert f"nvidia-nccl-cu{major}==2.30.4" in run["installed"]
+        assert f"nvidia-nccl-cu{25 - major}==2.30.4" not in run["installed"]
+    assert {load["member"]: load["status"] for load in document["loads"]} == {
+        "pkg/cu12/libext.so": "ok",
+        "pkg/cu13/libext.so": "ok",
+    }
+    assert main(["verify", *common]) == 0
+    told = " ".join(capsys.readouterr().out.split())
+    assert "one install per CUDA major, each with its own extras alone" in told
+    assert "CUDA 12 (cu12), CUDA 13 (cu13)" in told
+    # Both majors' extras in one venv, as asked: the wheels' files clash, and a build fails to load.
+    code, document = _verify(capsys, *common, "--extra", "cu12", "--extra", "cu13")
+    assert code == 1
+    assert document["runs"] == []
+    assert any("undefined symbol: nccl_of_cu1" in p["message"] for p in document["problems"]), document[
+        "problems"
+    ]
 
 
 def test_a_repaired_dependency_in_find_links_is_installed_over_the_indexs_of_the_same_version(
@@ -292,6 +365,7 @@ def test_fat_wheel_fails(
         "nvidia-cublas and RPATH $ORIGIN does not reach nvidia/cu13/lib; run `slimwheel repair`",
         "member": "solver.libs/libcudss-1a2b3c4d.so.1.0.0",
         "soname": "libcublas.so.13",
+        "cuda_major": None,
     }
 
     # Given cuBLAS from outside (LD_LIBRARY_PATH), the import works and the vendored copy is caught.
@@ -841,6 +915,7 @@ def test_every_top_level_package_and_module_is_imported(
             "message": "import beta failed: RuntimeError: beta is broken",
             "member": None,
             "soname": None,
+            "cuda_major": None,
         }
     ]
     assert main(["verify", str(wheel), *sources]) == 1

@@ -127,7 +127,17 @@ def _render(report: VerifyReport, settings: Output) -> None:
         f"[bold]{escape(report.wheel)}[/bold]  {escape(what)}  "
         f"(pip configuration: {report.pip_configuration})"
     )
-    if report.extras:
+    if report.runs:
+        each = ", ".join(
+            f"CUDA {run.cuda_major} ({', '.join(run.extras) or 'no extra'})" if run.cuda_major is not None
+            else ", ".join(run.extras) or "no extra"
+            for run in report.runs
+        )  # fmt: skip
+        out.print(
+            "one install per CUDA major, each with its own extras alone (a user installs one "
+            f"major's): {escape(each)}"
+        )
+    elif report.extras:
         out.print("with the extras: " + escape(", ".join(report.extras)))
     if report.pins:
         out.print("lowest pins: " + escape(", ".join(f"{p.distribution}=={p.version}" for p in report.pins)))
@@ -178,10 +188,11 @@ def _render_end(report: VerifyReport, out: Console, *, verbose: bool) -> None:
 
     shared = set(report.against.shared) if report.against is not None else set()
     for problem in report.problems:
+        where = f" (CUDA {problem.cuda_major}'s install)" if problem.cuda_major is not None else ""
         if problem in shared:
-            out.print(f"[yellow]{problem.kind}[/yellow] (the original too): {escape(problem.message)}")
+            out.print(f"[yellow]{problem.kind}[/yellow]{where} (the original too): {escape(problem.message)}")
         else:
-            out.print(f"[red]{problem.kind}[/red]: {escape(problem.message)}")
+            out.print(f"[red]{problem.kind}[/red]{where}: {escape(problem.message)}")
     gone = report.against.gone if report.against is not None else ()
     for problem in gone if verbose else ():
         out.print(f"[green]gone[/green] {problem.kind} (the original's): {escape(problem.message)}")

@@ -46,7 +46,7 @@ from slimwheel.catalog.model import Catalog, LibraryProvider, Release, left_out_
 from slimwheel.check.model import ProviderRelease, RequirementReach
 from slimwheel.ldso import EntryKind, expand_entry, rpath_entry
 from slimwheel.manifest import MANIFEST_NAME, Manifest, ManifestLibrary
-from slimwheel.names import cuda_major_named, name_of_library, soname_stem
+from slimwheel.names import cuda_major_named, cuda_major_of_folder, name_of_library, soname_stem
 from slimwheel.platforms import Platform, linux_of_machine, platform_of_tag
 from slimwheel.repair.embed import EmbeddedLoader, EmbedRequest, plan_embedding
 from slimwheel.repair.environment import InstalledProviders
@@ -525,7 +525,7 @@ def _folders_naming_majors(needs: Mapping[str, _Need]) -> dict[str, int]:
     found: dict[str, int] = {}
     for need in needs.values():
         for path in need.needed_by:
-            if (major := _major_of_folder(path)) is not None:
+            if (major := cuda_major_of_folder(path)) is not None:
                 found[posixpath.dirname(path)] = major
     return found
 
@@ -2167,18 +2167,9 @@ def _folder_builds_left_out(
         if major is None or major == _SEVERAL or major in majors:
             continue
         path = elf.installed_path or elf.path
-        if _major_of_folder(path) == major:
+        if cuda_major_of_folder(path) == major:
             found[elf.path] = major
     return found
-
-
-def _major_of_folder(path: str) -> int | None:
-    """The CUDA major the nearest folder of ``path`` whose name names one names (``lib/cu12``,
-    ``cuda13``), as projects that ship one build per major lay them out; None if none does."""
-    for part in reversed(posixpath.dirname(path).split("/")):
-        if (major := cuda_major_named(part)) is not None:
-            return major
-    return None
 
 
 # A file that needs several majors' libraries at once (a broken build, or one of a major no wheel is
@@ -2207,7 +2198,7 @@ def _majors_of_files(report: WheelReport, catalog: Catalog, platform: Platform) 
             found[elf.path] = _SEVERAL
             continue
         major = next(iter(serving)) if serving and len(serving) == 1 else None
-        folder = _major_of_folder(elf.installed_path or elf.path)
+        folder = cuda_major_of_folder(elf.installed_path or elf.path)
         if major is None and folder is not None and (not serving or folder in serving):
             major = folder
         found[elf.path] = major
