@@ -97,9 +97,9 @@ CORPUS: tuple[CorpusWheel, ...] = (
     ),
     CorpusWheel(
         project="nccl-extensions",
-        filename="nccl_extensions-0.1.0-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
-        sha256="54d46bee108f0bc18cdc35dbe17bba6452d6a38a270fa5e8ccde03267460fa87",
-        size=22_589_285,
+        filename="nccl_extensions-0.1.0-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        sha256="30d42d0218f46e394a21c5663f09ee9bb8a90caf4d69f0040e5a9eb2fef7b8ad",
+        size=22_556_341,
         vendors=(
             "nothing vendored; nccl/ep/lib/cu12/ and cu13/ (and nccl/m2n/lib/) hold one build per CUDA "
             "major, each needing libnccl.so.2, which every major's NCCL wheel ships, with no RPATH to it; "
@@ -116,14 +116,12 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "nccl/m2n/lib/cu12/libnccl_m2n.so",
             "nccl/m2n/lib/cu13/libnccl_m2n.so",
         ),
-        no_verify="it needs Python 3.12",
-        no_resolve="it needs Python 3.12",
     ),
     CorpusWheel(
         project="cuda-cccl",
-        filename="cuda_cccl-1.2.1-cp312-cp312-manylinux_2_26_x86_64.whl",
-        sha256="0b480822bbff1d1a89210a4839ab0f424cf5b7cadfa753b7049f7e4122f71b51",
-        size=7_080_990,
+        filename="cuda_cccl-1.2.1-cp311-cp311-manylinux_2_26_x86_64.whl",
+        sha256="c1b8293c1b9dedbc0b3877c1fbb8265db293c7945371791a3dc69ca99db4a541",
+        size=7_133_453,
         vendors=(
             "nothing vendored; cuda/compute/cu12/ and cu13/ each hold an extension and "
             "libcccl.c.parallel.so, which needs its major's NVRTC and nvJitLink with no RPATH to them; its "
@@ -143,8 +141,6 @@ CORPUS: tuple[CorpusWheel, ...] = (
             "cuda/compute/cu12/cccl/libcccl.c.parallel.so",
             "cuda/compute/cu13/cccl/libcccl.c.parallel.so",
         ),
-        no_verify="it needs Python 3.12",
-        no_resolve="it needs Python 3.12",
     ),
     CorpusWheel(
         project="chidori-gpu",
