@@ -817,6 +817,11 @@ def test_several_majors_by_the_folders_their_files_lie_in() -> None:
         ("nvidia-nvtx-cu12", "cu12"),
     ]
     assert {edit.path for edit in plan.edits} == {"pkg/lib/cu11/libext.so", "pkg/lib/cu12/libext.so"}
+    # Both majors' NVTX wheels install nvidia/nvtx/lib/libnvToolsExt.so.1: the extras exclude each other.
+    (word,) = [w for w in plan.warnings if "one or the other" in w]
+    assert word.startswith("the extras 'cu11' and 'cu12' are one or the other: nvidia-nvtx-cu11 and ")
+    assert "(nvidia/nvtx/lib/libnvToolsExt.so.1)" in word
+    assert not [w for w in _plan(_several_majors(), cuda_majors=(11, 12)).warnings if "one or the other" in w]
 
 
 def test_a_folder_build_of_a_major_left_out_is_linked_to_the_first_ones_and_says_so() -> None:

@@ -2140,19 +2140,48 @@ def _plan_several_majors(
         for major in majors
     }
     merged = _merged(report, plans, parts, platform)
+    words = [*_clashing_extras(merged, extras), *_left_out_words(report, of_file, majors)]
+    return replace(merged, warnings=(*merged.warnings, *words)) if words else merged
+
+
+def _left_out_words(
+    report: WheelReport, of_file: Mapping[str, int | None], majors: Sequence[int]
+) -> list[str]:
+    """The warning of the folder builds of majors --cuda leaves out (``_folder_builds_left_out``)."""
     strays = _folder_builds_left_out(report, of_file, majors)
     if not strays:
-        return merged
+        return []
     left_out = sorted(set(strays.values()))
     says = "its folder says" if len(strays) == 1 else "their folders say"
-    word = (
+    return [
         f"{some_of(sorted(strays), _FILES_NAMED, noun='files')}: built for "
         f"{' and '.join(f'CUDA {m}' for m in left_out)} (as {says}), "
         f"which --cuda {','.join(map(str, majors))} leaves out, so planned with CUDA {majors[0]}'s files: "
         f"what CUDA {majors[0]}'s wheels ship of what they need is linked to those; "
         f"--cuda {','.join(map(str, sorted({*majors, *left_out})))} links each to its own major's"
-    )
-    return replace(merged, warnings=(*merged.warnings, word))
+    ]
+
+
+def _clashing_extras(plan: RepairPlan, extras: Mapping[int, str]) -> list[str]:
+    """A warning where two majors' extras install the same files: nvidia-nccl-cu12 and -cu13 both
+    install ``nvidia/nccl/lib/libnccl.so.2``, so ``pkg[cu12,cu13]`` keeps one major's NCCL, which the
+    other major's build then loads (or fails to)."""
+    by_file: dict[str, dict[int, str]] = {}
+    for library in plan.manifest.libraries:
+        if library.cuda_major is not None:
+            where = posixpath.join(library.folder, library.soname)
+            by_file.setdefault(where, {})[library.cuda_major] = library.distribution
+    shared = {where: owners for where, owners in by_file.items() if len(owners) > 1}
+    if not shared:
+        return []
+    majors = sorted({major for owners in shared.values() for major in owners})
+    owners = sorted({distribution for found in shared.values() for distribution in found.values()})
+    named = " and ".join(repr(extras[m]) for m in majors if m in extras)
+    return [
+        f"the extras {named} are one or the other: {and_list(owners)} install the same "
+        f"{'file' if len(shared) == 1 else 'files'} ({', '.join(sorted(shared))}), so an install of both "
+        "keeps one major's, which the other major's build then loads or fails to; install one major's extra"
+    ]
 
 
 def _folder_builds_left_out(
