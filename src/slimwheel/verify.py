@@ -1500,8 +1500,10 @@ def _of_major(
     proves it; the manifest's and the files' NVIDIA libraries are this major's."""
 
     def elsewhere(member: str | None) -> int | None:
+        # A build of a major the repair was not for (bitsandbytes' CUDA 11 libraries, --cuda 12,13)
+        # is loaded in every install, its libraries left to the host.
         other = _member_major(facts.manifest, member)
-        return other if other is not None and other != major else None
+        return other if other != major and other in by_major else None
 
     def why(other: int) -> str:
         extras = by_major.get(other, ())

@@ -158,12 +158,14 @@ def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
 ) -> None:
     """pkg/cu12/ and cu13/ each hold a build needing its major's CUDA runtime (cuda-cccl's shape),
     repaired with --cuda 12,13 (offline, with the shipped catalog), the runtimes served by a local
-    index: verify installs both majors' extras by default, where both load; with one major's extra
-    the other major's build is skipped as that extra's, not failed."""
+    index: verify installs each major's extra in a venv of its own by default, where each loads; with
+    one major's extra the other major's build is skipped, saying which install loads it. A cu11/ build
+    beside them, whose runtime the repair leaves to the host, is skipped in each as the host's."""
     build, index = tmp_path / "build", tmp_path / "index"
     index.mkdir()
     files: dict[str, bytes] = {"pkg/__init__.py": b""}
     for major, soname, distribution, version, folder in (
+        ("11", "libcudart.so.11.0", None, None, None),  # a major --cuda 12,13 leaves to the host
         ("12", "libcudart.so.12", "nvidia-cuda-runtime-cu12", "12.9.79", "nvidia/cuda_runtime/lib"),
         ("13", "libcudart.so.13", "nvidia-cuda-runtime", "13.0.96", "nvidia/cu13/lib"),
     ):
@@ -171,7 +173,9 @@ def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
             build / major / soname, {"rt.c": "int cudaGetDeviceCount(int *n) { *n = 0; return 0; }\n"},
             soname=soname,
         )  # fmt: skip
-        make_wheel(index, distribution, version, {f"{folder}/{soname}": runtime.read_bytes()}, tag=SOLVER_TAG)
+        if distribution is not None:
+            files_of_runtime = {f"{folder}/{soname}": runtime.read_bytes()}
+            make_wheel(index, distribution, str(version), files_of_runtime, tag=SOLVER_TAG)
         extension = compile_shared(
             build / major / "libext.so",
             {"ext.c": "int cudaGetDeviceCount(int *);\nint ext(int *n) { return cudaGetDeviceCount(n); }\n"},
@@ -193,7 +197,10 @@ def test_a_wheel_of_several_majors_verifies_with_each_majors_extra(
         (12, ["cu12"]),
         (13, ["cu13"]),
     ]
+    loads = {load["member"]: load for load in document["loads"]}
+    assert "which the wheel leaves to the host" in loads["pkg/cu11/libext.so"]["error"]
     assert {load["member"]: load["status"] for load in document["loads"]} == {
+        "pkg/cu11/libext.so": "skipped",
         "pkg/cu12/libext.so": "ok",
         "pkg/cu13/libext.so": "ok",
     }
