@@ -80,9 +80,9 @@ class CorpusWheel:
 CORPUS: tuple[CorpusWheel, ...] = (
     CorpusWheel(
         project="tensorrt-rtx-cu13-bindings",
-        filename="tensorrt_rtx_cu13_bindings-1.7.1.116-cp312-none-manylinux_2_28_x86_64.whl",
-        sha256="52fb62cb86b922637848f5971b53153bf2e091c33948fa89efd215abaa52b044",
-        size=1_227_705,
+        filename="tensorrt_rtx_cu13_bindings-1.7.1.116-cp311-none-manylinux_2_28_x86_64.whl",
+        sha256="6a4d2bf39a98b71238046b9a9dd22d0e6b146be90cd56ac09f1e068933e4e18d",
+        size=1_232_170,
         vendors=(
             "TensorRT-RTX's Python bindings, linking libtensorrt_rtx.so.1 and its ONNX parser and requiring "
             "nothing: what they import (the factories createInferBuilder_INTERNAL...) 1.4.0.76 exports too, "
@@ -92,8 +92,6 @@ CORPUS: tuple[CorpusWheel, ...] = (
         cuda_major=13,
         adds=("tensorrt-rtx-cu13-libs",),
         floors=(("tensorrt-rtx-cu13-libs", "1.7.1.116"),),
-        no_verify="it needs Python 3.12",
-        no_resolve="it needs Python 3.12",
     ),
     CorpusWheel(
         project="nccl-extensions",
