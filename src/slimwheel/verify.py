@@ -79,7 +79,9 @@ __all__ = [
     "LibraryLoad",
     "LoadedLibrary",
     "Pin",
+    "PlannedInstall",
     "VerifyComparison",
+    "VerifyPlan",
     "VerifyProblem",
     "VerifyReport",
     "compare_problems",
@@ -87,6 +89,7 @@ __all__ = [
     "find_imports",
     "lowest_pins",
     "manifest_extras",
+    "plan_verify",
     "verify_against",
     "verify_wheel",
 ]
@@ -296,6 +299,35 @@ class VerifyComparison:
 
 
 @dataclass(frozen=True)
+class PlannedInstall:
+    """One fresh venv of a verify: what pip installs there, and what is imported and loaded in it."""
+
+    cuda_major: int | None  # the one CUDA major whose libraries its extras install (VerifyReport's)
+    extras: tuple[str, ...]
+    requirement: str  # what pip is given: the wheel's path, with its extras
+    pins: tuple[Pin, ...]  # --lowest
+    imports: tuple[ImportResult, ...]  # "not-run" (to import), or "skipped", saying why
+    # Loaded after the imports (with any extension module an import leaves for want of the driver).
+    libraries: tuple[str, ...]
+    programs: tuple[str, ...]  # traced after the imports
+    left_alone: tuple[LibraryLoad, ...]  # another CUDA major's builds, which its own install loads
+
+
+@dataclass(frozen=True)
+class VerifyPlan:
+    """What ``verify_wheel`` would do, nothing installed (``verify --dry-run``)."""
+
+    wheel: str
+    distribution: str
+    version: str
+    pip_configuration: str  # "isolated" (only the sources given) or "user's"
+    sources: tuple[str, ...]  # the pip options naming sources
+    find_links: tuple[str, ...]  # --find-links, folders made absolute (pip runs in a scratch folder)
+    lowest: bool
+    installs: tuple[PlannedInstall, ...]  # one per CUDA major of a wheel repaired for several
+
+
+@dataclass(frozen=True)
 class VerifyReport:
     wheel: str
     distribution: str
@@ -385,8 +417,48 @@ def verify_wheel(
     is no extra's name a ``UsageError``; an install or import that fails is a problem in the report.
     """
     path = Path(path)
-    names = list(dict.fromkeys([*import_names, *([import_name] if import_name else [])]))
-    facts = _read_wheel(path, names)
+    names = (*import_names, *([import_name] if import_name else []))
+    plan, facts_of = _planned(
+        path, catalog, index_url=index_url, find_links=find_links, import_names=names, lowest=lowest,
+        extras=extras,
+    )  # fmt: skip
+    reports = [
+        _verify_install(path, catalog, plan, install, facts, index_url=index_url, progress=progress)
+        for install, facts in zip(plan.installs, facts_of, strict=True)
+    ]
+    return reports[0] if len(reports) == 1 else _sum_of_runs(reports)
+
+
+def plan_verify(
+    path: Path,
+    catalog: Catalog,
+    *,
+    index_url: str | None = None,
+    find_links: Sequence[str] = (),
+    import_names: Sequence[str] = (),
+    lowest: bool = False,
+    extras: Sequence[str] | None = None,
+) -> VerifyPlan:
+    """What :func:`verify_wheel` would install, import and load, with the same arguments, nothing run:
+    one install per CUDA major of a wheel repaired for several, else one."""
+    return _planned(
+        Path(path), catalog, index_url=index_url, find_links=find_links, import_names=import_names,
+        lowest=lowest, extras=extras,
+    )[0]  # fmt: skip
+
+
+def _planned(
+    path: Path,
+    catalog: Catalog,
+    *,
+    index_url: str | None,
+    find_links: Sequence[str],
+    import_names: Sequence[str],
+    lowest: bool,
+    extras: Sequence[str] | None,
+) -> tuple[VerifyPlan, tuple[_WheelFacts, ...]]:
+    """``plan_verify``, with the facts of the wheel each install judges by (its major's)."""
+    facts = _read_wheel(path, list(dict.fromkeys(import_names)))
     by_major = _extras_by_major(facts.manifest)
     if extras is not None:
         installs = [tuple(dict.fromkeys(extras))]
@@ -403,35 +475,53 @@ def verify_wheel(
             )
     # pip runs in a scratch folder: a relative folder is made absolute, or pip would look there.
     find_links = [str(Path(link).resolve()) if Path(link).exists() else link for link in find_links]
-    install = partial(
-        _verify_install, path, catalog, facts, by_major=by_major, index_url=index_url,
-        find_links=find_links, lowest=lowest, progress=progress,
-    )  # fmt: skip
-    reports = [install(asked) for asked in installs]
-    return reports[0] if len(reports) == 1 else _sum_of_runs(reports)
+    sources = _pip_sources(index_url, find_links)
+    planned, facts_of = [], []
+    for asked in installs:
+        major = _major_installed(facts.manifest, asked)
+        mine, left_alone = _of_major(facts, major, by_major) if major is not None else (facts, ())
+        planned.append(
+            PlannedInstall(
+                cuda_major=major,
+                extras=asked,
+                requirement=str(path.resolve()) + (f"[{','.join(asked)}]" if asked else ""),
+                pins=lowest_pins(mine.requires_dist, catalog, extras=asked, own=mine.distribution)
+                if lowest
+                else (),
+                imports=mine.imports,
+                libraries=mine.libraries,
+                programs=mine.programs,
+                left_alone=left_alone,
+            )
+        )
+        facts_of.append(mine)
+    plan = VerifyPlan(
+        wheel=str(path),
+        distribution=facts.distribution,
+        version=facts.version,
+        pip_configuration="isolated" if sources else "user's",
+        sources=tuple(sources),
+        find_links=tuple(find_links),
+        lowest=lowest,
+        installs=tuple(planned),
+    )
+    return plan, tuple(facts_of)
 
 
 def _verify_install(
     path: Path,
     catalog: Catalog,
+    plan: VerifyPlan,
+    install: PlannedInstall,
     facts: _WheelFacts,
-    asked: tuple[str, ...],
     *,
-    by_major: Mapping[int, Sequence[str]],
     index_url: str | None,
-    find_links: Sequence[str],
-    lowest: bool,
     progress: Progress,
 ) -> VerifyReport:
-    """``verify_wheel`` of one install, with the extras ``asked``; where those install one CUDA major's
-    libraries of several (``by_major``), that major's builds alone."""
-    major = _major_installed(facts.manifest, asked)
-    left_alone: tuple[LibraryLoad, ...] = ()
-    if major is not None:
-        facts, left_alone = _of_major(facts, major, by_major)
-    pins = lowest_pins(facts.requires_dist, catalog, extras=asked, own=facts.distribution) if lowest else ()
-    sources = _pip_sources(index_url, find_links)
-    isolated = bool(sources)
+    """``verify_wheel`` of one planned install (``facts``: the wheel's, as that install judges it)."""
+    major, asked, pins, left_alone = install.cuda_major, install.extras, install.pins, install.left_alone
+    lowest, sources, find_links = plan.lowest, plan.sources, plan.find_links
+    isolated = plan.pip_configuration == "isolated"
     to_import = [target.name for target in facts.imports if target.importable]
     to_import = list(dict.fromkeys(to_import))
 
@@ -469,8 +559,7 @@ def _verify_install(
         work = Path(temporary)
         venv.EnvBuilder(with_pip=False, clear=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
-        target = str(path.resolve()) + (f"[{','.join(asked)}]" if asked else "")
-        argv = _pip_install(python, work, target, sources=sources, isolated=isolated, pins=pins)
+        argv = _pip_install(python, work, install.requirement, sources=sources, isolated=isolated, pins=pins)
         if index_url and find_links:
             with progress.step("finding the wheels of --find-links that pip would take from the index"):
                 argv += _local_over_index(argv, work, find_links)

@@ -254,9 +254,25 @@ def test_a_wheel_of_several_majors_whose_wheels_share_a_folder_is_verified_one_i
         ("nvidia-nccl-cu12", "cu12"),
         ("nvidia-nccl-cu13", "cu13"),
     ]
-    common = [result["output"], "--index-url", index_server(index).simple_url]
+    server = index_server(index)
+    common = [result["output"], "--index-url", server.simple_url]
+    # --dry-run: the installs it would make, nothing asked of the index.
+    code, planned = _verify(capsys, *common, "--dry-run")
+    assert code == 0
+    assert server.request_count() == 0
+    installs = planned["plan"]["installs"]
+    assert [(i["cuda_major"], i["requirement"].rsplit("[", 1)[1]) for i in installs] == [
+        (12, "cu12]"),
+        (13, "cu13]"),
+    ]
+    assert [i["libraries"] for i in installs] == [["pkg/cu12/libext.so"], ["pkg/cu13/libext.so"]]
+    assert [[load["member"] for load in i["left_alone"]] for i in installs] == [
+        ["pkg/cu13/libext.so"],
+        ["pkg/cu12/libext.so"],
+    ]
     code, document = _verify(capsys, *common)
     assert code == 0, document["problems"]
+    assert server.request_count() > 0
     runs = {run["cuda_major"]: run for run in document["runs"]}
     assert {major: run["extras"] for major, run in runs.items()} == {12: ["cu12"], 13: ["cu13"]}
     for major, run in runs.items():

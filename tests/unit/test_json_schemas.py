@@ -26,7 +26,7 @@ def _roots() -> dict[str, Any]:
     from slimwheel.doctor import LibraryDiagnosis
     from slimwheel.repair.pipeline import RepairOutcome
     from slimwheel.targets import TargetPlan
-    from slimwheel.verify import VerifyReport
+    from slimwheel.verify import VerifyPlan, VerifyReport
 
     return {
         "show": WheelReport,
@@ -35,6 +35,7 @@ def _roots() -> dict[str, Any]:
         "plan": TargetPlan,
         "doctor": LibraryDiagnosis,
         "verify": VerifyReport,
+        "verify --dry-run": VerifyPlan,
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from slimwheel.cli._common import add_catalog_argument, load_catalog_from_args, output_of
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from slimwheel.cli._output import Output
-    from slimwheel.verify import VerifyReport
+    from slimwheel.verify import VerifyPlan, VerifyReport
 
 HELP = (
     "install a wheel with its dependencies into a fresh venv, import its packages and extension modules in "
@@ -72,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also verify the wheel WHEEL was made from (before repair), with the same options, and fail "
         "only on problems it does not have: what the repair broke, not what the package does anyway",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say what would be installed, imported and loaded, each venv's; install nothing",
+    )
     parser.add_argument("--json", action="store_true", help="print a slimwheel.verify/1 JSON document")
     add_catalog_argument(parser)
 
@@ -79,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from slimwheel.errors import InputError
     from slimwheel.report import dump_report
-    from slimwheel.verify import verify_against, verify_wheel
+    from slimwheel.verify import plan_verify, verify_against, verify_wheel
 
     for given in (args.wheel, args.against):
         if given is not None and not given.exists():
@@ -87,14 +92,18 @@ def run(args: argparse.Namespace) -> int:
     # Anything else that is not a regular file (a FIFO, a device, a folder) is refused, without
     # blocking, when verify_wheel opens it.
     catalog = load_catalog_from_args(args)
-    options = {
+    options: dict[str, Any] = {
         "index_url": args.index_url,
         "find_links": tuple(args.find_links),
         "import_names": tuple(args.import_names),
         "lowest": args.lowest,
         "extras": None if args.extras is None else tuple(args.extras),
-        "progress": output_of(args).progress(),
     }
+    planning = dict(options)
+    options["progress"] = output_of(args).progress()
+    wheels = [args.wheel] if args.against is None else [args.wheel, args.against]
+    if args.dry_run:
+        return _dry_run(args, catalog.origin, [plan_verify(wheel, catalog, **planning) for wheel in wheels])
     if args.against is not None:
         report = verify_against(args.wheel, args.against, catalog, **options)
     else:
@@ -105,6 +114,44 @@ def run(args: argparse.Namespace) -> int:
     else:
         _render(report, output_of(args))
     return 0 if report.ok else 1
+
+
+def _dry_run(args: argparse.Namespace, catalog: str, plans: list[VerifyPlan]) -> int:
+    """``--dry-run``: each plan (the wheel's, and with --against the original's), nothing installed."""
+    from rich.markup import escape
+
+    from slimwheel.report import dump_report
+
+    settings = output_of(args)
+    if args.json:
+        document = {"catalog": catalog, "dry_run": True, "plan": plans[0], "against": plans[1:] or None}
+        print(dump_report("verify", document), file=settings.out)
+        return 0
+    out = settings.console()
+    for plan in plans:
+        out.print(
+            f"[bold]{escape(plan.wheel)}[/bold]  dry run: nothing installed  (pip configuration: "
+            f"{plan.pip_configuration}{': ' + escape(' '.join(plan.sources)) if plan.sources else ''})"
+        )
+        for install in plan.installs:
+            major = f" (CUDA {install.cuda_major}'s libraries)" if install.cuda_major is not None else ""
+            out.print(f"  a fresh venv{major}: pip install {escape(install.requirement)}")
+            if install.pins:
+                pins = ", ".join(f"{p.distribution}=={p.version}" for p in install.pins)
+                out.print(f"    lowest pins: {escape(pins)}")
+            imported = [target.name for target in install.imports if target.importable]
+            if imported:
+                out.print(f"    would import, in one fresh process: {escape(', '.join(imported))}")
+            for target in install.imports:
+                if not target.importable:
+                    out.print(f"    would not import {escape(target.name)}: {escape(target.error or '')}")
+            if install.libraries:
+                out.print(f"    would load, after the imports: {escape(', '.join(install.libraries))}")
+            if install.programs:
+                out.print(f"    would trace: {escape(', '.join(install.programs))}")
+            for load in install.left_alone:
+                out.print(f"    would leave {escape(load.member)}: {escape(load.error or '')}")
+    return 0
 
 
 def _fields(report: VerifyReport) -> dict[str, object]:
