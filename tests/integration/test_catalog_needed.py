@@ -110,3 +110,29 @@ def test_repair_lists_what_the_provider_needs_from_the_learned_catalog_without_i
         ("libcudss.so.1", ["cublas"]),
     ]
     assert learned_needs["unread_providers"] == []
+
+
+def test_a_dry_run_update_learns_and_writes_nothing(
+    index_server: StartServer, elf_zoo: ElfZoo, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``catalog update --dry-run`` reads the index as an update does and says which releases it would
+    add; the user's catalog is left as it was (here: not there at all)."""
+    server = index_server(build_provider_wheels(elf_zoo, isolated_env / "index").directory)
+    update = ["catalog", "update", "--index-url", server.simple_url, "--isolated", "--json"]
+    written = isolated_env / "user-catalog.json.gz"
+    assert main([*update, "--dry-run"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert (dry["dry_run"], dry["written"]) == (True, None)
+    assert not written.exists()
+    assert "nvidia-cudss-cu13==1.0.0.35" in dry["new_releases"]
+    assert main(update) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["written"] == str(written)
+    assert written.exists()
+    assert sorted(done["new_releases"]) == sorted(dry["new_releases"])
+    before = written.read_bytes()
+    assert main([*update, "--dry-run"]) == 0
+    assert json.loads(capsys.readouterr().out)["new_releases"] == []
+    assert written.read_bytes() == before
+    assert main(["catalog", "update", "--index-url", server.simple_url, "--isolated", "--dry-run"]) == 0
+    assert "none new) nothing written (dry run;" in " ".join(capsys.readouterr().out.split())

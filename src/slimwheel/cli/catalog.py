@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "provider needs in turn, for repair's manifest): reads those library members whole, several GB",
     )
     update.add_argument("--workers", type=int, default=16, help="concurrent requests (default 16)")
+    update.add_argument(
+        "--dry-run", action="store_true", help="learn from the index, write nothing: say what it would add"
+    )
     update.add_argument("--json", action="store_true", help="print a slimwheel.catalog/1 summary")
     add_index_arguments(update)
     add_catalog_argument(update)
@@ -94,20 +97,28 @@ def _update(args: argparse.Namespace) -> int:
             read_needed=args.needed,
             progress=progress,
         )
-    write_catalog(learned, output)
+    if not args.dry_run:
+        write_catalog(learned, output)
     for line in skipped:
         out.warn(
             f"not learned: {line}", fix="run `slimwheel catalog update` again later; what was read is kept"
         )
-    summary = _summary(learned)
+    known = {release.key for release in previous.releases} if previous is not None else set()
+    added = sorted(f"{name}=={version}" for name, version in {r.key for r in learned.releases} - known)
+    summary = {**_summary(learned), "new_releases": added}
     if args.json:
-        print(dump_report("catalog", {"written": str(output), **summary}), file=out.out)
-    else:
-        print(
-            f"learned {summary['releases']} releases of {summary['distributions']} distributions "
-            f"({summary['libraries']} library files) into {output}",
-            file=out.out,
-        )
+        written = None if args.dry_run else str(output)
+        print(dump_report("catalog", {"dry_run": args.dry_run, "written": written, **summary}), file=out.out)
+        return 0
+    new = (
+        f"{len(added)} new: {', '.join(added[:8])}{' ...' if len(added) > 8 else ''}" if added else "none new"
+    )
+    where = f"nothing written (dry run; {output} stays as it is)" if args.dry_run else f"into {output}"
+    print(
+        f"learned {summary['releases']} releases of {summary['distributions']} distributions "
+        f"({summary['libraries']} library files; {new}) {where}",
+        file=out.out,
+    )
     return 0
 
 
