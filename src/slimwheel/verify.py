@@ -76,6 +76,7 @@ from slimwheel.wording import some_of
 
 __all__ = [
     "ImportResult",
+    "Interpreter",
     "LibraryLoad",
     "LoadedLibrary",
     "Pin",
@@ -87,6 +88,7 @@ __all__ = [
     "compare_problems",
     "diagnose",
     "find_imports",
+    "interpreter_of",
     "lowest_pins",
     "manifest_extras",
     "plan_verify",
@@ -298,6 +300,74 @@ class VerifyComparison:
     gone: tuple[VerifyProblem, ...]  # the original's problems the wheel does not have
 
 
+# Asked of a --python interpreter (stdlib only, any Python 3): what pip and import go by.
+_ABOUT_PYTHON = (
+    "import importlib.machinery, json, platform, sys; print(json.dumps({'executable': sys.executable, "
+    "'implementation': platform.python_implementation(), 'version': platform.python_version(), "
+    "'suffixes': importlib.machinery.EXTENSION_SUFFIXES}))"
+)
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python a verify makes its venvs with: the one running slimwheel, or ``--python``'s."""
+
+    executable: str
+    implementation: str  # "CPython"
+    version: str  # "3.12.1"
+    extension_suffixes: tuple[str, ...]  # what its import loads: ".cpython-312-x86_64-linux-gnu.so", ...
+    # The wheel tags pip installs for it on this machine (hundreds: left out of JSON, as "_" fields are).
+    _tags: frozenset[str] = field(repr=False)
+    running: bool = True  # the interpreter running slimwheel (its venv is made in-process)
+
+    def supports(self, tags: Iterable[str]) -> bool:
+        """Whether pip installs a wheel of ``tags`` for it."""
+        return not self._tags.isdisjoint(tags)
+
+    @property
+    def described(self) -> str:
+        return f"{self.implementation} {self.version}, {self.executable}"
+
+
+def interpreter_of(python: Path | str | None = None) -> Interpreter:
+    """The interpreter ``python`` names (a path, or a command on PATH: ``python3.12``), asked in a child
+    process; None: the one running slimwheel. Its tags are those ``packaging`` gives its implementation
+    and version on this machine's platform. A UsageError where it does not run as a Python."""
+    if python is None:
+        return Interpreter(
+            executable=sys.executable,
+            implementation=platform.python_implementation(),
+            version=platform.python_version(),
+            extension_suffixes=tuple(importlib.machinery.EXTENSION_SUFFIXES),
+            _tags=frozenset(str(tag) for tag in packaging.tags.sys_tags()),
+        )
+    hint = "name a Python 3 interpreter: --python python3.12, or its path"
+    try:
+        asked = subprocess.run(
+            [str(python), "-c", _ABOUT_PYTHON], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"--python {python}: cannot run it ({exc})", hint=hint) from exc
+    try:
+        about = json.loads(asked.stdout)
+        version = tuple(int(part) for part in about["version"].split(".")[:2])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        last = (asked.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"--python {python}: not a Python 3 that answers ({last})", hint=hint) from exc
+    platforms = list(packaging.tags.platform_tags())
+    tags = list(packaging.tags.compatible_tags(version, platforms=platforms))
+    if about["implementation"] == "CPython":
+        tags = [*packaging.tags.cpython_tags(version, platforms=platforms), *tags]
+    return Interpreter(
+        executable=str(about["executable"]),
+        implementation=str(about["implementation"]),
+        version=str(about["version"]),
+        extension_suffixes=tuple(str(suffix) for suffix in about["suffixes"]),
+        _tags=frozenset(str(tag) for tag in tags),
+        running=False,
+    )
+
+
 @dataclass(frozen=True)
 class PlannedInstall:
     """One fresh venv of a verify: what pip installs there, and what is imported and loaded in it."""
@@ -324,6 +394,7 @@ class VerifyPlan:
     sources: tuple[str, ...]  # the pip options naming sources
     find_links: tuple[str, ...]  # --find-links, folders made absolute (pip runs in a scratch folder)
     lowest: bool
+    python: Interpreter  # what each venv is made with
     installs: tuple[PlannedInstall, ...]  # one per CUDA major of a wheel repaired for several
 
 
@@ -357,6 +428,7 @@ class VerifyReport:
     # major's extras alone (one user installs one major's; two majors' NCCL wheels install the same
     # files), this report their sum. Empty otherwise.
     runs: tuple[VerifyReport, ...] = ()
+    python: str = ""  # the interpreter each venv was made with: "CPython 3.12.1, /usr/bin/python3.12"
 
     @property
     def ok(self) -> bool:
@@ -404,6 +476,7 @@ def verify_wheel(
     import_name: str | None = None,
     extras: Sequence[str] | None = None,
     progress: Progress = SILENT,
+    python: Path | str | None = None,
 ) -> VerifyReport:
     """Install ``path`` with its dependencies into a fresh venv, import it, and check the mapped libraries.
 
@@ -412,7 +485,8 @@ def verify_wheel(
     fresh process, one after the other; ``/proc/self/maps`` is read after the last. ``import_name`` is the
     older spelling of a single name. ``extras``: the wheel's extras to install with it (default: those
     that bring in the NVIDIA libraries its slimwheel manifest lists as optional, which repair left behind
-    the author's extras: without them those files do not load). ``progress`` is told of the install and
+    the author's extras: without them those files do not load). ``python``: the interpreter the venv is
+    made with (``interpreter_of``; default: this one). ``progress`` is told of the install and
     import steps. Bad input (not a wheel, nothing to import) raises an ``InputError``, an extra that
     is no extra's name a ``UsageError``; an install or import that fails is a problem in the report.
     """
@@ -420,7 +494,7 @@ def verify_wheel(
     names = (*import_names, *([import_name] if import_name else []))
     plan, facts_of = _planned(
         path, catalog, index_url=index_url, find_links=find_links, import_names=names, lowest=lowest,
-        extras=extras,
+        extras=extras, python=interpreter_of(python),
     )  # fmt: skip
     reports = [
         _verify_install(path, catalog, plan, install, facts, index_url=index_url, progress=progress)
@@ -438,12 +512,13 @@ def plan_verify(
     import_names: Sequence[str] = (),
     lowest: bool = False,
     extras: Sequence[str] | None = None,
+    python: Path | str | None = None,
 ) -> VerifyPlan:
     """What :func:`verify_wheel` would install, import and load, with the same arguments, nothing run:
     one install per CUDA major of a wheel repaired for several, else one."""
     return _planned(
         Path(path), catalog, index_url=index_url, find_links=find_links, import_names=import_names,
-        lowest=lowest, extras=extras,
+        lowest=lowest, extras=extras, python=interpreter_of(python),
     )[0]  # fmt: skip
 
 
@@ -456,9 +531,10 @@ def _planned(
     import_names: Sequence[str],
     lowest: bool,
     extras: Sequence[str] | None,
+    python: Interpreter,
 ) -> tuple[VerifyPlan, tuple[_WheelFacts, ...]]:
     """``plan_verify``, with the facts of the wheel each install judges by (its major's)."""
-    facts = _read_wheel(path, list(dict.fromkeys(import_names)))
+    facts = _read_wheel(path, list(dict.fromkeys(import_names)), python)
     by_major = _extras_by_major(facts.manifest)
     if extras is not None:
         installs = [tuple(dict.fromkeys(extras))]
@@ -503,6 +579,7 @@ def _planned(
         sources=tuple(sources),
         find_links=tuple(find_links),
         lowest=lowest,
+        python=python,
         installs=tuple(planned),
     )
     return plan, tuple(facts_of)
@@ -553,11 +630,14 @@ def _verify_install(
             unjudged=tuple(unjudged),
             stand_ins=tuple(stand_ins),
             cuda_major=major,
+            python=plan.python.described,
         )
 
     with scratch_folder("slimwheel-verify-") as temporary:
         work = Path(temporary)
-        venv.EnvBuilder(with_pip=False, clear=True).create(work / "venv")
+        made = _make_venv(plan.python, work / "venv")
+        if made is not None:
+            return report(problems=[made], imports=[_not_run(t, "no venv was made") for t in facts.imports])
         python = work / "venv" / "bin" / "python"
         argv = _pip_install(python, work, install.requirement, sources=sources, isolated=isolated, pins=pins)
         if index_url and find_links:
@@ -639,6 +719,7 @@ def verify_against(
     lowest: bool = False,
     extras: Sequence[str] | None = None,
     progress: Progress = SILENT,
+    python: Path | str | None = None,
 ) -> VerifyReport:
     """:func:`verify_wheel` of ``path``, then of ``original`` (the wheel it was made from) with the
     same options, each in its own fresh venv: ``path``'s report, with its problems told apart
@@ -660,6 +741,7 @@ def verify_against(
         lowest=lowest,
         extras=extras,
         progress=progress,
+        python=python,
     )
     report = run(path)
     return replace(report, against=compare_problems(report, run(original)))
@@ -690,6 +772,18 @@ _IN_SITE_PACKAGES = re.compile(r"\S*/site-packages/")
 def _problem_key(problem: VerifyProblem, wheel: str) -> tuple[str, str | None, str | None, str]:
     message = _IN_SITE_PACKAGES.sub("", problem.message).replace(Path(wheel).name, "")
     return problem.kind, problem.member, problem.soname, message
+
+
+def _make_venv(python: Interpreter, folder: Path) -> VerifyProblem | None:
+    """A venv without pip at ``folder``, of ``python``; the problem where it could not be made."""
+    if python.running:
+        venv.EnvBuilder(with_pip=False, clear=True).create(folder)
+        return None
+    argv = [python.executable, "-m", "venv", "--without-pip", "--clear", str(folder)]
+    made = _run(argv, cwd=folder.parent, timeout=IMPORT_TIMEOUT, clean=True)
+    if made.returncode == 0:
+        return None
+    return VerifyProblem("install", f"{python.described} made no venv: {_last_error(made)}")
 
 
 def _pip_install(
@@ -1681,46 +1775,45 @@ def _sum_of_runs(runs: Sequence[VerifyReport]) -> VerifyReport:
     )
 
 
-def _require_installable_here(path: Path, requires_python: str | None) -> None:
-    """The venv is made from this interpreter, so pip installs only a wheel whose tags it supports and
-    whose Requires-Python admits it: say so before making it (a cp312-abi3 wheel under Python 3.11
-    failed as "not a supported wheel on this platform", and xgboost-cu12 3.4.1, a py3 wheel requiring
-    Python 3.12, as "requires a different Python": problems found, exit 1, when it is a question of
-    the Python that runs verify). A Requires-Python that does not parse is left to pip."""
+def _require_installable_here(path: Path, requires_python: str | None, python: Interpreter) -> None:
+    """The venv is made from ``python``, so pip installs only a wheel whose tags it supports and whose
+    Requires-Python admits it: say so before making it (a cp312-abi3 wheel under Python 3.11 failed
+    as "not a supported wheel on this platform", and xgboost-cu12 3.4.1, a py3 wheel requiring Python
+    3.12, as "requires a different Python": problems found, exit 1, when it is a question of the
+    Python that runs verify). A Requires-Python that does not parse is left to pip."""
     tags = parse_wheel_filename(path.name)[3]
-    here = f"{platform.python_implementation()} {platform.python_version()}"
-    hint = "run verify with a Python the wheel supports: python3.X -m slimwheel verify WHEEL"
-    if tags.isdisjoint(packaging.tags.sys_tags()):
+    hint = "verify it with a Python the wheel supports: --python python3.X"
+    if not python.supports(str(tag) for tag in tags):
         raise UsageError(
-            f"{path.name}: pip cannot install it under this Python ({here}, {sys.executable}), "
+            f"{path.name}: pip cannot install it under this Python ({python.described}), "
             f"which supports none of its tags ({', '.join(sorted(str(tag) for tag in tags))})",
             hint=hint,
         )
     try:
-        admitted = SpecifierSet(requires_python or "").contains(platform.python_version(), prereleases=True)
+        admitted = SpecifierSet(requires_python or "").contains(python.version, prereleases=True)
     except InvalidSpecifier:
         return
     if not admitted:
         raise UsageError(
-            f"{path.name}: pip cannot install it under this Python ({here}, {sys.executable}): "
+            f"{path.name}: pip cannot install it under this Python ({python.described}): "
             f"it requires Python {requires_python}",
             hint=hint,
         )
 
 
-def _read_wheel(path: Path, import_names: Sequence[str]) -> _WheelFacts:
+def _read_wheel(path: Path, import_names: Sequence[str], python: Interpreter) -> _WheelFacts:
     """What verify needs to know of the wheel before installing it. A wheel that show, check and repair
     refuse as unreadable (RECORD that does not parse, METADATA over its cap, a member whose data does
     not match its CRC-32) is refused here too, as an InputError (exit 2), before pip sees it: an
     install that fails on it would otherwise be reported as a problem found (exit 1)."""
     with Wheel.open(path) as wheel:
-        _require_installable_here(path, wheel.metadata().get("Requires-Python"))
+        _require_installable_here(path, wheel.metadata().get("Requires-Python"), python)
         wheel.record()  # parses RECORD: a malformed one is a WheelError
         for member in wheel.members:
             if not member.is_dir:
                 wheel.check_crc(member.name)  # pip unpacks every member: each must be intact
         manifest = read_manifest(wheel)
-        found = find_imports(wheel)
+        found = find_imports(wheel, extension_suffixes=python.extension_suffixes)
         if import_names:
             imports = tuple(ImportResult(name, "given", None, "not-run") for name in import_names)
         else:
@@ -1928,7 +2021,9 @@ def _module_file(filename: str) -> _ModuleFile | None:
 _BUILD_SCRIPT = "a build script shipped at the top level of site-packages: importing it would run setup()"
 
 
-def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
+def find_imports(
+    wheel: Wheel, *, extension_suffixes: Sequence[str] | None = None
+) -> tuple[ImportResult, ...]:
     """What verify imports by default, from the wheel's member paths as installed (``top_level.txt`` is
     not read: it is often absent or wrong), each with status "not-run", or "skipped" and why:
 
@@ -1950,7 +2045,13 @@ def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
     for member in wheel.members:
         if not member.is_dir:
             members.setdefault(wheel.installed_path(member.name), member.name)
-    found = [*_InstalledTree(members).packages_and_modules(), *_extension_modules(wheel, members)]
+    suffixes = tuple(
+        importlib.machinery.EXTENSION_SUFFIXES if extension_suffixes is None else extension_suffixes
+    )
+    found = [
+        *_InstalledTree(members, suffixes).packages_and_modules(),
+        *_extension_modules(wheel, members, suffixes),
+    ]
     # Public names first: a private top-level module (``_qec_decoders_standalone``) is one the package
     # imports itself, or one meant for use apart from it. cudaq-qec-cu12 0.8.1's, imported first,
     # makes ``import cudaq_qec`` fail after it (its bindings register a type again); imported after
@@ -1970,7 +2071,8 @@ def find_imports(wheel: Wheel) -> tuple[ImportResult, ...]:
 class _InstalledTree:
     """The folders and files a wheel installs into site-packages."""
 
-    def __init__(self, paths: Iterable[str]) -> None:
+    def __init__(self, paths: Iterable[str], extension_suffixes: Sequence[str]) -> None:
+        self.extension_suffixes = extension_suffixes  # those the interpreter imports
         self.folders: dict[str, set[str]] = {}  # folder ("" is site-packages) -> the folders in it
         self.files: dict[str, set[str]] = {}  # folder -> the files in it
         for path in paths:
@@ -2005,17 +2107,16 @@ class _InstalledTree:
     def _package_init(self, folder: str) -> str | None:
         """The ``__init__`` file that makes ``folder`` a regular package for this interpreter."""
         names = self.files.get(folder, set())
-        suffixes = importlib.machinery.EXTENSION_SUFFIXES
+        suffixes = self.extension_suffixes
         for candidate in ("__init__.py", "__init__.pyc", *(f"__init__{suffix}" for suffix in suffixes)):
             if candidate in names:
                 return candidate
         return None
 
 
-def _extension_modules(wheel: Wheel, members: dict[str, str]) -> list[ImportResult]:
-    """Each extension module by its dotted name, "skipped" where this interpreter cannot load it or it
-    is an untagged ``.so``."""
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+def _extension_modules(wheel: Wheel, members: dict[str, str], suffixes: Sequence[str]) -> list[ImportResult]:
+    """Each extension module by its dotted name, "skipped" where the interpreter (its ``suffixes``)
+    cannot load it or it is an untagged ``.so``."""
     loads = ", ".join(suffix for suffix in suffixes if suffix != ".so")
     found: list[ImportResult] = []
     for installed in sorted(members):

@@ -1692,3 +1692,68 @@ def test_against_a_wheel_of_another_distribution_is_bad_usage(
         == 2
     )
     assert "no such file" in capsys.readouterr().err
+
+
+def _another_cpython() -> Path | None:
+    """A CPython of another minor version than this one, with its headers (pyenv's, where there)."""
+    import os
+    import sys
+
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for folder in sorted(root.glob("3.*"), reverse=True):
+        python = folder / "bin" / "python"
+        minor = folder.name.split(".")[1] if folder.name.count(".") >= 1 else ""
+        headers = list(folder.glob("include/python3.*/Python.h"))
+        if (
+            python.is_file()
+            and headers
+            and minor.isdigit()
+            and int(minor) >= 8
+            and int(minor) != sys.version_info[1]
+        ):
+            return python
+    return None
+
+
+_PLAIN_MODULE_C = """\
+#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fast", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_fast(void) { return PyModule_Create(&module); }
+"""
+
+
+def test_a_wheel_for_another_python_is_verified_with_that_python(
+    own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cp3X wheel of another Python than the one running slimwheel: refused in one line without
+    --python; with --python naming that interpreter, its venv is made with it, and its extension
+    module, built against its headers, imports there (the corpus's cp312-only wheels, verified from
+    Python 3.11)."""
+    from slimwheel.verify import interpreter_of
+
+    other = _another_cpython()
+    if other is None:
+        pytest.skip("no CPython of another minor version with its headers on this machine")
+    python = interpreter_of(other)
+    suffix = python.extension_suffixes[0]
+    include = next(other.parent.parent.glob("include/python3.*"))
+    module = compile_shared(
+        tmp_path / "build" / f"fast{suffix}", {"fast.c": _PLAIN_MODULE_C}, flags=(f"-I{include}",)
+    )
+    tag = "cp" + "".join(python.version.split(".")[:2])
+    files = {"fast_pkg/__init__.py": b"from . import fast\n", f"fast_pkg/fast{suffix}": module.read_bytes()}
+    wheel = make_wheel(tmp_path, "fast-pkg", "1.0", files, tag=f"{tag}-{tag}-manylinux_2_17_x86_64")
+    links = tmp_path / "links"
+    links.mkdir()
+    sources = [str(wheel), "--find-links", str(links), "--catalog", str(own_catalog)]
+    assert main(["verify", *sources]) == 2
+    assert "--python python3.X" in capsys.readouterr().err
+    code, planned = _verify(capsys, *sources, "--python", str(other), "--dry-run")
+    assert code == 0
+    assert planned["plan"]["python"]["version"] == python.version
+    code, document = _verify(capsys, *sources, "--python", str(other))
+    assert code == 0, document["problems"]
+    assert document["python"].startswith(f"CPython {python.version}, ")
+    assert _imports(document) == [("fast_pkg", "package", "ok"), ("fast_pkg.fast", "extension", "ok")]
+    assert main(["verify", *sources, "--python", str(tmp_path / "no-python")]) == 2
+    assert "--python" in capsys.readouterr().err

@@ -73,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "only on problems it does not have: what the repair broke, not what the package does anyway",
     )
     parser.add_argument(
+        "--python",
+        default=None,
+        metavar="PYTHON",
+        help="make each venv with this interpreter (python3.12, or a path), to verify a wheel for another "
+        "Python than the one running slimwheel (default: this one)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="say what would be installed, imported and loaded, each venv's; install nothing",
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         "import_names": tuple(args.import_names),
         "lowest": args.lowest,
         "extras": None if args.extras is None else tuple(args.extras),
+        "python": args.python,
     }
     planning = dict(options)
     options["progress"] = output_of(args).progress()
@@ -133,6 +141,7 @@ def _dry_run(args: argparse.Namespace, catalog: str, plans: list[VerifyPlan]) ->
             f"[bold]{escape(plan.wheel)}[/bold]  dry run: nothing installed  (pip configuration: "
             f"{plan.pip_configuration}{': ' + escape(' '.join(plan.sources)) if plan.sources else ''})"
         )
+        out.print(f"  each venv made with {escape(plan.python.described)}")
         for install in plan.installs:
             major = f" (CUDA {install.cuda_major}'s libraries)" if install.cuda_major is not None else ""
             out.print(f"  a fresh venv{major}: pip install {escape(install.requirement)}")
@@ -174,6 +183,8 @@ def _render(report: VerifyReport, settings: Output) -> None:
         f"[bold]{escape(report.wheel)}[/bold]  {escape(what)}  "
         f"(pip configuration: {report.pip_configuration})"
     )
+    if report.python:
+        out.print(f"venv made with {escape(report.python)}")
     if report.runs:
         each = ", ".join(
             f"CUDA {run.cuda_major} ({', '.join(run.extras) or 'no extra'})" if run.cuda_major is not None
