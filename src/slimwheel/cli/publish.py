@@ -121,7 +121,12 @@ def _verifier(args: argparse.Namespace, own: str | None, wheels: tuple[WheelFact
         report = verify_wheel(
             Path(wheel.path), catalog, index_url=args.verify_index_url or own, find_links=folders
         )
-        return None if report.ok else "; ".join(problem.message for problem in report.problems)
+        if report.ok:
+            return None
+        return "; ".join(
+            f"{p.message} (CUDA {p.cuda_major}'s install)" if p.cuda_major is not None else p.message
+            for p in report.problems
+        )
 
     return verify
 
