@@ -527,14 +527,20 @@ def test_binaries_installed_into_purelib_are_refused_before_auditwheel_runs(
 
 @pytest.mark.parametrize(
     "tag",
-    ["py3-none-any", "py3-none-win_amd64", "py3-none-manylinux_2_28_aarch64.manylinux_2_28_x86_64"],
+    [
+        "py3-none-any",
+        "py3-none-win_amd64",
+        "py3-none-manylinux_2_28_aarch64.manylinux_2_28_x86_64",
+        "py3-none-manylinux_2_17_x86_64",  # nvidia-tensorrt 99.0.0: written, with an empty manifest
+    ],
 )
 def test_a_wheel_with_no_elf_file_or_no_linux_tag_is_one_line_and_exit_2(
     tag: str, own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A pure wheel has nothing to repair, and says so, as does one tagged for two architectures
     only so that pip installs it where its requirements exist (cuxfilter-cu13 26.6.0), where repair
-    said "tagged for several architectures"; a Windows wheel has no Linux tag."""
+    said "tagged for several architectures", and one tagged for one (nvidia-tensorrt 99.0.0, a stub),
+    which repair had written again with a manifest of no library; a Windows wheel has no Linux tag."""
     files = {"pure/__init__.py": b"", "pure/pure.dll": b"MZ not ELF"}
     wheel = make_wheel(tmp_path, "pure", "1.0", files, tag=tag)
     argv = ["repair", str(wheel), "-w", str(tmp_path / "out"), "--catalog", str(own_catalog), "--cuda", "13"]

@@ -19,6 +19,7 @@ import slimwheel.runtime
 from slimwheel.cli import main
 from slimwheel.repair.embed import MARKER, call_lines
 from slimwheel.wheel import Wheel
+from tests.support.elfbuild import compile_shared
 from tests.support.fixtures_elf import ElfZoo
 from tests.support.index_server import IndexServer
 from tests.support.providers import ProviderWheels
@@ -314,7 +315,10 @@ def test_embedding_needs_a_package_with_an_init(
 def test_nothing_to_load_embeds_nothing(
     own_catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pure = make_wheel(tmp_path, "pure", "1.0", {"pure/__init__.py": b"VALUE = 1\n"}, tag=SOLVER_TAG)
+    # An ELF library that needs no NVIDIA library: a wheel with none at all is refused as nothing to repair.
+    plain = compile_shared(tmp_path / "build" / "libplain.so", {"plain.c": "int plain(void) { return 1; }\n"})
+    files = {"pure/__init__.py": b"VALUE = 1\n", "pure/libplain.so": plain.read_bytes()}
+    pure = make_wheel(tmp_path, "pure", "1.0", files, tag=SOLVER_TAG)
     result = repair_to_json(capsys, pure, tmp_path / "out", own_catalog, *CUDA13, "--embed-loader")
     assert result["plan"]["embedded"] == []
     assert any("nothing is embedded" in line for line in result["plan"]["warnings"])

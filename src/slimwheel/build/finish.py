@@ -160,6 +160,8 @@ def finish_wheel(
     from slimwheel.repair import RepairOptions
     from slimwheel.repair.pipeline import repair_wheel
 
+    if not _holds_elf(wheel):  # nothing linked, nothing to repair (repair refuses such a wheel)
+        return _copied(wheel, out_dir)
     libraries = list(linked.get("libraries", []))
     catalog = load_catalog()
     unknown = sorted(
@@ -194,6 +196,35 @@ def finish_wheel(
     if outcome.output is None or not outcome.ok:
         raise FinishError(f"repair wrote no passing wheel for {wheel.name}")
     return outcome.output
+
+
+def _holds_elf(wheel: Path) -> bool:
+    """Whether a member of ``wheel`` is an ELF file (by its first bytes)."""
+    from slimwheel.elf import is_elf
+    from slimwheel.wheel import Wheel
+
+    with Wheel.open(wheel) as opened:
+        for member in opened.members:
+            if not member.is_dir:
+                with opened.seekable_member(member.name) as stream:
+                    if is_elf(stream.read(4)):
+                        return True
+    return False
+
+
+def _copied(wheel: Path, out_dir: Path) -> Path:
+    """``wheel`` copied into ``out_dir`` under a temporary name, then renamed: the path written."""
+    import shutil
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / wheel.name
+    temporary = out_dir / f".{wheel.name}.{os.getpid()}.part"
+    try:
+        shutil.copyfile(wheel, temporary)
+        temporary.replace(target)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return target
 
 
 def metapackage_wheel(

@@ -225,22 +225,23 @@ _T = TypeVar("_T")
 def _wheel_platform(report: WheelReport) -> Platform:
     platforms = {p for p in map(platform_of_tag, report.platform_tags) if p is not None}
     linux = sorted(p for p in platforms if p.os == "linux")
+    anywhere = set(report.platform_tags) == {"any"}
+    if not report.elf_files and (linux or anywhere):
+        # cuxfilter-cu13 26.6.0 (tagged for aarch64 and x86_64 so that pip installs it only where its
+        # CUDA requirements exist), nvidia-tensorrt 99.0.0 (a manylinux_2_17 stub of one __init__.py):
+        # auditwheel refuses such a wheel too ("does not look like a platform wheel").
+        raise RepairError(
+            f"{report.filename}: holds no ELF file: nothing to repair",
+            hint="a wheel without ELF files needs no repair; repair rewrites a platform wheel's ELF files",
+        )
     if len(linux) == 1:
         return linux[0]
     machines = {elf.machine for elf in report.elf_files if elf.machine}
-    anywhere = set(report.platform_tags) == {"any"}
     if not linux and anywhere and len(machines) == 1:
         # Tagged for any platform, with Linux ELF files (tsnecuda 3.0.1): auditwheel reads the
         # architecture from them and tags its output for it, as for a linux_* wheel.
         (machine,) = machines
         return linux_of_machine(machine)
-    if (anywhere or len(linux) > 1) and not report.elf_files:
-        # cuxfilter-cu13 26.6.0: no ELF file, tagged for aarch64 and x86_64 so that pip installs it
-        # only where its CUDA requirements exist.
-        raise RepairError(
-            f"{report.filename}: holds no ELF file: nothing to repair",
-            hint="a wheel without ELF files needs no repair; repair rewrites a platform wheel's ELF files",
-        )
     if not linux:
         raise RepairError(
             f"{report.filename}: no Linux platform tag ({', '.join(report.platform_tags) or 'none'})",
