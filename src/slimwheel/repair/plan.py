@@ -2189,8 +2189,8 @@ def _folder_builds_left_out(
     report: WheelReport, of_file: Mapping[str, int | None], majors: Sequence[int]
 ) -> dict[str, int]:
     """The files of a major not in ``majors`` that their folder names (nccl-extensions'
-    ``lib/cu11/``), each with that major and folder: planned with the first major's files, they are
-    linked to its wheels, not left to the host as a file needing only another major's sonames is."""
+    ``lib/cu11/``), each with that major: planned with the first major's files, they are linked to its
+    wheels, not left to the host as a file needing only another major's sonames is."""
     found = {}
     for elf in report.elf_files:
         major = of_file.get(elf.path)
@@ -2256,7 +2256,7 @@ def _linked_in_major(
                     f"--linked-version {name}={version} is no release of the wheels shipping {name} for "
                     f"{' or '.join(f'CUDA {m}' for m in majors)}",
                     hint=f"give the version of each major's {name} the wheel was linked against "
-                    "(slimwheel plan lists them)",
+                    f"(slimwheel catalog query {name} --cuda N gives the range of its releases)",
                 )
             for major in mine:
                 kept[major][name] = (*kept[major].get(name, ()), version)
