@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import packaging.tags
 from packaging.markers import default_environment
@@ -1731,6 +1731,20 @@ def _of_major(
 
 
 _WORST_FIRST = ("failed", "not-run", "ok", "skipped")
+_Result = TypeVar("_Result", ImportResult, LibraryLoad)
+
+
+def _worst_of(
+    results: Iterable[_Result], *, key: Callable[[_Result], tuple[str, str]]
+) -> tuple[_Result, ...]:
+    """One result per ``key`` (an import or a load made in several installs), the worst status winning
+    (``_WORST_FIRST``), in the order first seen."""
+    kept: dict[tuple[str, str], _Result] = {}
+    for result in results:
+        seen = kept.get(key(result))
+        if seen is None or _WORST_FIRST.index(result.status) < _WORST_FIRST.index(seen.status):
+            kept[key(result)] = result
+    return tuple(kept.values())
 
 
 def _sum_of_runs(runs: Sequence[VerifyReport]) -> VerifyReport:
@@ -1749,20 +1763,12 @@ def _sum_of_runs(runs: Sequence[VerifyReport]) -> VerifyReport:
             [problem] if len(majors) == len(runs) else [replace(problem, cuda_major=m) for m in majors]
         )
     ]
-    imports: dict[tuple[str, str | None], ImportResult] = {}
-    for target in (target for run in runs for target in run.imports):
-        key = (target.name, target.member)
-        if key not in imports or _WORST_FIRST.index(target.status) < _WORST_FIRST.index(imports[key].status):
-            imports[key] = target
-    loads: dict[tuple[str, str], LibraryLoad] = {}
-    for load in (load for run in runs for load in run.loads):
-        key = (load.kind, load.member)
-        if key not in loads or _WORST_FIRST.index(load.status) < _WORST_FIRST.index(loads[key].status):
-            loads[key] = load
+    imports = _worst_of((t for run in runs for t in run.imports), key=lambda t: (t.name, t.member or ""))
+    loads = _worst_of((load for run in runs for load in run.loads), key=lambda load: (load.kind, load.member))
     return replace(
         runs[0],
-        imports=tuple(imports.values()),
-        loads=tuple(loads.values()),
+        imports=imports,
+        loads=loads,
         installed=tuple(sorted({line for run in runs for line in run.installed})),
         libraries=tuple(dict.fromkeys(library for run in runs for library in run.libraries)),
         problems=tuple(summed),

@@ -159,6 +159,7 @@ def finish_wheel(
     from slimwheel.dist_files import StaticDistFiles
     from slimwheel.repair import RepairOptions
     from slimwheel.repair.pipeline import repair_wheel
+    from slimwheel.repair.plan import versions_by_name
 
     if not _holds_elf(wheel):  # nothing linked, nothing to repair (repair refuses such a wheel)
         return _copied(wheel, out_dir)
@@ -174,10 +175,7 @@ def finish_wheel(
 
         with IndexClient(resolve_index_settings(), cache=Cache.default()) as client:
             catalog = learn_on_demand(catalog, unknown, client)
-    linked_versions: dict[str, tuple[str, ...]] = {}
-    for entry in libraries:
-        if entry["version"] not in linked_versions.get(entry["name"], ()):
-            linked_versions[entry["name"]] = (*linked_versions.get(entry["name"], ()), entry["version"])
+    linked_versions = versions_by_name((entry["name"], entry["version"]) for entry in libraries)
     options = RepairOptions(cuda_major=cuda_major, linked_versions=linked_versions)
     releases = framework_files(frameworks)
     with scratch_folder("slimwheel-finish-") as scratch:
@@ -199,17 +197,12 @@ def finish_wheel(
 
 
 def _holds_elf(wheel: Path) -> bool:
-    """Whether a member of ``wheel`` is an ELF file (by its first bytes)."""
-    from slimwheel.elf import is_elf
+    """Whether a member of ``wheel`` is an ELF file (by its first bytes, nothing else inflated)."""
+    from slimwheel.analysis.inspect import starts_like_elf
     from slimwheel.wheel import Wheel
 
     with Wheel.open(wheel) as opened:
-        for member in opened.members:
-            if not member.is_dir:
-                with opened.seekable_member(member.name) as stream:
-                    if is_elf(stream.read(4)):
-                        return True
-    return False
+        return any(not member.is_dir and starts_like_elf(opened, member) for member in opened.members)
 
 
 def _copied(wheel: Path, out_dir: Path) -> Path:

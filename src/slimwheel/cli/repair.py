@@ -176,14 +176,15 @@ class _EmbedLoader(argparse.Action):
 def _linked_versions(pairs: list[str]) -> dict[str, tuple[str, ...]]:
     """``--linked-version LIB=VERSION``, repeated: library name -> its versions, in the order given (a
     several-major repair takes one a major)."""
-    found: dict[str, tuple[str, ...]] = {}
+    from slimwheel.repair.plan import versions_by_name
+
+    parsed = []
     for pair in pairs:
         name, sep, version = (part.strip() for part in pair.partition("="))
         if not sep or not name or not version:
             raise UsageError(f"--linked-version {pair!r}: expected LIB=VERSION, e.g. cudss=1.0.0.35")
-        if version not in found.get(name, ()):
-            found[name] = (*found.get(name, ()), version)
-    return found
+        parsed.append((name, version))
+    return versions_by_name(parsed)
 
 
 _OPTIONAL_SPEC = re.compile(r"(?P<library>[^=<>!~\s]+)(?:=(?P<extra>[^=]*))?")

@@ -86,6 +86,16 @@ class VersionPolicy(enum.Enum):
     EXACT = "exact"  # == linked
 
 
+def versions_by_name(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """``RepairOptions.linked_versions`` of (library name, version) pairs: each name's versions, each
+    once, in the order given (a several-major repair takes one a major)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for name, version in pairs:
+        if version not in found.get(name, ()):
+            found[name] = (*found.get(name, ()), version)
+    return found
+
+
 @dataclass(frozen=True)
 class RepairOptions:
     policy: VersionPolicy = VersionPolicy.COMPATIBLE
